@@ -1,0 +1,97 @@
+/**
+ * The extension's settings, read through a getter so that this module does not
+ * depend on `vscode` and can be unit-tested. Every value is validated: a
+ * setting of the wrong type falls back to its default and is reported.
+ */
+
+export type ReviewMode = "confirm" | "auto";
+export type LogLevel = "error" | "warn" | "info" | "debug" | "trace";
+
+export const REVIEW_MODES: readonly ReviewMode[] = ["confirm", "auto"];
+export const LOG_LEVELS: readonly LogLevel[] = ["error", "warn", "info", "debug", "trace"];
+
+/** The section all settings live under. */
+export const SECTION = "verbatim";
+
+export interface Config {
+    /** `verbatim.server.path`: an explicit binary, `~` expanded; `undefined` when unset or empty. */
+    serverPath: string | undefined;
+    /** `verbatim.reviewMode`. */
+    reviewMode: ReviewMode;
+    /** `verbatim.logLevel`, passed to the server as `VERBATIM_LOG`. */
+    logLevel: LogLevel;
+}
+
+export const DEFAULT_CONFIG: Config = {
+    serverPath: undefined,
+    reviewMode: "confirm",
+    logLevel: "info",
+};
+
+/** Settings whose change only takes effect when the server restarts. */
+export const RESTART_SETTINGS = ["server.path", "logLevel"] as const;
+
+export interface ReadConfigResult {
+    config: Config;
+    /** One sentence per setting that had an invalid value and was ignored. */
+    problems: string[];
+}
+
+/**
+ * Reads the settings. `get` returns the raw value of a key relative to
+ * `verbatim.` (for example `"server.path"`), or `undefined`.
+ */
+export function readConfig(get: (key: string) => unknown, homeDir?: string): ReadConfigResult {
+    const problems: string[] = [];
+
+    const oneOf = <T extends string>(key: string, allowed: readonly T[], fallback: T): T => {
+        const value = get(key);
+        if (value === undefined || value === null) return fallback;
+        if (typeof value === "string" && (allowed as readonly string[]).includes(value)) return value as T;
+        problems.push(
+            `\`${SECTION}.${key}\` is ${JSON.stringify(value)}; expected one of ${allowed.map((a) => `"${a}"`).join(", ")}. Using "${fallback}".`,
+        );
+        return fallback;
+    };
+
+    let serverPath: string | undefined;
+    const rawPath = get("server.path");
+    if (typeof rawPath === "string") {
+        const trimmed = rawPath.trim();
+        serverPath = trimmed === "" ? undefined : expandHome(trimmed, homeDir);
+    } else if (rawPath !== undefined && rawPath !== null) {
+        problems.push(`\`${SECTION}.server.path\` must be a string; ignoring ${JSON.stringify(rawPath)}.`);
+    }
+
+    return {
+        config: {
+            serverPath,
+            reviewMode: oneOf("reviewMode", REVIEW_MODES, DEFAULT_CONFIG.reviewMode),
+            logLevel: oneOf("logLevel", LOG_LEVELS, DEFAULT_CONFIG.logLevel),
+        },
+        problems,
+    };
+}
+
+/** Expands a leading `~` or `~/` to the home directory, when one is known. */
+export function expandHome(path: string, homeDir: string | undefined): string {
+    if (homeDir === undefined) return path;
+    if (path === "~") return homeDir;
+    if (path.startsWith("~/")) return homeDir.replace(/\/+$/, "") + path.slice(1);
+    return path;
+}
+
+/** Whether changing `verbatim.<key>` (one of `affected`) needs a server restart. */
+export function needsRestart(affected: (key: string) => boolean): boolean {
+    return RESTART_SETTINGS.some((key) => affected(`${SECTION}.${key}`));
+}
+
+/** The `initializationOptions` the extension sends to the server. */
+export function initializationOptions(reviewMode: ReviewMode): { needsConfirmation: boolean; statusNotifications: boolean } {
+    return { needsConfirmation: reviewMode === "confirm", statusNotifications: true };
+}
+
+/** The environment of the server process: the extension host's, plus the log level. */
+export function serverEnvironment(base: NodeJS.ProcessEnv, logLevel: LogLevel): NodeJS.ProcessEnv {
+    return { ...base, VERBATIM_LOG: logLevel };
+}

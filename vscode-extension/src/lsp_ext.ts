@@ -1,0 +1,294 @@
+/**
+ * Verbatim's custom protocol, mirrored from `docs/protocol.md` (the single
+ * source of truth). `test/unit/lsp_ext.test.ts` checks this file against that
+ * page: method names, error kinds and codes, and the field names of every
+ * params and result type. Change the page first, then this file.
+ *
+ * This module imports only `vscode-languageserver-protocol`, not `vscode`, so
+ * the unit tests and the end-to-end test's agent can use it outside an editor.
+ */
+
+import { NotificationType, RequestType, RequestType0 } from "vscode-languageserver-protocol";
+
+export const PROTOCOL_VERSION = 1;
+
+// --- Shared shapes -----------------------------------------------------------
+
+export interface Position {
+    line: number;
+    character: number;
+}
+
+export interface Range {
+    start: Position;
+    end: Position;
+}
+
+// --- Editor connection -------------------------------------------------------
+
+/** `initializationOptions` an editor may send in `initialize`. */
+export interface InitializationOptions {
+    /** The value of `needsConfirmation` on every change annotation (default `true`). */
+    needsConfirmation?: boolean;
+    /** Send `verbatim/statusChanged` notifications to the editor (default `false`). */
+    statusNotifications?: boolean;
+    /** How long to wait for the `didChange` that carries an applied edit (default 5000). */
+    syncTimeoutMs?: number;
+    /** How long to wait for the editor's answer to `workspace/applyEdit`; `null` waits forever. */
+    applyTimeoutMs?: number | null;
+}
+
+/** The discovery file `<runtime dir>/<pid>.json` that tells agents where the socket is. */
+export interface DiscoveryFile {
+    pid: number;
+    socket: string;
+    workspaceFolders: string[];
+    clientInfo: { name: string; version?: string } | null;
+    protocolVersion: number;
+    serverVersion: string;
+    startedAt: string;
+}
+
+/** `capabilities.experimental.verbatim` in the server's `initialize` result for agents. */
+export interface ServerExperimentalCapabilities {
+    verbatim: {
+        protocolVersion: number;
+        methods: string[];
+    };
+}
+
+// --- verbatim/documents --------------------------------------------------------
+
+export interface OpenDocument {
+    uri: string;
+    rev: string;
+    languageId: string;
+    lineCount: number;
+}
+
+export const documents = new RequestType0<OpenDocument[], void>("verbatim/documents");
+
+// --- verbatim/read -------------------------------------------------------------
+
+export interface ReadParams {
+    uri: string;
+}
+
+export type LineEnding = "lf" | "crlf" | "cr" | "mixed";
+
+export interface ReadResult {
+    uri: string;
+    rev: string;
+    text: string;
+    lineEnding: LineEnding;
+    source: "editor" | "disk";
+}
+
+export const read = new RequestType<ReadParams, ReadResult, void>("verbatim/read");
+
+// --- Edits ---------------------------------------------------------------------
+
+export interface StrReplaceParams {
+    uri: string;
+    oldStr: string;
+    newStr: string;
+    summary: string;
+    baseRev?: string;
+    after?: string;
+    before?: string;
+    occurrence?: number;
+    replaceAll?: boolean;
+    dryRun?: boolean;
+}
+
+export interface ReplaceRangeParams {
+    uri: string;
+    fromStr: string;
+    toStr: string;
+    newStr: string;
+    summary: string;
+    baseRev?: string;
+    after?: string;
+    before?: string;
+    dryRun?: boolean;
+}
+
+/** One replacement, with its range in the document *before* the edit. */
+export interface ReplacedSpan {
+    range: Range;
+    oldText: string;
+    newText: string;
+}
+
+/** The outcome for one document: an `EditResult` without `applied` and `dryRun`. */
+export interface DocumentResult {
+    uri: string;
+    baseRev: string | null;
+    rev: string;
+    /** Sorted and disjoint. */
+    edits: ReplacedSpan[];
+    replaced: string[];
+    diff: string;
+    modifiedByEditor: boolean;
+    /** Set when `modifiedByEditor`: a unified diff from the proposal to the live text. */
+    editorDiff?: string;
+}
+
+export interface EditResult extends DocumentResult {
+    applied: boolean;
+    dryRun: boolean;
+}
+
+export const strReplace = new RequestType<StrReplaceParams, EditResult, ErrorData>("verbatim/strReplace");
+export const replaceRange = new RequestType<ReplaceRangeParams, EditResult, ErrorData>("verbatim/replaceRange");
+
+export interface StrReplaceEntry {
+    uri: string;
+    oldStr: string;
+    newStr: string;
+    baseRev?: string;
+    after?: string;
+    before?: string;
+    occurrence?: number;
+    replaceAll?: boolean;
+}
+
+export interface ReplaceRangeEntry {
+    uri: string;
+    fromStr: string;
+    toStr: string;
+    newStr: string;
+    baseRev?: string;
+    after?: string;
+    before?: string;
+}
+
+export interface BatchEditParams {
+    summary: string;
+    dryRun?: boolean;
+    edits: (StrReplaceEntry | ReplaceRangeEntry)[];
+}
+
+export interface BatchResult {
+    applied: boolean;
+    dryRun: boolean;
+    modifiedByEditor: boolean;
+    /** One per document, in first-mention order. */
+    documents: DocumentResult[];
+}
+
+export const batchEdit = new RequestType<BatchEditParams, BatchResult, ErrorData>("verbatim/batchEdit");
+
+export interface WriteParams {
+    uri: string;
+    text: string;
+    summary: string;
+    /** Absent to create a file; required to replace an existing document's text. */
+    baseRev?: string;
+}
+
+export const write = new RequestType<WriteParams, EditResult, ErrorData>("verbatim/write");
+
+// --- Status --------------------------------------------------------------------
+
+export interface AgentInfo {
+    id: number;
+    name: string;
+    version: string | null;
+    connectedAt: string;
+    pendingEdits: number;
+}
+
+export interface PendingEdit {
+    id: number;
+    agentId: number;
+    agent: string;
+    summary: string;
+    uris: string[];
+    since: string;
+}
+
+export interface StatusResult {
+    socket: string;
+    discoveryFile: string;
+    editorConnected: boolean;
+    agents: AgentInfo[];
+    pending: PendingEdit[];
+}
+
+export const status = new RequestType0<StatusResult, void>("verbatim/status");
+
+/** Server → editor, only when `statusNotifications` was asked for. */
+export const statusChanged = new NotificationType<StatusResult>("verbatim/statusChanged");
+
+/** Every custom method, in the order `docs/protocol.md` lists them. */
+export const METHODS = [
+    documents.method,
+    read.method,
+    strReplace.method,
+    replaceRange.method,
+    batchEdit.method,
+    write.method,
+    status.method,
+] as const;
+
+// --- Errors --------------------------------------------------------------------
+
+/** `data.kind` of a Verbatim error and its stable JSON-RPC `code`. */
+export const ERROR_CODES = {
+    notFound: -33001,
+    ambiguous: -33002,
+    stale: -33003,
+    emptyQuote: -33004,
+    noChange: -33005,
+    rangeOrder: -33006,
+    overlap: -33007,
+    rejected: -33008,
+    editorUnavailable: -33009,
+    unknownDocument: -33010,
+    outsideWorkspace: -33011,
+    invalidParams: -33012,
+    timeout: -33013,
+    notText: -33014,
+    io: -33015,
+    editorError: -33016,
+} as const;
+
+export type ErrorKind = keyof typeof ERROR_CODES;
+
+export type QuoteField = "oldStr" | "fromStr" | "toStr" | "after" | "before";
+
+export interface Match {
+    occurrence: number;
+    /** 1-based, in characters. */
+    line: number;
+    /** 1-based, in characters. */
+    column: number;
+    range: Range;
+    context: string;
+}
+
+/** `data` of every Verbatim error; which fields are set depends on `kind`. */
+export interface ErrorData {
+    kind: ErrorKind;
+    /** The failing entry of a batch (0-based). */
+    edit?: number;
+    quote?: QuoteField;
+    matchCount?: number;
+    matches?: Match[];
+    hint?: string;
+    baseRev?: string;
+    currentRev?: string;
+    /** `overlap`: the indexes of the two overlapping entries. */
+    edits?: [number, number];
+    reason?: string | null;
+    uri?: string;
+    workspaceFolders?: string[];
+    field?: string;
+    phase?: "answer" | "sync";
+    editorError?: unknown;
+}
+
+export function isErrorKind(value: unknown): value is ErrorKind {
+    return typeof value === "string" && Object.prototype.hasOwnProperty.call(ERROR_CODES, value);
+}

@@ -1,0 +1,191 @@
+/**
+ * Owns the language client: finds the binary, starts `verbatim lsp`, keeps the
+ * server state and the last `verbatim/status`, and restarts on demand. A
+ * restart builds a new client so that a changed server path or log level is
+ * picked up.
+ */
+
+import * as os from "node:os";
+import * as vscode from "vscode";
+import {
+    CancellationToken,
+    LanguageClient,
+    type LanguageClientOptions,
+    type ServerOptions,
+    State,
+    TransportKind,
+} from "vscode-languageclient/node";
+
+import { bundledServerPath, findServer, nodeBootstrapHost, ServerNotFoundError, type FoundServer } from "./bootstrap";
+import { initializationOptions, readConfig, SECTION, serverEnvironment, type Config, type ReviewMode } from "./config";
+import * as lsp_ext from "./lsp_ext";
+import { withReviewMode } from "./review";
+import type { ServerState } from "./status";
+
+export class Server implements vscode.Disposable {
+    private client: LanguageClient | undefined;
+    private found: FoundServer | undefined;
+    private stateValue: ServerState = { kind: "stopped" };
+    private sessionReviewMode: ReviewMode | undefined;
+    private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
+    private readonly clientDisposables: vscode.Disposable[] = [];
+
+    /** Fires whenever the state or the status changes. */
+    readonly onDidChangeState = this.stateEmitter.event;
+
+    constructor(
+        private readonly context: vscode.ExtensionContext,
+        readonly log: vscode.LogOutputChannel,
+        private readonly traceLog: vscode.LogOutputChannel,
+    ) {}
+
+    get state(): ServerState {
+        return this.stateValue;
+    }
+
+    get binary(): FoundServer | undefined {
+        return this.found;
+    }
+
+    /** The mode in force: the session's toggle if any, else the setting. */
+    get reviewMode(): ReviewMode {
+        return this.sessionReviewMode ?? this.config().reviewMode;
+    }
+
+    /** Sets the mode for this window only, without touching the setting. */
+    setSessionReviewMode(mode: ReviewMode | undefined): void {
+        this.sessionReviewMode = mode;
+        this.stateEmitter.fire(this.stateValue);
+    }
+
+    config(): Config {
+        const settings = vscode.workspace.getConfiguration(SECTION);
+        const { config, problems } = readConfig((key) => settings.get(key), os.homedir());
+        for (const problem of problems) this.log.warn(`[settings] ${problem}`);
+        return config;
+    }
+
+    async start(): Promise<void> {
+        if (this.client !== undefined) return;
+        this.setState({ kind: "starting" });
+        const config = this.config();
+
+        const platform = process.platform;
+        try {
+            this.found = await findServer(
+                {
+                    configuredPath: config.serverPath,
+                    bundledPath: bundledServerPath(this.context.extensionPath, platform),
+                    pathEnv: process.env["PATH"],
+                    platform,
+                },
+                nodeBootstrapHost((line) => this.log.info(line)),
+            );
+        } catch (error) {
+            const message = error instanceof Error ? error.message : String(error);
+            this.log.error(message);
+            this.setState({ kind: "failed", message });
+            if (error instanceof ServerNotFoundError) {
+                void this.offerHelp(message);
+                return;
+            }
+            throw error;
+        }
+
+        const serverOptions: ServerOptions = {
+            command: this.found.path,
+            args: ["lsp"],
+            transport: TransportKind.stdio,
+            options: { env: serverEnvironment(process.env, config.logLevel) },
+        };
+        const clientOptions: LanguageClientOptions = {
+            documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
+            initializationOptions: initializationOptions(this.reviewMode),
+            outputChannel: this.log,
+            traceOutputChannel: this.traceLog,
+            middleware: {
+                workspace: {
+                    handleApplyEdit: (params, next) => next(withReviewMode(params, this.reviewMode), CancellationToken.None),
+                },
+            },
+        };
+
+        const client = new LanguageClient("verbatim", "Verbatim", serverOptions, clientOptions);
+        this.client = client;
+        this.clientDisposables.push(
+            client.onDidChangeState((event) => {
+                if (event.newState === State.Stopped && this.client === client) {
+                    this.setState({ kind: "stopped" });
+                }
+            }),
+            client.onNotification(lsp_ext.statusChanged, (status) => this.setState({ kind: "running", status })),
+        );
+
+        try {
+            await client.start();
+        } catch (error) {
+            const message = `the server failed to start: ${error instanceof Error ? error.message : String(error)}`;
+            this.log.error(message);
+            this.setState({ kind: "failed", message });
+            return;
+        }
+        this.setState({ kind: "running", status: undefined });
+        await this.refreshStatus();
+    }
+
+    async stop(): Promise<void> {
+        const client = this.client;
+        this.client = undefined;
+        for (const disposable of this.clientDisposables.splice(0)) disposable.dispose();
+        if (client !== undefined) {
+            try {
+                await client.stop(5_000);
+            } catch (error) {
+                this.log.warn(`Stopping the server failed: ${error instanceof Error ? error.message : String(error)}`);
+            }
+            await client.dispose().catch(() => undefined);
+        }
+        this.setState({ kind: "stopped" });
+    }
+
+    async restart(): Promise<void> {
+        this.log.info("Restarting the server.");
+        await this.stop();
+        await this.start();
+    }
+
+    /** Asks the server for `verbatim/status`; `undefined` when it is not running. */
+    async refreshStatus(): Promise<lsp_ext.StatusResult | undefined> {
+        const client = this.client;
+        if (client === undefined || !client.isRunning()) return undefined;
+        try {
+            const status = await client.sendRequest(lsp_ext.status);
+            if (this.client === client) this.setState({ kind: "running", status });
+            return status;
+        } catch (error) {
+            this.log.warn(`verbatim/status failed: ${error instanceof Error ? error.message : String(error)}`);
+            return undefined;
+        }
+    }
+
+    dispose(): void {
+        void this.stop();
+        this.stateEmitter.dispose();
+    }
+
+    private setState(state: ServerState): void {
+        this.stateValue = state;
+        this.stateEmitter.fire(state);
+    }
+
+    private async offerHelp(message: string): Promise<void> {
+        const openSettings = "Open Settings";
+        const showLog = "Show Log";
+        const choice = await vscode.window.showErrorMessage(message, openSettings, showLog);
+        if (choice === openSettings) {
+            await vscode.commands.executeCommand("workbench.action.openSettings", "verbatim.server.path");
+        } else if (choice === showLog) {
+            this.log.show(true);
+        }
+    }
+}

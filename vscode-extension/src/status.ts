@@ -1,0 +1,111 @@
+/**
+ * What the status bar item and the "connected agents" list say, computed from
+ * the server's `verbatim/status` result. Pure functions, no `vscode`.
+ */
+
+import type { AgentInfo, PendingEdit, StatusResult } from "./lsp_ext";
+import type { ReviewMode } from "./config";
+
+/** Where the language client is. */
+export type ServerState =
+    | { kind: "starting" }
+    | { kind: "running"; status: StatusResult | undefined }
+    | { kind: "stopped" }
+    | { kind: "failed"; message: string };
+
+export interface StatusBarView {
+    text: string;
+    tooltip: string;
+    /** Show the item in the warning colour (something waits for the person, or something broke). */
+    highlight: "none" | "warning" | "error";
+}
+
+export function plural(count: number, noun: string): string {
+    return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
+export function statusBarView(state: ServerState, reviewMode: ReviewMode): StatusBarView {
+    const modeLine =
+        reviewMode === "confirm"
+            ? "Review mode: confirm (each agent edit opens the Refactor Preview)"
+            : "Review mode: auto-apply (agent edits are applied at once)";
+    const autoSuffix = reviewMode === "auto" ? " (auto-apply)" : "";
+    switch (state.kind) {
+        case "starting":
+            return { text: "$(loading~spin) Verbatim", tooltip: "Verbatim: starting the server…", highlight: "none" };
+        case "stopped":
+            return { text: "$(debug-disconnect) Verbatim", tooltip: "Verbatim: the server is stopped. Click to see why.", highlight: "none" };
+        case "failed":
+            return { text: "$(error) Verbatim", tooltip: `Verbatim: ${state.message}`, highlight: "error" };
+        case "running": {
+            const status = state.status;
+            if (status === undefined) {
+                return { text: `$(plug) Verbatim${autoSuffix}`, tooltip: `Verbatim: server running\n${modeLine}`, highlight: "none" };
+            }
+            const agents = status.agents.length;
+            const pending = status.pending.length;
+            const parts = [plural(agents, "agent")];
+            if (pending > 0) parts.push(`${pending} pending`);
+            const icon = pending > 0 ? "$(bell-dot)" : agents > 0 ? "$(hubot)" : "$(plug)";
+            const text = agents === 0 && pending === 0 ? `${icon} Verbatim${autoSuffix}` : `${icon} Verbatim: ${parts.join(", ")}${autoSuffix}`;
+            const tooltip = [
+                `Verbatim: ${plural(agents, "agent")} connected, ${plural(pending, "edit")} waiting for review`,
+                modeLine,
+                `Agent socket: ${status.socket}`,
+                "Click to show the connected agents.",
+            ].join("\n");
+            return { text, tooltip, highlight: pending > 0 && reviewMode === "confirm" ? "warning" : "none" };
+        }
+    }
+}
+
+export interface AgentListItem {
+    label: string;
+    description: string;
+    detail: string;
+    kind: "agent" | "pending";
+}
+
+/** One line per connected agent, then one per edit that waits for review. */
+export function agentListItems(status: StatusResult, now: Date = new Date()): AgentListItem[] {
+    const agents = status.agents.map((agent: AgentInfo): AgentListItem => ({
+        kind: "agent",
+        label: agent.version ? `${agent.name} ${agent.version}` : agent.name,
+        description: `connected ${since(agent.connectedAt, now)}`,
+        detail: agent.pendingEdits > 0 ? `${plural(agent.pendingEdits, "edit")} waiting for review` : "no edit waiting",
+    }));
+    const pending = status.pending.map((edit: PendingEdit): AgentListItem => ({
+        kind: "pending",
+        label: `${edit.agent}: ${edit.summary}`,
+        description: `waiting ${since(edit.since, now).replace(/ ago$/, "")}`,
+        detail: edit.uris.map(displayUri).join(", "),
+    }));
+    return [...agents, ...pending];
+}
+
+/** "just now", "42s ago", "5m ago", "3h ago"; the raw text when it is not a date. */
+export function since(timestamp: string, now: Date): string {
+    const then = Date.parse(timestamp);
+    if (Number.isNaN(then)) return timestamp;
+    const seconds = Math.max(0, Math.round((now.getTime() - then) / 1000));
+    if (seconds < 5) return "just now";
+    if (seconds < 60) return `${seconds}s ago`;
+    const minutes = Math.floor(seconds / 60);
+    if (minutes < 60) return `${minutes}m ago`;
+    return `${Math.floor(minutes / 60)}h ago`;
+}
+
+/** A `file:` URI as a path, anything else as it is. */
+export function displayUri(uri: string): string {
+    if (!uri.startsWith("file://")) return uri;
+    try {
+        return decodeURIComponent(new URL(uri).pathname);
+    } catch {
+        return uri;
+    }
+}
+
+/** What "Copy Agent Connection Info" puts on the clipboard: the socket path. */
+export function connectionInfo(status: StatusResult): string {
+    return status.socket;
+}

@@ -1,0 +1,58 @@
+import * as assert from "node:assert/strict";
+import { describe, test } from "node:test";
+
+import { DEFAULT_CONFIG, expandHome, initializationOptions, needsRestart, readConfig, serverEnvironment } from "../../src/config";
+
+const settings = (values: Record<string, unknown>) => (key: string) => values[key];
+
+describe("readConfig", () => {
+    test("defaults", () => {
+        assert.deepEqual(readConfig(settings({})), { config: DEFAULT_CONFIG, problems: [] });
+    });
+
+    test("valid values", () => {
+        const { config, problems } = readConfig(
+            settings({ "server.path": " ~/bin/verbatim ", reviewMode: "auto", logLevel: "trace" }),
+            "/home/ada",
+        );
+        assert.deepEqual(config, { serverPath: "/home/ada/bin/verbatim", reviewMode: "auto", logLevel: "trace" });
+        assert.deepEqual(problems, []);
+    });
+
+    test("an empty path means unset", () => {
+        assert.equal(readConfig(settings({ "server.path": "   " })).config.serverPath, undefined);
+        assert.equal(readConfig(settings({ "server.path": null })).config.serverPath, undefined);
+    });
+
+    test("invalid values fall back to the default and are reported", () => {
+        const { config, problems } = readConfig(settings({ "server.path": 42, reviewMode: "yolo", logLevel: 3 }));
+        assert.deepEqual(config, DEFAULT_CONFIG);
+        assert.equal(problems.length, 3);
+        assert.match(problems[1] ?? "", /`verbatim.reviewMode` is "yolo"; expected one of "confirm", "auto". Using "confirm"./);
+    });
+});
+
+test("expandHome", () => {
+    assert.equal(expandHome("~", "/home/ada"), "/home/ada");
+    assert.equal(expandHome("~/x", "/home/ada/"), "/home/ada/x");
+    assert.equal(expandHome("~bob/x", "/home/ada"), "~bob/x");
+    assert.equal(expandHome("~/x", undefined), "~/x");
+});
+
+test("initializationOptions follow the review mode", () => {
+    assert.deepEqual(initializationOptions("confirm"), { needsConfirmation: true, statusNotifications: true });
+    assert.deepEqual(initializationOptions("auto"), { needsConfirmation: false, statusNotifications: true });
+});
+
+test("the server inherits the environment and gets the log level", () => {
+    const env = serverEnvironment({ PATH: "/bin", VERBATIM_RUNTIME_DIR: "/tmp/rt" }, "debug");
+    assert.deepEqual(env, { PATH: "/bin", VERBATIM_RUNTIME_DIR: "/tmp/rt", VERBATIM_LOG: "debug" });
+});
+
+test("only the server path and the log level need a restart", () => {
+    const changed = (key: string) => (candidate: string) => candidate === key;
+    assert.equal(needsRestart(changed("verbatim.server.path")), true);
+    assert.equal(needsRestart(changed("verbatim.logLevel")), true);
+    assert.equal(needsRestart(changed("verbatim.reviewMode")), false);
+    assert.equal(needsRestart(changed("verbatim.trace.server")), false);
+});

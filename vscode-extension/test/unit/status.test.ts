@@ -1,0 +1,135 @@
+import * as assert from "node:assert/strict";
+import { describe, test } from "node:test";
+
+import type { StatusResult } from "../../src/lsp_ext";
+import { withReviewMode, toggled } from "../../src/review";
+import { agentListItems, connectionInfo, displayUri, since, statusBarView } from "../../src/status";
+
+const idle: StatusResult = {
+    socket: "/run/user/1000/verbatim/41233.sock",
+    discoveryFile: "/run/user/1000/verbatim/41233.json",
+    editorConnected: true,
+    agents: [],
+    pending: [],
+};
+
+const busy: StatusResult = {
+    ...idle,
+    agents: [
+        { id: 3, name: "claude-code", version: "2.1.0", connectedAt: "2026-11-30T09:13:02Z", pendingEdits: 1 },
+        { id: 4, name: "agent #4", version: null, connectedAt: "2026-11-30T09:14:00Z", pendingEdits: 0 },
+    ],
+    pending: [
+        {
+            id: 12,
+            agentId: 3,
+            agent: "claude-code",
+            summary: "Start x at 2",
+            uris: ["file:///p/src/main%20file.rs"],
+            since: "2026-11-30T09:13:05Z",
+        },
+    ],
+};
+
+describe("statusBarView", () => {
+    test("starting, stopped and failed", () => {
+        assert.equal(statusBarView({ kind: "starting" }, "confirm").text, "$(loading~spin) Verbatim");
+        assert.equal(statusBarView({ kind: "stopped" }, "confirm").text, "$(debug-disconnect) Verbatim");
+        const failed = statusBarView({ kind: "failed", message: "Verbatim could not find its server." }, "confirm");
+        assert.equal(failed.text, "$(error) Verbatim");
+        assert.equal(failed.highlight, "error");
+        assert.match(failed.tooltip, /could not find its server/);
+    });
+
+    test("running with no agent", () => {
+        const view = statusBarView({ kind: "running", status: idle }, "confirm");
+        assert.equal(view.text, "$(plug) Verbatim");
+        assert.equal(view.highlight, "none");
+        assert.match(view.tooltip, /0 agents connected, 0 edits waiting for review/);
+        assert.match(view.tooltip, /Agent socket: \/run\/user\/1000\/verbatim\/41233\.sock/);
+    });
+
+    test("agents and a pending edit", () => {
+        const view = statusBarView({ kind: "running", status: busy }, "confirm");
+        assert.equal(view.text, "$(bell-dot) Verbatim: 2 agents, 1 pending");
+        assert.equal(view.highlight, "warning");
+        assert.match(view.tooltip, /2 agents connected, 1 edit waiting for review/);
+    });
+
+    test("one agent, nothing pending", () => {
+        const status = { ...busy, agents: busy.agents.slice(0, 1), pending: [] };
+        assert.equal(statusBarView({ kind: "running", status }, "confirm").text, "$(hubot) Verbatim: 1 agent");
+    });
+
+    test("auto-apply is visible", () => {
+        assert.equal(statusBarView({ kind: "running", status: idle }, "auto").text, "$(plug) Verbatim (auto-apply)");
+        const view = statusBarView({ kind: "running", status: busy }, "auto");
+        assert.equal(view.text, "$(bell-dot) Verbatim: 2 agents, 1 pending (auto-apply)");
+        assert.equal(view.highlight, "none");
+        assert.match(view.tooltip, /Review mode: auto-apply/);
+    });
+});
+
+test("agentListItems", () => {
+    const now = new Date("2026-11-30T09:15:05Z");
+    assert.deepEqual(agentListItems(busy, now), [
+        { kind: "agent", label: "claude-code 2.1.0", description: "connected 2m ago", detail: "1 edit waiting for review" },
+        { kind: "agent", label: "agent #4", description: "connected 1m ago", detail: "no edit waiting" },
+        { kind: "pending", label: "claude-code: Start x at 2", description: "waiting 2m", detail: "/p/src/main file.rs" },
+    ]);
+    assert.deepEqual(agentListItems(idle, now), []);
+});
+
+test("since", () => {
+    const now = new Date("2026-11-30T12:00:00Z");
+    assert.equal(since("2026-11-30T11:59:58Z", now), "just now");
+    assert.equal(since("2026-11-30T11:59:18Z", now), "42s ago");
+    assert.equal(since("2026-11-30T09:00:00Z", now), "3h ago");
+    assert.equal(since("not a date", now), "not a date");
+    assert.equal(since("2026-11-30T12:00:10Z", now), "just now", "a clock slightly ahead is not negative");
+});
+
+test("displayUri", () => {
+    assert.equal(displayUri("file:///home/ada/a%20b.rs"), "/home/ada/a b.rs");
+    assert.equal(displayUri("untitled:Untitled-1"), "untitled:Untitled-1");
+});
+
+test("connectionInfo is the socket path", () => {
+    assert.equal(connectionInfo(idle), "/run/user/1000/verbatim/41233.sock");
+});
+
+describe("review mode", () => {
+    const params = {
+        label: "claude-code: Start x at 2",
+        edit: {
+            documentChanges: [],
+            changeAnnotations: {
+                "verbatim/12": { label: "claude-code: Start x at 2", description: "Start x at 2", needsConfirmation: true },
+            },
+        },
+    };
+
+    test("auto clears needsConfirmation without touching the rest", () => {
+        const rewritten = withReviewMode(params, "auto");
+        assert.deepEqual(rewritten.edit.changeAnnotations, {
+            "verbatim/12": { label: "claude-code: Start x at 2", description: "Start x at 2", needsConfirmation: false },
+        });
+        assert.equal(rewritten.label, params.label);
+        assert.equal(params.edit.changeAnnotations["verbatim/12"].needsConfirmation, true, "the input is not mutated");
+    });
+
+    test("confirm sets it even if the server was started in auto mode", () => {
+        const started = withReviewMode(params, "auto");
+        assert.equal(withReviewMode(started, "confirm").edit.changeAnnotations?.["verbatim/12"]?.needsConfirmation, true);
+    });
+
+    test("an edit without annotations passes through", () => {
+        const plain = { edit: { changes: {} } };
+        assert.equal(withReviewMode(plain, "auto"), plain);
+    });
+
+    test("toggled", () => {
+        assert.equal(toggled("confirm"), "auto");
+        assert.equal(toggled("auto"), "confirm");
+    });
+});
