@@ -6,6 +6,8 @@
  */
 
 import * as os from "node:os";
+import * as readline from "node:readline";
+import type { Readable } from "node:stream";
 import * as vscode from "vscode";
 import {
     CancellationToken,
@@ -20,6 +22,7 @@ import { bundledServerPath, findServer, nodeBootstrapHost, ServerNotFoundError, 
 import { initializationOptions, readConfig, SECTION, serverEnvironment, type Config, type ReviewMode } from "./config";
 import * as lsp_ext from "./lsp_ext";
 import { withReviewMode } from "./review";
+import { parseServerLogLine } from "./server_log";
 import type { ServerState } from "./status";
 
 export class Server implements vscode.Disposable {
@@ -102,6 +105,7 @@ export class Server implements vscode.Disposable {
             documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
             initializationOptions: initializationOptions(this.reviewMode),
             outputChannel: this.log,
+            stdioOptions: { stdout: forwardServerLog, stderr: forwardServerLog },
             traceOutputChannel: this.traceLog,
             middleware: {
                 workspace: {
@@ -188,4 +192,12 @@ export class Server implements vscode.Disposable {
             this.log.show(true);
         }
     }
+}
+
+/** Sends each line the server logs to the channel at the level it names. */
+function forwardServerLog(input: Readable, channel: vscode.LogOutputChannel): void {
+    readline.createInterface({ input, crlfDelay: Infinity, terminal: false }).on("line", (line) => {
+        const { level, message } = parseServerLogLine(line);
+        channel[level](message);
+    });
 }

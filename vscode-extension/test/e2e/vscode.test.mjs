@@ -1,0 +1,365 @@
+// End-to-end test in a real VS Code: code-server (VS Code 1.139.1 in the
+// browser) with the packaged extension installed, driven by playwright-core in
+// Debian's Chromium. An agent connects to the server's socket, found through
+// the discovery file in VERBATIM_RUNTIME_DIR, and sends edits that the person
+// reviews in VS Code's Refactor Preview.
+//
+// Needs: CODE_SERVER_BIN, VERBATIM_BIN, VERBATIM_TEST_OUTPUT (test/run.sh sets them).
+
+import * as assert from "node:assert/strict";
+import { spawn, execFileSync } from "node:child_process";
+import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import * as net from "node:net";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+import { chromium } from "playwright-core";
+
+import { Agent, discoveryFiles, ResponseError } from "./agent.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const extensionDir = path.resolve(here, "../..");
+const vsix = path.join(extensionDir, "dist", "verbatim.vsix");
+const codeServer = requiredEnv("CODE_SERVER_BIN");
+const serverBin = requiredEnv("VERBATIM_BIN");
+const output = requiredEnv("VERBATIM_TEST_OUTPUT");
+const chromiumPath = process.env.CHROMIUM_BIN ?? "/usr/bin/chromium";
+
+const ORIGINAL = "alpha\nbeta\ngamma\n";
+/** The file after the person typed "delta" on its last line. */
+const TYPED = "alpha\nbeta\ngamma\ndelta";
+
+function requiredEnv(name) {
+    const value = process.env[name];
+    if (!value) throw new Error(`${name} is not set; run the test through vscode-extension/test/run.sh`);
+    return value;
+}
+
+async function waitFor(what, probe, { timeout = 60_000, interval = 250 } = {}) {
+    const deadline = Date.now() + timeout;
+    let last;
+    for (;;) {
+        try {
+            const value = await probe();
+            if (value) return value;
+        } catch (error) {
+            last = error;
+        }
+        if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what}${last ? `: ${last.message}` : ""}`);
+        await new Promise((resolve) => setTimeout(resolve, interval));
+    }
+}
+
+function freePort() {
+    return new Promise((resolve, reject) => {
+        const server = net.createServer();
+        server.once("error", reject);
+        server.listen(0, "127.0.0.1", () => {
+            const { port } = server.address();
+            server.close(() => resolve(port));
+        });
+    });
+}
+
+/** Resolves with the error of a request that must fail. */
+async function expectError(promise) {
+    try {
+        const result = await promise;
+        assert.fail(`expected an error, got ${JSON.stringify(result)}`);
+    } catch (error) {
+        if (!(error instanceof ResponseError)) throw error;
+        return error;
+    }
+}
+
+describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
+    const temp = mkdtempSync(path.join(tmpdir(), "verbatim-vscode-"));
+    const userData = path.join(temp, "user-data");
+    const extensions = path.join(temp, "extensions");
+    const workspace = path.join(temp, "workspace");
+    const runtimeDir = path.join(temp, "run");
+    const notesPath = path.join(workspace, "notes.txt");
+    const notesUri = pathToFileURL(notesPath).href;
+
+    let codeServerProcess;
+    let browser;
+    let page;
+    let agent;
+    let lastStep = "setup";
+
+    before(async () => {
+        rmSync(output, { recursive: true, force: true });
+        mkdirSync(output, { recursive: true });
+        cpSync(path.join(extensionDir, "test", "fixtures", "workspace"), workspace, { recursive: true });
+        assert.equal(readFileSync(notesPath, "utf8"), ORIGINAL);
+
+        mkdirSync(path.join(userData, "User"), { recursive: true });
+        writeFileSync(
+            path.join(userData, "User", "settings.json"),
+            JSON.stringify(
+                {
+                    "security.workspace.trust.enabled": false,
+                    "files.autoSave": "off",
+                    "chat.disableAIFeatures": true,
+                    "workbench.secondarySideBar.defaultVisibility": "hidden",
+                    "workbench.startupEditor": "none",
+                    "workbench.tips.enabled": false,
+                    "extensions.autoUpdate": false,
+                    "extensions.autoCheckUpdates": false,
+                    "update.mode": "none",
+                    "telemetry.telemetryLevel": "off",
+                    "editor.acceptSuggestionOnEnter": "off",
+                    "editor.quickSuggestions": { other: false, comments: false, strings: false },
+                    "verbatim.server.path": serverBin,
+                    "verbatim.logLevel": "debug",
+                },
+                null,
+                2,
+            ),
+        );
+        const configFile = path.join(temp, "code-server.yaml");
+        writeFileSync(configFile, "auth: none\ncert: false\n");
+
+        execFileSync(codeServer, ["--config", configFile, "--user-data-dir", userData, "--extensions-dir", extensions, "--install-extension", vsix], {
+            stdio: ["ignore", "inherit", "inherit"],
+            timeout: 120_000,
+        });
+
+        const port = await freePort();
+        const log = createWriteStream(path.join(output, "code-server.log"));
+        codeServerProcess = spawn(
+            codeServer,
+            [
+                "--config", configFile,
+                "--auth", "none",
+                "--bind-addr", `127.0.0.1:${port}`,
+                "--user-data-dir", userData,
+                "--extensions-dir", extensions,
+                "--disable-telemetry",
+                "--disable-update-check",
+                "--disable-workspace-trust",
+                "--disable-getting-started-override",
+                workspace,
+            ],
+            {
+                // The extension host inherits this environment, and the server inherits the extension host's.
+                env: { ...process.env, VERBATIM_RUNTIME_DIR: runtimeDir },
+                stdio: ["ignore", "pipe", "pipe"],
+                detached: true,
+            },
+        );
+        codeServerProcess.stdout.pipe(log);
+        codeServerProcess.stderr.pipe(log);
+        await waitFor("code-server to listen", async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, { timeout: 90_000 });
+
+        browser = await chromium.launch({
+            executablePath: chromiumPath,
+            args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+        });
+        page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+        page.setDefaultTimeout(60_000);
+        await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+        await page.waitForSelector(".monaco-workbench", { timeout: 120_000 });
+    });
+
+    after(async () => {
+        if (page) await page.screenshot({ path: path.join(output, "last.png") }).catch(() => undefined);
+        await agent?.close().catch(() => undefined);
+        await browser?.close().catch(() => undefined);
+        if (codeServerProcess?.pid) {
+            try {
+                process.kill(-codeServerProcess.pid, "SIGTERM");
+            } catch {
+                // Already gone.
+            }
+        }
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        const logs = path.join(userData, "logs");
+        if (existsSync(logs)) cpSync(logs, path.join(output, "vscode-logs"), { recursive: true });
+        rmSync(temp, { recursive: true, force: true });
+        console.log(`# end-to-end artifacts in ${output} (last step: ${lastStep})`);
+    });
+
+    /** A step of the scenario: once one fails, the later ones are skipped (they build on it). */
+    let failedStep;
+    function step(name, body) {
+        test(name, async (t) => {
+            if (failedStep !== undefined) {
+                t.skip(`the step "${failedStep}" failed`);
+                return;
+            }
+            lastStep = name;
+            try {
+                await body();
+            } catch (error) {
+                failedStep = name;
+                await page?.screenshot({ path: path.join(output, "failure.png") }).catch(() => undefined);
+                throw error;
+            }
+        });
+    }
+
+    const panel = () => page.locator("#workbench\\.parts\\.panel");
+    const statusBar = () => page.locator("#workbench\\.parts\\.statusbar");
+    const notesTab = () => page.locator(".tabs-container .tab", { hasText: "notes.txt" });
+
+    async function read() {
+        return agent.request("verbatim/read", { uri: notesUri });
+    }
+
+    /** Waits until the server's live buffer holds `text` (the editor's didChange is asynchronous). */
+    async function waitForServerText(text) {
+        return waitFor(`the server to hold ${JSON.stringify(text)}`, async () => {
+            const result = await read();
+            return result.text === text ? result : undefined;
+        });
+    }
+
+    async function typeAtEndOfNotes(text) {
+        await page.locator(".monaco-editor .view-lines").first().click();
+        await page.keyboard.press("Control+End");
+        await page.keyboard.type(text);
+    }
+
+    /** Waits for the Refactor Preview to show an edit labelled `label`. */
+    async function waitForPreview(label) {
+        await panel().getByText(label, { exact: false }).first().waitFor({ state: "visible", timeout: 60_000 });
+        await panel().locator(".monaco-button", { hasText: "Apply" }).first().waitFor({ state: "visible" });
+    }
+
+    step("the extension starts the server, which the agent finds through the discovery file", async () => {
+        const discovery = await waitFor(
+            `a discovery file in VERBATIM_RUNTIME_DIR=${runtimeDir}`,
+            () => discoveryFiles(runtimeDir).find((file) => file.workspaceFolders.includes(pathToFileURL(workspace).href)),
+            { timeout: 90_000 },
+        );
+        assert.equal(discovery.protocolVersion, 1);
+        assert.equal(path.dirname(discovery.socket), runtimeDir, "the socket lies in VERBATIM_RUNTIME_DIR");
+        agent = await Agent.connect(discovery.socket, "test-agent");
+        assert.equal(agent.initializeResult.capabilities.positionEncoding, "utf-16");
+        assert.deepEqual(agent.initializeResult.capabilities.experimental.verbatim.methods.length, 7);
+
+        await statusBar().getByText("Verbatim: 1 agent").first().waitFor({ state: "visible", timeout: 30_000 });
+    });
+
+    step("the person opens a file through the Explorer and types an unsaved change", async () => {
+        await page.locator(".explorer-folders-view").getByText("notes.txt").first().click();
+        await page.locator(".monaco-editor .view-lines", { hasText: "alpha" }).first().waitFor({ state: "visible" });
+        await typeAtEndOfNotes("delta");
+        await notesTab().and(page.locator(".dirty")).waitFor({ state: "visible" });
+        const live = await waitForServerText(TYPED);
+        assert.equal(live.source, "editor");
+        assert.equal(readFileSync(notesPath, "utf8"), ORIGINAL, "typing does not save");
+    });
+
+    step("Apply in the Refactor Preview: the agent's edit lands in the unsaved buffer", async () => {
+        const before = await read();
+        const pending = agent.request("verbatim/strReplace", {
+            uri: notesUri,
+            oldStr: "beta",
+            newStr: "BETA",
+            baseRev: before.rev,
+            summary: "Shout beta",
+        });
+        pending.catch(() => undefined);
+        await waitForPreview("test-agent: Shout beta");
+        await statusBar().getByText("1 pending").first().waitFor({ state: "visible", timeout: 30_000 });
+        await page.screenshot({ path: path.join(output, "refactor-preview.png") });
+
+        // The changes start unchecked: tick them, then apply.
+        const checkboxes = panel().locator(".monaco-checkbox");
+        await checkboxes.first().waitFor({ state: "visible" });
+        const count = await checkboxes.count();
+        for (let i = 0; i < count; i++) {
+            const box = checkboxes.nth(i);
+            if ((await box.getAttribute("aria-checked")) !== "true" && !(await box.evaluate((el) => el.classList.contains("checked")))) {
+                await box.click();
+            }
+        }
+        await page.screenshot({ path: path.join(output, "refactor-preview-ticked.png") });
+        await panel().locator(".monaco-button", { hasText: "Apply" }).first().click();
+
+        const result = await pending;
+        assert.equal(result.applied, true);
+        assert.equal(result.dryRun, false);
+        assert.equal(result.modifiedByEditor, false);
+        assert.equal(result.baseRev, before.rev);
+        assert.deepEqual(result.replaced, ["beta"]);
+
+        const after = await read();
+        assert.equal(after.text, "alpha\nBETA\ngamma\ndelta");
+        assert.equal(after.rev, result.rev);
+        assert.equal(after.source, "editor");
+        await notesTab().and(page.locator(".dirty")).waitFor({ state: "visible" });
+        assert.equal(readFileSync(notesPath, "utf8"), ORIGINAL, "the file on disk is unchanged");
+        await page.locator(".monaco-editor .view-lines", { hasText: "BETA" }).first().waitFor({ state: "visible" });
+    });
+
+    step("Discard in the Refactor Preview: the agent gets `rejected`", async () => {
+        const before = await read();
+        const pending = agent.request("verbatim/strReplace", {
+            uri: notesUri,
+            oldStr: "gamma",
+            newStr: "GAMMA",
+            baseRev: before.rev,
+            summary: "Shout gamma",
+        });
+        pending.catch(() => undefined);
+        await waitForPreview("test-agent: Shout gamma");
+        await panel().locator(".monaco-button", { hasText: "Discard" }).first().click();
+
+        const error = await expectError(pending);
+        assert.equal(error.data?.kind, "rejected");
+        assert.equal(error.code, -33008);
+        assert.equal((await read()).text, "alpha\nBETA\ngamma\ndelta");
+        assert.equal(readFileSync(notesPath, "utf8"), ORIGINAL);
+    });
+
+    step("a stale edit (the person typed after the agent read) is refused", async () => {
+        const stale = await read();
+        await typeAtEndOfNotes("!");
+        const moved = await waitForServerText("alpha\nBETA\ngamma\ndelta!");
+        assert.notEqual(moved.rev, stale.rev);
+
+        const error = await expectError(
+            agent.request("verbatim/strReplace", {
+                uri: notesUri,
+                oldStr: "alpha",
+                newStr: "ALPHA",
+                baseRev: stale.rev,
+                summary: "Shout alpha",
+            }),
+        );
+        assert.equal(error.data?.kind, "stale");
+        assert.equal(error.code, -33003);
+        assert.equal(error.data?.baseRev, stale.rev);
+        assert.equal(error.data?.currentRev, moved.rev);
+        assert.equal((await read()).text, "alpha\nBETA\ngamma\ndelta!");
+    });
+
+    step("Toggle Auto-Apply: the next edit is applied at once, without the preview", async () => {
+        await page.locator(".monaco-editor .view-lines").first().click();
+        await page.keyboard.press("F1");
+        const input = page.locator(".quick-input-widget input");
+        await input.waitFor({ state: "visible" });
+        await input.fill(">Verbatim: Toggle Auto-Apply");
+        await page.locator(".quick-input-list .monaco-list-row", { hasText: "Toggle Auto-Apply" }).first().waitFor({ state: "visible" });
+        await page.keyboard.press("Enter");
+        await statusBar().getByText("(auto-apply)").first().waitFor({ state: "visible", timeout: 30_000 });
+
+        const before = await read();
+        const result = await agent.request("verbatim/strReplace", {
+            uri: notesUri,
+            oldStr: "alpha",
+            newStr: "ALPHA",
+            baseRev: before.rev,
+            summary: "Shout alpha",
+        });
+        assert.equal(result.applied, true);
+        assert.equal((await read()).text, "ALPHA\nBETA\ngamma\ndelta!");
+        assert.equal(readFileSync(notesPath, "utf8"), ORIGINAL);
+        await page.locator(".monaco-editor .view-lines", { hasText: "ALPHA" }).first().waitFor({ state: "visible" });
+    });
+});
