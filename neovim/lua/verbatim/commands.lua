@@ -1,0 +1,161 @@
+---@brief
+--- The :Verbatim command and its subcommands.
+
+local api = vim.api
+
+local M = {}
+
+---@param fmt string
+---@param ... any
+local function say(fmt, ...)
+  vim.notify(string.format(fmt, ...), vim.log.levels.INFO)
+end
+
+--- The status as lines of text.
+---@param status verbatim.StatusInfo
+---@return string[]
+function M.format_status(status)
+  local lines = { "Verbatim (review = " .. status.review .. ")" }
+  if #status.clients == 0 then
+    table.insert(lines, "  no server running (open a file, or see :checkhealth verbatim)")
+  end
+  for _, client in ipairs(status.clients) do
+    table.insert(lines, string.format("  server for %s", client.root_dir or "?"))
+    local server = client.server
+    if server then
+      table.insert(lines, "    agent socket: " .. tostring(server.socket))
+      local agents = server.agents or {}
+      if #agents == 0 then
+        table.insert(lines, "    no agent connected")
+      end
+      for _, agent in ipairs(agents) do
+        table.insert(
+          lines,
+          string.format(
+            "    agent #%s %s%s, %d edit(s) pending",
+            tostring(agent.id),
+            agent.name or "?",
+            agent.version and (" " .. agent.version) or "",
+            agent.pendingEdits or 0
+          )
+        )
+      end
+    else
+      table.insert(lines, "    (no status from the server yet)")
+    end
+  end
+  if #status.pending == 0 then
+    table.insert(lines, "  no edit waits for review")
+  else
+    table.insert(lines, string.format("  %d edit(s) wait for review:", #status.pending))
+    for _, item in ipairs(status.pending) do
+      local files = vim.tbl_map(function(uri)
+        return vim.fn.fnamemodify(vim.uri_to_fname(uri), ":~:.")
+      end, item.uris)
+      table.insert(
+        lines,
+        string.format("    %d. %s  (%s)", item.key, item.label, table.concat(files, ", "))
+      )
+    end
+  end
+  if #status.trusted > 0 then
+    table.insert(lines, "  trusted this session: " .. table.concat(status.trusted, ", "))
+  end
+  return lines
+end
+
+--- Shows the servers' stderr lines from Neovim's LSP log in a scratch buffer.
+function M.log()
+  local path = vim.lsp.log.get_filename()
+  local cmd = require("verbatim.config").options.cmd[1]
+  local lines = {}
+  local ok, all = pcall(vim.fn.readfile, path)
+  if ok then
+    local needle = string.format('"%s"\t"stderr"', cmd)
+    for _, line in ipairs(all) do
+      if line:find(needle, 1, true) then
+        table.insert(lines, line)
+      end
+    end
+  end
+  if #lines == 0 then
+    lines = { "No output from " .. cmd .. " in " .. path }
+  end
+  vim.cmd("botright new")
+  local buf = api.nvim_get_current_buf()
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].swapfile = false
+  api.nvim_buf_set_name(buf, "verbatim://log")
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  api.nvim_win_set_cursor(0, { #lines, 0 })
+end
+
+---@type table<string, fun(rest: string)>
+local subcommands = {
+  status = function()
+    local lines = M.format_status(require("verbatim").status())
+    say("%s", table.concat(lines, "\n"))
+  end,
+  review = function()
+    require("verbatim").review()
+  end,
+  log = function()
+    M.log()
+  end,
+  accept = function()
+    local applied, reason = require("verbatim").accept()
+    if not applied and reason then
+      say("verbatim: %s", reason)
+    end
+  end,
+  reject = function(rest)
+    if not require("verbatim").reject(rest ~= "" and rest or nil) then
+      say("verbatim: no edit waits for review")
+    end
+  end,
+}
+
+--- Runs `:Verbatim {subcommand} [args]`.
+---@param args vim.api.keyset.create_user_command.command_args
+function M.run(args)
+  local name, rest = (args.args or ""):match("^%s*(%S*)%s*(.-)%s*$")
+  if name == "" then
+    name = "status"
+  end
+  local fn = subcommands[name]
+  if not fn then
+    vim.notify(
+      string.format(
+        "verbatim: unknown subcommand %q (one of: %s)",
+        name,
+        table.concat(M.names(), ", ")
+      ),
+      vim.log.levels.ERROR
+    )
+    return
+  end
+  fn(rest)
+end
+
+---@return string[]
+function M.names()
+  local names = vim.tbl_keys(subcommands)
+  table.sort(names)
+  return names
+end
+
+---@param arg_lead string
+---@param line string
+---@return string[]
+function M.complete(arg_lead, line)
+  if line:match("^%s*%S+%s+%S+%s") then
+    return {}
+  end
+  return vim.tbl_filter(function(name)
+    return vim.startswith(name, arg_lead)
+  end, M.names())
+end
+
+return M

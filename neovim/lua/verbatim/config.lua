@@ -1,0 +1,236 @@
+---@brief
+--- The option schema of Verbatim: type, default and description of every
+--- option in one place. `setup()` validates against it and warns about
+--- unknown keys; doc/verbatim.txt is checked against it by
+--- tests/test_config.lua.
+
+local M = {}
+
+---@class verbatim.Keymaps
+---@field accept string|false Apply the edit under review, as one undo step.
+---@field reject string|false Refuse the edit under review, asking for a reason.
+---@field accept_all string|false Apply this edit and every later one from the same agent.
+---@field toggle_hunk string|false Leave out (or take back) the change under the cursor.
+---@field close string|false Close the review window; the edit stays pending.
+
+---@class verbatim.Config
+---@field cmd string[] The command that starts the server.
+---@field review "confirm"|"auto" Review every edit, or apply it at once.
+---@field auto_open boolean Show the review window as soon as an edit arrives.
+---@field skip_filetypes string[] Filetypes the server is not started for.
+---@field root_markers string[] Files or directories that mark a workspace root.
+---@field keymaps verbatim.Keymaps Keys of the review window.
+
+---@class verbatim.OptionSpec
+---@field type string the type as the help file shows it (checked by `check` when given)
+---@field default any
+---@field desc string one sentence for the help file
+---@field check? fun(value: any): boolean, string? extra validation
+---@field fields? table<string, verbatim.OptionSpec> the schema of a table option
+
+---@param value any
+---@return boolean, string?
+local function list_of_strings(value)
+  if not vim.islist(value) then
+    return false, "a list of strings"
+  end
+  for _, item in ipairs(value) do
+    if type(item) ~= "string" then
+      return false, "a list of strings"
+    end
+  end
+  return true
+end
+
+---@param value any
+---@return boolean, string?
+local function key_or_false(value)
+  if value == false or (type(value) == "string" and value ~= "") then
+    return true
+  end
+  return false, "a key (string) or false"
+end
+
+---@param spec verbatim.OptionSpec
+---@return verbatim.OptionSpec
+local function keymap(spec)
+  spec.type = "string|false"
+  spec.check = key_or_false
+  return spec
+end
+
+--- Every option, in the order the help file lists them.
+---@type table<string, verbatim.OptionSpec>
+M.schema = {
+  cmd = {
+    type = "string[]",
+    default = { "verbatim", "lsp" },
+    desc = "The command that starts the server; its first item is the executable.",
+    check = function(value)
+      local ok = list_of_strings(value)
+      if not ok or #value == 0 then
+        return false, "a non-empty list of strings"
+      end
+      return true
+    end,
+  },
+  review = {
+    type = '"confirm"|"auto"',
+    default = "confirm",
+    desc = 'How edits land: "confirm" shows each one for review; "auto" applies it at once.',
+    check = function(value)
+      if value == "confirm" or value == "auto" then
+        return true
+      end
+      return false, '"confirm" or "auto"'
+    end,
+  },
+  auto_open = {
+    type = "boolean",
+    default = true,
+    desc = "Show the review window as soon as an edit arrives (the cursor stays where it is).",
+  },
+  skip_filetypes = {
+    type = "string[]",
+    default = {},
+    desc = "Filetypes the server is not started for. Agents can still edit such files.",
+    check = list_of_strings,
+  },
+  root_markers = {
+    type = "string[]",
+    default = { ".git" },
+    desc = "Names that mark a workspace root; without one, the current directory is the root.",
+    check = list_of_strings,
+  },
+  keymaps = {
+    type = "table",
+    default = {
+      accept = "a",
+      reject = "r",
+      accept_all = "A",
+      toggle_hunk = "x",
+      close = "q",
+    },
+    desc = "Keys of the review window; false disables a key.",
+    fields = {
+      accept = keymap({ default = "a", desc = "Apply the edit, as one undo step." }),
+      reject = keymap({
+        default = "r",
+        desc = "Refuse the edit; asks for a reason that goes back to the agent.",
+      }),
+      accept_all = keymap({
+        default = "A",
+        desc = "Apply this edit and, for this session, every later one from the same agent.",
+      }),
+      toggle_hunk = keymap({
+        default = "x",
+        desc = "Leave out the change under the cursor (press again to take it back).",
+      }),
+      close = keymap({ default = "q", desc = "Close the review window; the edit stays pending." }),
+    },
+  },
+}
+
+--- The order options appear in the help file and in error messages.
+M.order = { "cmd", "review", "auto_open", "skip_filetypes", "root_markers", "keymaps" }
+M.keymap_order = { "accept", "reject", "accept_all", "toggle_hunk", "close" }
+
+---@return verbatim.Config
+function M.defaults()
+  local defaults = {}
+  for name, spec in pairs(M.schema) do
+    defaults[name] = vim.deepcopy(spec.default)
+  end
+  return defaults
+end
+
+--- The options in effect.
+---@type verbatim.Config
+M.options = M.defaults()
+
+---@param path string
+---@param spec verbatim.OptionSpec
+---@param value any
+local function check_value(path, spec, value)
+  local ok, expected
+  if spec.check then
+    ok, expected = spec.check(value)
+  else
+    ok, expected = type(value) == spec.type, spec.type
+  end
+  if spec.type == "table" and type(value) ~= "table" then
+    ok, expected = false, expected or "a table"
+  end
+  if not ok then
+    error(
+      string.format("verbatim: option %s must be %s, got %s", path, expected, vim.inspect(value)),
+      0
+    )
+  end
+end
+
+---@param warnings string[]
+---@param prefix string
+---@param given table
+---@param known table<string, any>
+local function collect_unknown(warnings, prefix, given, known)
+  for key in pairs(given) do
+    if known[key] == nil then
+      table.insert(warnings, prefix .. tostring(key))
+    end
+  end
+  table.sort(warnings)
+end
+
+--- Validates `opts` against the schema and merges it over the defaults.
+--- Raises an error for an invalid value; returns the unknown keys, which the
+--- caller warns about.
+---@param opts table|nil
+---@return verbatim.Config config
+---@return string[] unknown keys such as "foo" or "keymaps.bar"
+function M.resolve(opts)
+  opts = opts or {}
+  if type(opts) ~= "table" then
+    error("verbatim: setup() expects a table of options, got " .. vim.inspect(opts), 0)
+  end
+  local result = M.defaults()
+  local unknown = {}
+  collect_unknown(unknown, "", opts, M.schema)
+  for name, spec in pairs(M.schema) do
+    local value = opts[name]
+    if value ~= nil then
+      check_value(name, spec, value)
+      if spec.fields then
+        local nested_unknown = {}
+        collect_unknown(nested_unknown, name .. ".", value, spec.fields)
+        vim.list_extend(unknown, nested_unknown)
+        for field, field_spec in pairs(spec.fields) do
+          if value[field] ~= nil then
+            check_value(name .. "." .. field, field_spec, value[field])
+            result[name][field] = value[field]
+          end
+        end
+      else
+        result[name] = vim.deepcopy(value)
+      end
+    end
+  end
+  return result, unknown
+end
+
+--- Validates and stores the options; warns once about unknown keys.
+---@param opts table|nil
+---@return verbatim.Config
+function M.set(opts)
+  local resolved, unknown = M.resolve(opts)
+  if #unknown > 0 then
+    vim.notify(
+      "verbatim: unknown option(s) ignored: " .. table.concat(unknown, ", "),
+      vim.log.levels.WARN
+    )
+  end
+  M.options = resolved
+  return resolved
+end
+
+return M

@@ -1,0 +1,69 @@
+---@brief
+--- :checkhealth verbatim
+
+local M = {}
+
+function M.check()
+  local health = vim.health
+  local config = require("verbatim.config")
+  local protocol = require("verbatim.protocol")
+
+  health.start("verbatim: Neovim")
+  local v = vim.version()
+  local version = string.format("%d.%d.%d", v.major, v.minor, v.patch)
+  if vim.fn.has("nvim-0.11") == 1 then
+    health.ok("Neovim " .. version)
+  else
+    health.error("Neovim " .. version .. " is too old", { "Verbatim needs Neovim 0.11 or newer" })
+  end
+  if require("verbatim").did_setup then
+    health.ok("setup() was called (review = " .. config.options.review .. ")")
+  else
+    health.warn("setup() was not called", { 'Add require("verbatim").setup() to your config' })
+  end
+
+  health.start("verbatim: server binary")
+  local exe = config.options.cmd[1]
+  local path = vim.fn.exepath(exe)
+  if path == "" then
+    health.error(
+      string.format("%q not found", exe),
+      { "Build or install the verbatim binary, or set `cmd` in setup()" }
+    )
+  else
+    health.ok("found " .. path)
+    local result = vim.system({ path, "--version" }, { text = true }):wait(3000)
+    local out = vim.trim((result.stdout or "") .. (result.stderr or ""))
+    if result.code == 0 and out ~= "" then
+      health.ok("version: " .. out)
+    else
+      health.warn(string.format("`%s --version` failed (exit %s): %s", path, tostring(result.code), out))
+    end
+  end
+
+  health.start("verbatim: servers")
+  local lsp = require("verbatim.lsp")
+  local clients = lsp.clients()
+  if #clients == 0 then
+    health.info("no server running (it starts with the first file buffer)")
+  end
+  local statuses = lsp.fetch_statuses(1000)
+  for _, client in ipairs(clients) do
+    local status = statuses[client.id]
+    health.ok(string.format("server for %s (client %d)", client.root_dir or "?", client.id))
+    if status then
+      health.ok("agent socket: " .. tostring(status.socket))
+      health.info("discovery file: " .. tostring(status.discoveryFile))
+      health.info(string.format("%d agent(s) connected", #(status.agents or {})))
+    else
+      health.warn("the server did not answer " .. protocol.methods.status)
+    end
+  end
+  local runtime = vim.env.VERBATIM_RUNTIME_DIR
+    or (vim.env.XDG_RUNTIME_DIR and (vim.env.XDG_RUNTIME_DIR .. "/verbatim"))
+  if runtime then
+    health.info("runtime directory (agents find servers here): " .. runtime)
+  end
+end
+
+return M

@@ -1,0 +1,140 @@
+---@brief
+--- Verbatim for Neovim: AI agents edit the buffers you have open, by quoting
+--- text; every edit is reviewed as a diff before it lands (see :help verbatim).
+---
+--- This module is the public API. Everything else lives in one module per
+--- concern: config (options), lsp (starting the server), apply_edit (the
+--- workspace/applyEdit handler), proposal (one edit, checked and applied),
+--- text (positions and text edits), queue (pending edits), review (the
+--- window), health (:checkhealth), commands (:Verbatim).
+
+local M = {}
+
+--- Whether setup() ran.
+M.did_setup = false
+
+---@class verbatim.PendingInfo
+---@field key integer this session's number for the edit (accept(key), reject(reason, key))
+---@field id integer|nil the server's pending id
+---@field agent string
+---@field summary string
+---@field label string
+---@field uris string[]
+---@field since integer os.time() of arrival
+---@field client_id integer
+
+--- Validates the options, then starts the server for every file buffer.
+---@param opts? table see :help verbatim-options
+function M.setup(opts)
+  require("verbatim.config").set(opts)
+  require("verbatim.review") -- listens to the queue
+  require("verbatim.lsp").enable()
+  M.did_setup = true
+end
+
+--- Applies the edit under review (or the one with `key`).
+---@param key? integer
+---@return boolean applied
+---@return string|nil reason why it did not apply
+function M.accept(key)
+  local queue = require("verbatim.queue")
+  local review = require("verbatim.review")
+  if key == nil then
+    return review.accept()
+  end
+  local item = queue.get(key)
+  if not item then
+    return false, "no pending edit " .. key
+  end
+  return queue.accept(item)
+end
+
+--- Refuses the edit under review (or the one with `key`); `reason` goes back
+--- to the agent.
+---@param reason? string
+---@param key? integer
+---@return boolean rejected
+function M.reject(reason, key)
+  local queue = require("verbatim.queue")
+  if key == nil then
+    return require("verbatim.review").reject(reason)
+  end
+  local item = queue.get(key)
+  if not item then
+    return false
+  end
+  queue.reject(item, reason)
+  return true
+end
+
+--- The edits waiting for review, oldest first.
+---@return verbatim.PendingInfo[]
+function M.pending()
+  local result = {}
+  for _, item in ipairs(require("verbatim.queue").items) do
+    local p = item.proposal
+    local uris = {}
+    for _, doc in ipairs(p.documents) do
+      table.insert(uris, doc.uri)
+    end
+    table.insert(result, {
+      key = item.key,
+      id = p.pending_id,
+      agent = p.agent,
+      summary = p.summary,
+      label = p.label,
+      uris = uris,
+      since = item.since,
+      client_id = p.client_id,
+    })
+  end
+  return result
+end
+
+---@class verbatim.ClientStatus
+---@field client_id integer
+---@field root_dir string|nil
+---@field server verbatim.Status|nil what the server last reported (agents, socket, its pending edits)
+
+---@class verbatim.StatusInfo
+---@field review "confirm"|"auto"
+---@field clients verbatim.ClientStatus[]
+---@field pending verbatim.PendingInfo[]
+---@field trusted string[] agents whose edits apply without review this session
+
+--- The running servers, their agents, and the edits waiting for review.
+--- Asks each server (up to `timeout_ms`, default 1000) for a fresh status.
+---@param timeout_ms? integer
+---@return verbatim.StatusInfo
+function M.status(timeout_ms)
+  local lsp = require("verbatim.lsp")
+  local statuses = lsp.fetch_statuses(timeout_ms)
+  local clients = {}
+  for _, client in ipairs(lsp.clients()) do
+    table.insert(clients, {
+      client_id = client.id,
+      root_dir = client.root_dir,
+      server = statuses[client.id],
+    })
+  end
+  local trusted = vim.tbl_keys(require("verbatim.queue").trusted)
+  table.sort(trusted)
+  return {
+    review = require("verbatim.config").options.review,
+    clients = clients,
+    pending = M.pending(),
+    trusted = trusted,
+  }
+end
+
+--- Opens the review window on the next pending edit and moves into it.
+function M.review()
+  require("verbatim.review").open({ enter = true })
+end
+
+--- Shows what the servers wrote to stderr (from Neovim's LSP log).
+function M.log()
+  require("verbatim.commands").log()
+end
+
+return M

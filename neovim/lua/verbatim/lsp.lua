@@ -1,0 +1,203 @@
+---@brief
+--- Starts `verbatim lsp` beside the person's other language servers: one
+--- client per workspace root, attached to every normal file buffer whatever
+--- its filetype, with the handlers Verbatim needs.
+
+local api = vim.api
+local config = require("verbatim.config")
+local protocol = require("verbatim.protocol")
+
+local M = {}
+
+M.NAME = "verbatim"
+
+--- The latest status each client's server sent, by client id.
+---@type table<integer, verbatim.Status>
+M.statuses = {}
+
+local group = api.nvim_create_augroup("verbatim.lsp", { clear = true })
+
+--- What the client implements, on top of Neovim's defaults.
+---@return lsp.ClientCapabilities
+function M.capabilities()
+  return vim.tbl_deep_extend("force", vim.lsp.protocol.make_client_capabilities(), {
+    general = { positionEncodings = { "utf-8", "utf-16", "utf-32" } },
+    workspace = {
+      applyEdit = true,
+      workspaceEdit = {
+        documentChanges = true,
+        resourceOperations = { "create" },
+        failureHandling = "abort",
+        normalizesLineEndings = false,
+        changeAnnotationSupport = { groupsOnLabel = false },
+      },
+    },
+  })
+end
+
+---@return verbatim.InitializationOptions
+function M.init_options()
+  return {
+    needsConfirmation = config.options.review == "confirm",
+    statusNotifications = true,
+  }
+end
+
+---@param err lsp.ResponseError|nil
+---@param status verbatim.Status
+---@param ctx lsp.HandlerContext
+local function on_status_changed(err, status, ctx)
+  if err or type(status) ~= "table" then
+    return
+  end
+  M.statuses[ctx.client_id] = status
+  api.nvim_exec_autocmds("User", { pattern = "VerbatimStatus", modeline = false })
+end
+
+--- The workspace root of a buffer: the nearest directory holding a root
+--- marker, else the current directory.
+---@param bufnr integer
+---@return string
+function M.root_dir(bufnr)
+  return vim.fs.root(bufnr, config.options.root_markers) or vim.fn.getcwd()
+end
+
+---@param bufnr integer
+---@return vim.lsp.ClientConfig
+function M.client_config(bufnr)
+  return {
+    name = M.NAME,
+    cmd = config.options.cmd,
+    root_dir = M.root_dir(bufnr),
+    capabilities = M.capabilities(),
+    init_options = M.init_options(),
+    -- The server waits a bounded time for the didChange that carries an
+    -- applied edit, and agents read the live text: send changes at once
+    -- instead of after Neovim's default 150 ms debounce.
+    flags = { debounce_text_changes = 0 },
+    handlers = {
+      ["workspace/applyEdit"] = require("verbatim.apply_edit").handler,
+      [protocol.methods.status_changed] = on_status_changed,
+    },
+    on_exit = function(_, _, client_id)
+      vim.schedule(function()
+        M.statuses[client_id] = nil
+        require("verbatim.queue").drop_client(client_id)
+      end)
+    end,
+  }
+end
+
+--- Whether Verbatim should run for a buffer.
+---@param bufnr integer
+---@return boolean
+function M.wants(bufnr)
+  if not api.nvim_buf_is_valid(bufnr) or not api.nvim_buf_is_loaded(bufnr) then
+    return false
+  end
+  if vim.bo[bufnr].buftype ~= "" then
+    return false
+  end
+  local name = api.nvim_buf_get_name(bufnr)
+  if name == "" or name:match("^%a[%w+.-]*://") then
+    return false
+  end
+  return not vim.tbl_contains(config.options.skip_filetypes, vim.bo[bufnr].filetype)
+end
+
+--- The Verbatim client attached to a buffer, if any.
+---@param bufnr integer
+---@return vim.lsp.Client|nil
+function M.client_for(bufnr)
+  return vim.lsp.get_clients({ bufnr = bufnr, name = M.NAME })[1]
+end
+
+--- Starts (or reuses) the server for a buffer's root and attaches to it.
+---@param bufnr integer
+---@return integer|nil client_id
+function M.attach(bufnr)
+  if not M.wants(bufnr) then
+    return nil
+  end
+  local existing = M.client_for(bufnr)
+  if existing then
+    return existing.id
+  end
+  if vim.fn.executable(config.options.cmd[1]) ~= 1 then
+    vim.notify_once(
+      string.format(
+        "verbatim: %q not found; install the verbatim binary or set `cmd` in setup() (:checkhealth verbatim)",
+        config.options.cmd[1]
+      ),
+      vim.log.levels.WARN
+    )
+    return nil
+  end
+  return vim.lsp.start(M.client_config(bufnr), { bufnr = bufnr })
+end
+
+---@param bufnr integer
+local function detach_if_skipped(bufnr)
+  local client = M.client_for(bufnr)
+  if client and vim.tbl_contains(config.options.skip_filetypes, vim.bo[bufnr].filetype) then
+    vim.lsp.buf_detach_client(bufnr, client.id)
+  end
+end
+
+--- Attaches to every loaded buffer now and to every buffer read later.
+function M.enable()
+  api.nvim_clear_autocmds({ group = group })
+  api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufFilePost" }, {
+    group = group,
+    desc = "verbatim: start the server for file buffers",
+    callback = function(args)
+      -- After the filetype is known (filetype detection runs in the same
+      -- events), and out of the autocommand.
+      vim.schedule(function()
+        M.attach(args.buf)
+      end)
+    end,
+  })
+  api.nvim_create_autocmd("FileType", {
+    group = group,
+    desc = "verbatim: honour skip_filetypes",
+    callback = function(args)
+      detach_if_skipped(args.buf)
+    end,
+  })
+  for _, bufnr in ipairs(api.nvim_list_bufs()) do
+    M.attach(bufnr)
+  end
+end
+
+--- Stops attaching to new buffers and stops every Verbatim client.
+function M.disable()
+  api.nvim_clear_autocmds({ group = group })
+  for _, client in ipairs(vim.lsp.get_clients({ name = M.NAME })) do
+    client:stop()
+  end
+end
+
+--- Every running Verbatim client.
+---@return vim.lsp.Client[]
+function M.clients()
+  return vim.lsp.get_clients({ name = M.NAME })
+end
+
+--- Asks each server for its status (waiting up to `timeout_ms` for each);
+--- falls back to the last `verbatim/statusChanged` it sent.
+---@param timeout_ms? integer
+---@return table<integer, verbatim.Status>
+function M.fetch_statuses(timeout_ms)
+  for _, client in ipairs(M.clients()) do
+    if client.initialized then
+      local response = client:request_sync(protocol.methods.status, vim.empty_dict(), timeout_ms or 1000)
+      if response and response.result then
+        M.statuses[client.id] = response.result
+      end
+    end
+  end
+  return M.statuses
+end
+
+return M

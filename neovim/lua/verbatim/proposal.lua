@@ -1,0 +1,436 @@
+---@brief
+--- One `workspace/applyEdit` from the server, as a proposal the person can
+--- accept or reject: which documents it changes, at which versions, and the
+--- text before and after.
+---
+--- Lifecycle: `build()` parses the params; `prepare()` finds (or loads) every
+--- buffer and checks it is exactly at the version the server planned
+--- against; `apply()` checks again and changes the buffers. Nothing is ever
+--- written to disk.
+
+local api = vim.api
+local protocol = require("verbatim.protocol")
+local text = require("verbatim.text")
+
+local M = {}
+
+---@class verbatim.Hunk A changed block of lines, from vim.diff() "indices".
+---@field start_a integer first line in the current text (1-based; the line before an insertion)
+---@field count_a integer
+---@field start_b integer first line in the proposed text
+---@field count_b integer
+
+---@class verbatim.DocumentChange
+---@field uri string
+---@field edits lsp.TextEdit[]
+---@field requested_version integer|nil the version the server named (nil: not open on its side)
+---@field unversioned boolean the edit came as plain `changes`, without any version
+---@field create? { overwrite?: boolean, ignoreIfExists?: boolean } a `create` operation precedes the edits
+---@field bufnr? integer
+---@field version? integer the buffer's LSP version when prepared
+---@field changedtick? integer the buffer's changedtick when prepared
+---@field empty_base? boolean the server planned against an empty text (new or empty file)
+---@field before? string the text the edits apply to
+---@field after? string the proposed text
+---@field before_lines? string[]
+---@field after_lines? string[]
+---@field hunks? verbatim.Hunk[]
+
+---@class verbatim.Proposal
+---@field client_id integer
+---@field encoding string the client's position encoding
+---@field label string
+---@field agent string
+---@field summary string
+---@field pending_id integer|nil the server's pending id (from the annotation id)
+---@field needs_confirmation boolean
+---@field documents verbatim.DocumentChange[]
+local Proposal = {}
+Proposal.__index = Proposal
+
+---@param reason string
+---@return nil, string
+local function fail(reason)
+  return nil, reason
+end
+
+--- Parses `ApplyWorkspaceEditParams`.
+---@param params lsp.ApplyWorkspaceEditParams
+---@param client vim.lsp.Client
+---@return verbatim.Proposal|nil
+---@return string|nil failure reason
+function M.build(params, client)
+  local edit = params and params.edit
+  if type(edit) ~= "table" then
+    return fail("workspace/applyEdit without an edit")
+  end
+  local annotations = edit.changeAnnotations or {}
+  local documents = {} ---@type verbatim.DocumentChange[]
+  local by_uri = {} ---@type table<string, verbatim.DocumentChange>
+  local creates = {} ---@type table<string, table>
+  local annotation_ids = {} ---@type string[]
+
+  ---@param uri string
+  ---@param version integer|nil
+  ---@param unversioned boolean
+  ---@return verbatim.DocumentChange|nil, string|nil
+  local function document(uri, version, unversioned)
+    local doc = by_uri[uri]
+    if doc then
+      if doc.requested_version ~= version then
+        return fail("two edits of " .. uri .. " name different versions")
+      end
+      return doc
+    end
+    doc = {
+      uri = uri,
+      edits = {},
+      requested_version = version,
+      unversioned = unversioned,
+      create = creates[uri],
+    }
+    by_uri[uri] = doc
+    table.insert(documents, doc)
+    return doc
+  end
+
+  ---@param doc verbatim.DocumentChange
+  ---@param edits table[]
+  local function add_edits(doc, edits)
+    for _, e in ipairs(edits or {}) do
+      table.insert(doc.edits, { range = e.range, newText = e.newText or "" })
+      if e.annotationId then
+        table.insert(annotation_ids, e.annotationId)
+      end
+    end
+  end
+
+  if edit.documentChanges then
+    for _, change in ipairs(edit.documentChanges) do
+      if change.kind == "create" then
+        creates[change.uri] = change.options or {}
+        if change.annotationId then
+          table.insert(annotation_ids, change.annotationId)
+        end
+      elseif change.kind then
+        return fail(
+          string.format("Verbatim for Neovim does not support %q operations", change.kind)
+        )
+      else
+        local td = change.textDocument or {}
+        local version = td.version
+        if version == vim.NIL then
+          version = nil
+        end
+        local doc, err = document(td.uri, version, false)
+        if not doc then
+          return fail(err --[[@as string]])
+        end
+        add_edits(doc, change.edits)
+      end
+    end
+    -- A created file that gets no text still becomes a buffer.
+    for uri in pairs(creates) do
+      if not by_uri[uri] then
+        document(uri, nil, false)
+      end
+    end
+  elseif edit.changes then
+    local uris = vim.tbl_keys(edit.changes)
+    table.sort(uris)
+    for _, uri in ipairs(uris) do
+      local doc = document(uri, nil, true) --[[@as verbatim.DocumentChange]]
+      add_edits(doc, edit.changes[uri])
+    end
+  end
+  if #documents == 0 then
+    return fail("the workspace edit changes no document")
+  end
+
+  local needs_confirmation = false
+  local first ---@type lsp.ChangeAnnotation|nil
+  local first_id ---@type string|nil
+  for _, id in ipairs(annotation_ids) do
+    local annotation = annotations[id]
+    if annotation then
+      first = first or annotation
+      first_id = first_id or id
+      if annotation.needsConfirmation then
+        needs_confirmation = true
+      end
+    end
+  end
+  local label = (first and first.label) or params.label or "an edit"
+  local agent, summary = protocol.split_label(label, first and first.description)
+
+  return setmetatable({
+    client_id = client.id,
+    encoding = client.offset_encoding or "utf-16",
+    label = label,
+    agent = agent,
+    summary = summary,
+    pending_id = protocol.pending_id(first_id),
+    needs_confirmation = needs_confirmation,
+    documents = documents,
+  }, Proposal)
+end
+
+---@param path string
+---@return string|nil
+local function read_file(path)
+  local fd = vim.uv.fs_open(path, "r", 438)
+  if not fd then
+    return nil
+  end
+  local stat = vim.uv.fs_fstat(fd)
+  local data = stat and vim.uv.fs_read(fd, stat.size, 0) or nil
+  vim.uv.fs_close(fd)
+  return data
+end
+
+---@param bufnr integer
+---@param client_id integer
+---@return boolean
+local function is_attached(bufnr, client_id)
+  return vim.lsp.buf_is_attached(bufnr, client_id)
+end
+
+--- The buffer's version as Neovim reports it to language servers.
+---@param bufnr integer
+---@return integer
+local function lsp_version(bufnr)
+  return vim.lsp.util.buf_versions[bufnr]
+end
+
+--- Loads a document the server planned against the file on disk (version
+--- null): the buffer must hold exactly the disk's text, or the edit's ranges
+--- mean nothing.
+---@param doc verbatim.DocumentChange
+---@param client_id integer
+---@return boolean ok
+---@return string|nil reason
+local function prepare_from_disk(doc, client_id)
+  local fname = vim.uri_to_fname(doc.uri)
+  local on_disk = read_file(fname)
+  local bufnr = vim.fn.bufadd(fname)
+  local was_loaded = api.nvim_buf_is_loaded(bufnr)
+  if doc.create and not (doc.create.overwrite or doc.create.ignoreIfExists) then
+    if on_disk or (was_loaded and api.nvim_buf_line_count(bufnr) > 1) then
+      return false, fname .. " already exists"
+    end
+  end
+  if not was_loaded then
+    vim.fn.bufload(bufnr)
+  end
+  vim.bo[bufnr].buflisted = true
+  local snapshot = text.snapshot(bufnr)
+  local live = text.to_text(snapshot)
+  local empty_buffer = #snapshot.lines == 1 and snapshot.lines[1] == ""
+  if doc.create and doc.create.overwrite then
+    doc.empty_base = false
+  elseif on_disk == nil then
+    if not doc.create then
+      return false, fname .. " does not exist"
+    end
+    if not empty_buffer then
+      return false, fname .. " is open in Neovim with text that is not on disk"
+    end
+    doc.empty_base = true
+  else
+    if vim.bo[bufnr].bomb and on_disk:sub(1, 3) == "\239\187\191" then
+      on_disk = on_disk:sub(4)
+    end
+    if on_disk == "" and empty_buffer then
+      doc.empty_base = true
+    elseif live ~= on_disk then
+      return false,
+        fname .. " has changes in Neovim that are not on disk; read it again and resend the edit"
+    end
+  end
+  doc.bufnr = bufnr
+  if not is_attached(bufnr, client_id) then
+    -- Attaching sends didOpen with the text the edit applies to; the didChange
+    -- that carries the edit follows it.
+    vim.lsp.buf_attach_client(bufnr, client_id)
+  end
+  return true
+end
+
+--- Finds every buffer, loading files that are not loaded, and checks every
+--- version. Safe to call once, on arrival.
+---@return boolean ok
+---@return string|nil reason
+function Proposal:prepare()
+  for _, doc in ipairs(self.documents) do
+    if doc.requested_version ~= nil then
+      local bufnr = vim.uri_to_bufnr(doc.uri)
+      if not api.nvim_buf_is_loaded(bufnr) or not is_attached(bufnr, self.client_id) then
+        return false, doc.uri .. " is not open in Neovim any more"
+      end
+      local current = lsp_version(bufnr)
+      if current ~= doc.requested_version then
+        return false,
+          string.format(
+            "%s changed in the editor: it is at version %d, the edit was planned for version %d",
+            vim.uri_to_fname(doc.uri),
+            current,
+            doc.requested_version
+          )
+      end
+      doc.bufnr = bufnr
+    elseif doc.unversioned then
+      local bufnr = vim.uri_to_bufnr(doc.uri)
+      if api.nvim_buf_is_loaded(bufnr) and is_attached(bufnr, self.client_id) then
+        doc.bufnr = bufnr
+      else
+        local ok, reason = prepare_from_disk(doc, self.client_id)
+        if not ok then
+          return false, reason
+        end
+      end
+    else
+      local ok, reason = prepare_from_disk(doc, self.client_id)
+      if not ok then
+        return false, reason
+      end
+    end
+    local bufnr = doc.bufnr --[[@as integer]]
+    doc.version = lsp_version(bufnr)
+    doc.changedtick = api.nvim_buf_get_changedtick(bufnr)
+    local snapshot = text.snapshot(bufnr)
+    if doc.empty_base then
+      snapshot = { lines = { "" }, eol = false, line_ending = snapshot.line_ending }
+      doc.before_lines = {}
+    else
+      doc.before_lines = snapshot.lines
+    end
+    doc.before = text.to_text(snapshot)
+    doc.after = text.apply_to_text(snapshot, doc.edits, self.encoding)
+    doc.after_lines = text.split_lines(doc.after)
+    if #doc.after_lines > 1 and doc.after_lines[#doc.after_lines] == "" then
+      table.remove(doc.after_lines)
+    elseif doc.after == "" then
+      doc.after_lines = {}
+    end
+    doc.hunks = M.hunks(doc.before_lines, doc.after_lines)
+  end
+  return true
+end
+
+--- The changed blocks between two lists of lines.
+---@param a string[]
+---@param b string[]
+---@return verbatim.Hunk[]
+function M.hunks(a, b)
+  local function joined(lines)
+    if #lines == 0 then
+      return ""
+    end
+    return table.concat(lines, "\n") .. "\n"
+  end
+  local indices = vim.diff(joined(a), joined(b), { result_type = "indices" }) --[[@as integer[][] ]]
+  local hunks = {}
+  for _, h in ipairs(indices) do
+    table.insert(hunks, { start_a = h[1], count_a = h[2], start_b = h[3], count_b = h[4] })
+  end
+  return hunks
+end
+
+--- The first document whose buffer changed since `prepare()`, if any.
+---@return string|nil reason
+function Proposal:stale_reason()
+  for _, doc in ipairs(self.documents) do
+    local bufnr = doc.bufnr
+    if not bufnr or not api.nvim_buf_is_loaded(bufnr) then
+      return vim.uri_to_fname(doc.uri) .. " was closed in Neovim while the edit waited for review"
+    end
+    if api.nvim_buf_get_changedtick(bufnr) ~= doc.changedtick or lsp_version(bufnr) ~= doc.version then
+      return vim.uri_to_fname(doc.uri)
+        .. " changed in the editor while the edit waited for review; read it again"
+    end
+  end
+  return nil
+end
+
+--- Whether the proposal touches a buffer.
+---@param bufnr integer
+---@return boolean
+function Proposal:touches(bufnr)
+  for _, doc in ipairs(self.documents) do
+    if doc.bufnr == bufnr then
+      return true
+    end
+  end
+  return false
+end
+
+---@param doc verbatim.DocumentChange
+---@param skipped table<integer, boolean>
+local function apply_hunks(doc, skipped)
+  local bufnr = doc.bufnr --[[@as integer]]
+  for i = #doc.hunks, 1, -1 do
+    if not skipped[i] then
+      local h = doc.hunks[i]
+      local replacement = {}
+      for j = h.start_b, h.start_b + h.count_b - 1 do
+        table.insert(replacement, doc.after_lines[j])
+      end
+      if h.count_a == 0 then
+        api.nvim_buf_set_lines(bufnr, h.start_a, h.start_a, true, replacement)
+      else
+        api.nvim_buf_set_lines(bufnr, h.start_a - 1, h.start_a - 1 + h.count_a, true, replacement)
+      end
+    end
+  end
+end
+
+--- Applies the proposal to the buffers, each buffer's change as one undo
+--- step. `skipped[doc_index][hunk_index] = true` leaves a change out; the
+--- server then sees the difference and reports it as `modifiedByEditor`.
+---@param skipped? table<integer, table<integer, boolean>>
+---@return boolean applied
+---@return string|nil reason
+---@return boolean partial whether some change was left out
+function Proposal:apply(skipped)
+  skipped = skipped or {}
+  local stale = self:stale_reason()
+  if stale then
+    return false, stale, false
+  end
+  local partial, applied_any = false, false
+  for index, doc in ipairs(self.documents) do
+    local doc_skipped = skipped[index] or {}
+    local left_out = 0
+    for i = 1, #doc.hunks do
+      if doc_skipped[i] then
+        left_out = left_out + 1
+      end
+    end
+    local bufnr = doc.bufnr --[[@as integer]]
+    if left_out > 0 then
+      partial = true
+    end
+    if left_out == 0 or left_out < #doc.hunks then
+      applied_any = true
+      api.nvim_buf_call(bufnr, function()
+        -- Start a new undo block, so the edit undoes in one step and never
+        -- merges with what the person typed before.
+        vim.cmd("let &l:undolevels = &l:undolevels")
+        if left_out > 0 then
+          apply_hunks(doc, doc_skipped)
+        elseif doc.empty_base then
+          text.replace_empty_buffer(bufnr, doc.after)
+        else
+          text.apply_to_buffer(bufnr, doc.edits, self.encoding)
+        end
+      end)
+    end
+  end
+  if not applied_any then
+    return false, "the person left out every change of the edit", true
+  end
+  return true, nil, partial
+end
+
+M.Proposal = Proposal
+return M

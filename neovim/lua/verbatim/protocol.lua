@@ -1,0 +1,111 @@
+---@brief
+--- The Verbatim protocol as the Neovim plugin sees it: method names, error
+--- codes and the shapes of the messages the plugin sends or receives.
+---
+--- docs/protocol.md is the single source of truth; tests/test_protocol.lua
+--- checks this module against it.
+
+local M = {}
+
+--- The protocol version this plugin was written against.
+M.PROTOCOL_VERSION = 1
+
+--- Custom methods.
+M.methods = {
+  documents = "verbatim/documents",
+  read = "verbatim/read",
+  str_replace = "verbatim/strReplace",
+  replace_range = "verbatim/replaceRange",
+  batch_edit = "verbatim/batchEdit",
+  write = "verbatim/write",
+  status = "verbatim/status",
+  --- Server to editor notification, sent when `statusNotifications` is on.
+  status_changed = "verbatim/statusChanged",
+}
+
+--- Error codes by `data.kind`.
+M.errors = {
+  notFound = -33001,
+  ambiguous = -33002,
+  stale = -33003,
+  emptyQuote = -33004,
+  noChange = -33005,
+  rangeOrder = -33006,
+  overlap = -33007,
+  rejected = -33008,
+  editorUnavailable = -33009,
+  unknownDocument = -33010,
+  outsideWorkspace = -33011,
+  invalidParams = -33012,
+  timeout = -33013,
+  notText = -33014,
+  io = -33015,
+  editorError = -33016,
+}
+
+--- Change annotations sent by the server carry ids `verbatim/<pending id>`.
+M.ANNOTATION_PREFIX = "verbatim/"
+
+---@class verbatim.InitializationOptions
+---@field needsConfirmation? boolean value of `needsConfirmation` on every change annotation
+---@field statusNotifications? boolean send `verbatim/statusChanged` to the editor
+---@field syncTimeoutMs? integer wait for the `didChange` that carries an applied edit
+---@field applyTimeoutMs? integer|vim.NIL wait for the editor's answer to `workspace/applyEdit`
+
+---@class verbatim.StatusAgent
+---@field id integer
+---@field name string
+---@field version? string
+---@field connectedAt string
+---@field pendingEdits integer
+
+---@class verbatim.StatusPending
+---@field id integer
+---@field agentId integer
+---@field agent string
+---@field summary string
+---@field uris string[]
+---@field since string
+
+---@class verbatim.Status The result of `verbatim/status` and the params of `verbatim/statusChanged`.
+---@field socket string
+---@field discoveryFile string
+---@field editorConnected boolean
+---@field agents verbatim.StatusAgent[]
+---@field pending verbatim.StatusPending[]
+
+--- The pending id of an annotation id (`verbatim/12` -> 12), or nil when the
+--- annotation is not one of ours.
+---@param annotation_id string|nil
+---@return integer|nil
+function M.pending_id(annotation_id)
+  if type(annotation_id) ~= "string" then
+    return nil
+  end
+  local digits = annotation_id:match("^" .. vim.pesc(M.ANNOTATION_PREFIX) .. "(%d+)$")
+  return digits and tonumber(digits) or nil
+end
+
+--- Splits an annotation label `<agent>: <summary>` into the agent's name and
+--- the summary. The description carries the summary alone, which tells where
+--- the agent's name ends even when the name holds ": ".
+---@param label string|nil
+---@param description string|nil
+---@return string agent
+---@return string summary
+function M.split_label(label, description)
+  label = label or ""
+  if type(description) == "string" and description ~= "" then
+    local suffix = ": " .. description
+    if #label > #suffix and label:sub(-#suffix) == suffix then
+      return label:sub(1, #label - #suffix), description
+    end
+  end
+  local agent, summary = label:match("^(.-): (.*)$")
+  if agent then
+    return agent, summary
+  end
+  return "agent", label
+end
+
+return M

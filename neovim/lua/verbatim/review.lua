@@ -1,0 +1,382 @@
+---@brief
+--- The review window: the pending edit's agent, summary and changes as a
+--- unified diff of the buffer's current text against the proposal, with keys
+--- to accept, reject, trust the agent, and leave out single changes.
+---
+--- The window opens without taking the cursor (an edit arriving while the
+--- person types must not catch their keys); `:Verbatim review` moves into it.
+
+local api = vim.api
+local config = require("verbatim.config")
+local queue = require("verbatim.queue")
+
+local M = {}
+
+local ns = api.nvim_create_namespace("verbatim.review")
+local BUF_NAME = "verbatim://review"
+local CONTEXT = 3
+
+---@type integer|nil
+local bufnr = nil
+--- The key of the pending edit on display.
+---@type integer|nil
+M.shown = nil
+--- Line (0-based) -> the change it belongs to, for the edit on display.
+---@type table<integer, { doc: integer, hunk: integer }>
+local line_hunks = {}
+--- Keys of the edits seen so far, to open the window only for new ones.
+local seen = {} ---@type table<integer, boolean>
+
+---@param fname string
+---@param root string|nil
+---@return string
+local function display_path(fname, root)
+  if root then
+    local rel = vim.fs.relpath(root, fname)
+    if rel then
+      return rel
+    end
+  end
+  return vim.fn.fnamemodify(fname, ":~")
+end
+
+---@param lines string[]
+---@param marks table[]
+---@param doc verbatim.DocumentChange
+---@param doc_index integer
+---@param skipped table<integer, boolean>
+---@param root string|nil
+local function render_document(lines, marks, doc, doc_index, skipped, root)
+  local path = display_path(vim.uri_to_fname(doc.uri), root)
+  local a, b = doc.before_lines or {}, doc.after_lines or {}
+  if doc.empty_base and doc.create then
+    table.insert(lines, "--- /dev/null")
+  else
+    table.insert(lines, "--- a/" .. path)
+  end
+  table.insert(lines, "+++ b/" .. path)
+  table.insert(marks, { #lines - 2, #lines, "VerbatimReviewFile" })
+  if #(doc.hunks or {}) == 0 then
+    table.insert(lines, "(no change)")
+    return
+  end
+  local printed_until = 0 -- last line of `a` shown so far
+  local delta = 0 -- line offset of `b` against `a` before the current hunk
+  for i, h in ipairs(doc.hunks) do
+    local first_a = h.count_a > 0 and h.start_a or h.start_a + 1
+    local last_a = first_a + h.count_a - 1
+    local next_hunk = doc.hunks[i + 1]
+    local next_first = next_hunk and (next_hunk.count_a > 0 and next_hunk.start_a or next_hunk.start_a + 1)
+      or #a + 1
+    local pre = math.max(printed_until + 1, first_a - CONTEXT)
+    local post = math.min(last_a + CONTEXT, next_first - 1, #a)
+    local count_a = post - pre + 1
+    local count_b = count_a - h.count_a + h.count_b
+    local header_line = #lines
+    table.insert(
+      lines,
+      string.format("@@ -%d,%d +%d,%d @@", pre, count_a, pre + delta, count_b)
+    )
+    for j = pre, first_a - 1 do
+      table.insert(lines, " " .. a[j])
+    end
+    for j = h.start_a, h.start_a + h.count_a - 1 do
+      table.insert(lines, "-" .. a[j])
+    end
+    for j = h.start_b, h.start_b + h.count_b - 1 do
+      table.insert(lines, "+" .. b[j])
+    end
+    for j = last_a + 1, post do
+      table.insert(lines, " " .. a[j])
+    end
+    for l = header_line, #lines - 1 do
+      line_hunks[l] = { doc = doc_index, hunk = i }
+    end
+    if skipped[i] then
+      table.insert(marks, { header_line, #lines, "VerbatimReviewSkipped", "left out" })
+    end
+    printed_until = post
+    delta = delta + h.count_b - h.count_a
+  end
+end
+
+---@param item verbatim.PendingEdit
+---@return string[] lines
+---@return table[] marks { first line, end line (exclusive), highlight, virtual text? }
+local function render(item)
+  line_hunks = {}
+  local proposal = item.proposal
+  local keys = config.options.keymaps
+  local position = 1
+  for i, other in ipairs(queue.items) do
+    if other == item then
+      position = i
+    end
+  end
+  local lines = {
+    string.format("Verbatim review: %s wants to edit", proposal.agent),
+    "  " .. proposal.summary,
+    "",
+  }
+  local marks = { { 0, 1, "VerbatimReviewTitle" }, { 1, 2, "VerbatimReviewSummary" } }
+  local help = {}
+  for _, entry in ipairs({
+    { keys.accept, "accept" },
+    { keys.reject, "reject" },
+    { keys.accept_all, "accept all from " .. proposal.agent },
+    { keys.toggle_hunk, "leave out change" },
+    { keys.close, "close" },
+  }) do
+    if entry[1] then
+      table.insert(help, entry[1] .. " " .. entry[2])
+    end
+  end
+  lines[3] = string.format("edit %d of %d  ·  %s", position, #queue.items, table.concat(help, "  ·  "))
+  table.insert(marks, { 2, 3, "VerbatimReviewHelp" })
+  table.insert(lines, "")
+  local client = vim.lsp.get_client_by_id(proposal.client_id)
+  local root = client and client.root_dir or nil
+  for index, doc in ipairs(proposal.documents) do
+    render_document(lines, marks, doc, index, item.skipped[index] or {}, root)
+  end
+  return lines, marks
+end
+
+---@return integer
+local function ensure_buffer()
+  if bufnr and api.nvim_buf_is_valid(bufnr) then
+    return bufnr
+  end
+  bufnr = api.nvim_create_buf(false, true)
+  api.nvim_buf_set_name(bufnr, BUF_NAME)
+  vim.bo[bufnr].bufhidden = "hide"
+  vim.bo[bufnr].filetype = "diff"
+  vim.bo[bufnr].modifiable = false
+  local keys = config.options.keymaps
+  local function map(lhs, fn, desc)
+    if lhs then
+      vim.keymap.set("n", lhs, fn, { buffer = bufnr, nowait = true, desc = "verbatim: " .. desc })
+    end
+  end
+  map(keys.accept, function()
+    M.accept()
+  end, "accept the edit")
+  map(keys.reject, function()
+    M.reject_with_prompt()
+  end, "reject the edit")
+  map(keys.accept_all, function()
+    M.accept_all()
+  end, "accept all edits from this agent")
+  map(keys.toggle_hunk, function()
+    M.toggle_hunk()
+  end, "leave out the change under the cursor")
+  map(keys.close, function()
+    M.close()
+  end, "close the review window")
+  return bufnr
+end
+
+---@return integer|nil
+local function find_window()
+  if not (bufnr and api.nvim_buf_is_valid(bufnr)) then
+    return nil
+  end
+  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if api.nvim_win_get_buf(win) == bufnr then
+      return win
+    end
+  end
+end
+
+--- The pending edit on display, or the first one.
+---@return verbatim.PendingEdit|nil
+function M.current()
+  return queue.get(M.shown) or queue.items[1]
+end
+
+---@param item verbatim.PendingEdit
+local function draw(item)
+  local buf = ensure_buffer()
+  M.shown = item.key
+  local lines, marks = render(item)
+  vim.bo[buf].modifiable = true
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].modified = false
+  api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+  for _, mark in ipairs(marks) do
+    local first, last, hl, label = mark[1], mark[2], mark[3], mark[4]
+    api.nvim_buf_set_extmark(buf, ns, first, 0, {
+      end_row = last,
+      hl_group = hl,
+      hl_eol = true,
+      priority = 200,
+      virt_text = label and { { "  [" .. label .. "]", "VerbatimReviewSkippedLabel" } } or nil,
+    })
+  end
+end
+
+--- Shows the review window.
+---@param opts? { enter?: boolean }
+function M.open(opts)
+  opts = opts or {}
+  local item = M.current()
+  if not item then
+    vim.notify("verbatim: no edit waits for review", vim.log.levels.INFO)
+    return
+  end
+  draw(item)
+  local win = find_window()
+  if not win then
+    local lines = api.nvim_buf_line_count(bufnr --[[@as integer]])
+    local height = math.max(6, math.min(lines + 1, math.floor(vim.o.lines * 0.45)))
+    win = api.nvim_open_win(bufnr --[[@as integer]], opts.enter or false, {
+      split = "below",
+      win = -1,
+      height = height,
+    })
+    vim.wo[win].number = false
+    vim.wo[win].relativenumber = false
+    vim.wo[win].signcolumn = "no"
+    vim.wo[win].foldenable = false
+    vim.wo[win].wrap = false
+    vim.wo[win].cursorline = true
+    vim.wo[win].winfixheight = true
+  elseif opts.enter then
+    api.nvim_set_current_win(win)
+  end
+end
+
+--- Closes the review window; the edits stay pending.
+function M.close()
+  local win = find_window()
+  while win do
+    if #api.nvim_tabpage_list_wins(0) == 1 then
+      vim.cmd("tabclose")
+    else
+      api.nvim_win_close(win, true)
+    end
+    win = find_window()
+  end
+end
+
+--- Redraws after the queue changed; opens the window for new edits.
+function M.refresh()
+  local item = M.current()
+  local has_new = false
+  for _, pending in ipairs(queue.items) do
+    if not seen[pending.key] then
+      seen[pending.key] = true
+      has_new = true
+      vim.notify(
+        string.format("verbatim: %s (:Verbatim review)", pending.proposal.label),
+        vim.log.levels.INFO
+      )
+    end
+  end
+  if not item then
+    M.shown = nil
+    M.close()
+    return
+  end
+  if find_window() then
+    draw(item)
+  elseif has_new and config.options.auto_open then
+    M.open({ enter = false })
+  end
+end
+
+--- Accepts the edit on display.
+---@return boolean applied
+---@return string|nil reason
+function M.accept()
+  local item = M.current()
+  if not item then
+    return false, "no edit waits for review"
+  end
+  local applied, reason = queue.accept(item)
+  if not applied and reason then
+    vim.notify("verbatim: not applied: " .. reason, vim.log.levels.WARN)
+  end
+  return applied, reason
+end
+
+--- Rejects the edit on display; `reason` goes back to the agent.
+---@param reason string|nil
+---@return boolean rejected
+function M.reject(reason)
+  local item = M.current()
+  if not item then
+    return false
+  end
+  queue.reject(item, reason)
+  return true
+end
+
+--- Asks for a reason, then rejects (cancelling the prompt keeps the edit).
+function M.reject_with_prompt()
+  local item = M.current()
+  if not item then
+    return
+  end
+  vim.ui.input({ prompt = "Reason for the agent (optional): " }, function(reason)
+    if reason == nil then
+      return
+    end
+    if queue.get(item.key) then
+      queue.reject(item, reason)
+    end
+  end)
+end
+
+--- Accepts the edit on display and trusts its agent for the session.
+function M.accept_all()
+  local item = M.current()
+  if not item then
+    return
+  end
+  queue.trust(item.proposal.agent)
+end
+
+--- Leaves out (or takes back) the change under the cursor.
+function M.toggle_hunk()
+  local item = M.current()
+  local win = find_window()
+  if not item or not win then
+    return
+  end
+  local row = api.nvim_win_get_cursor(win)[1] - 1
+  local target = line_hunks[row]
+  if not target then
+    return
+  end
+  item.skipped[target.doc] = item.skipped[target.doc] or {}
+  local skipped = item.skipped[target.doc]
+  skipped[target.hunk] = not skipped[target.hunk] or nil
+  draw(item)
+end
+
+local function define_highlights()
+  local links = {
+    VerbatimReviewTitle = "Title",
+    VerbatimReviewSummary = "Bold",
+    VerbatimReviewHelp = "Comment",
+    VerbatimReviewFile = "Directory",
+    VerbatimReviewSkipped = "Comment",
+    VerbatimReviewSkippedLabel = "WarningMsg",
+  }
+  for name, target in pairs(links) do
+    api.nvim_set_hl(0, name, { link = target, default = true })
+  end
+end
+
+define_highlights()
+api.nvim_create_autocmd("ColorScheme", {
+  group = api.nvim_create_augroup("verbatim.review", { clear = true }),
+  callback = define_highlights,
+})
+queue.on_change(function()
+  M.refresh()
+end)
+
+return M

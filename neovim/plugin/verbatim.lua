@@ -1,0 +1,15 @@
+-- Defines :Verbatim; everything else loads on first use.
+if vim.g.loaded_verbatim then
+  return
+end
+vim.g.loaded_verbatim = true
+
+vim.api.nvim_create_user_command("Verbatim", function(args)
+  require("verbatim.commands").run(args)
+end, {
+  nargs = "*",
+  desc = "Verbatim: status, review, log, accept, reject",
+  complete = function(arg_lead, line)
+    return require("verbatim.commands").complete(arg_lead, line)
+  end,
+})

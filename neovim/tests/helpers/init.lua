@@ -1,0 +1,221 @@
+-- A small test harness for real headless Neovim: test(name, fn) registers a
+-- case, run(file) runs every case of a file in order and exits non-zero when
+-- one fails. Helpers for workspaces, buffers and the Verbatim client.
+local api = vim.api
+
+local H = {}
+
+local cases = {} ---@type { name: string, fn: fun() }[]
+
+---@param name string
+---@param fn fun()
+function H.test(name, fn)
+  table.insert(cases, { name = name, fn = fn })
+end
+
+---@param msg string
+local function out(msg)
+  io.stdout:write(msg .. "\n")
+  io.stdout:flush()
+end
+
+--- Runs a test file and exits Neovim with the result.
+---@param file string
+function H.run(file)
+  local ok, err = xpcall(dofile, debug.traceback, file)
+  if not ok then
+    out("not ok - loading " .. file .. "\n" .. err)
+    vim.cmd("cquit 1")
+    return
+  end
+  local failed = 0
+  for i, case in ipairs(cases) do
+    local started = vim.uv.hrtime()
+    local passed, case_err = xpcall(case.fn, debug.traceback)
+    local ms = math.floor((vim.uv.hrtime() - started) / 1e6)
+    if passed then
+      out(string.format("ok %d - %s (%d ms)", i, case.name, ms))
+    else
+      failed = failed + 1
+      out(string.format("not ok %d - %s (%d ms)\n%s", i, case.name, ms, tostring(case_err)))
+    end
+  end
+  out(string.format("# %s: %d passed, %d failed", vim.fn.fnamemodify(file, ":t"), #cases - failed, failed))
+  if H.after_all then
+    pcall(H.after_all)
+  end
+  if failed > 0 then
+    vim.cmd("cquit 1")
+  else
+    vim.cmd("qall!")
+  end
+end
+
+--- Compares with vim.deep_equal and shows both sides on failure.
+---@param expected any
+---@param actual any
+---@param what? string
+function H.eq(expected, actual, what)
+  if not vim.deep_equal(expected, actual) then
+    error(
+      string.format(
+        "%s\nexpected: %s\n  actual: %s",
+        what or "values differ",
+        vim.inspect(expected),
+        vim.inspect(actual)
+      ),
+      2
+    )
+  end
+end
+
+---@param cond any
+---@param what string
+function H.truthy(cond, what)
+  if not cond then
+    error("expected true: " .. what, 2)
+  end
+end
+
+--- Waits until `fn` returns a truthy value, failing with `what` after `timeout` ms.
+---@generic T
+---@param what string
+---@param fn fun(): T
+---@param timeout? integer
+---@return T
+function H.wait_for(what, fn, timeout)
+  local value
+  local ok = vim.wait(timeout or 10000, function()
+    value = fn()
+    return value ~= nil and value ~= false
+  end, 10)
+  if not ok then
+    error("timed out waiting for " .. what, 2)
+  end
+  return value
+end
+
+--- A scratch directory for this test run (run.sh sets VERBATIM_TEST_TMP).
+---@return string
+function H.tmpdir()
+  local base = vim.env.VERBATIM_TEST_TMP or vim.fn.tempname()
+  vim.fn.mkdir(base, "p")
+  return base
+end
+
+local workspace_count = 0
+
+--- Creates a workspace (a directory with a .git marker) holding `files`
+--- (name -> exact bytes).
+---@param files table<string, string>
+---@return string root
+function H.workspace(files)
+  workspace_count = workspace_count + 1
+  local root = vim.fs.normalize(H.tmpdir() .. "/ws" .. workspace_count)
+  vim.fn.mkdir(root .. "/.git", "p")
+  for name, content in pairs(files) do
+    H.write_file(root .. "/" .. name, content)
+  end
+  return root
+end
+
+---@param path string
+---@param content string
+function H.write_file(path, content)
+  vim.fn.mkdir(vim.fs.dirname(path), "p")
+  local f = assert(io.open(path, "wb"))
+  f:write(content)
+  f:close()
+end
+
+---@param path string
+---@return string|nil
+function H.read_file(path)
+  local f = io.open(path, "rb")
+  if not f then
+    return nil
+  end
+  local data = f:read("*a")
+  f:close()
+  return data
+end
+
+--- Edits a file and waits until the Verbatim client is attached and ready.
+---@param path string
+---@return integer bufnr
+---@return vim.lsp.Client client
+function H.edit(path)
+  vim.cmd.edit(vim.fn.fnameescape(path))
+  local bufnr = api.nvim_get_current_buf()
+  local client = H.wait_for("the verbatim client to attach to " .. path, function()
+    local c = vim.lsp.get_clients({ bufnr = bufnr, name = "verbatim" })[1]
+    return c and c.initialized and c or nil
+  end)
+  return bufnr, client
+end
+
+--- The agent socket of a client's server.
+---@param client vim.lsp.Client
+---@return string
+function H.socket(client)
+  local response = assert(client:request_sync("verbatim/status", nil, 5000))
+  assert(response.result, "verbatim/status failed: " .. vim.inspect(response.err))
+  return response.result.socket
+end
+
+--- Connects an agent to a client's server and initializes it.
+---@param client vim.lsp.Client
+---@param name string
+---@param encoding? string
+---@return verbatim.test.Agent
+function H.agent(client, name, encoding)
+  local Agent = require("helpers.agent")
+  local agent = Agent.connect(H.socket(client))
+  agent:initialize(name, encoding or "utf-8")
+  return agent
+end
+
+--- Waits until `n` edits wait for review.
+---@param n integer
+---@return verbatim.PendingInfo[]
+function H.wait_pending(n)
+  return H.wait_for(n .. " pending edit(s)", function()
+    local pending = require("verbatim").pending()
+    return #pending == n and pending or nil
+  end)
+end
+
+---@param bufnr integer
+---@return string[]
+function H.lines(bufnr)
+  return api.nvim_buf_get_lines(bufnr, 0, -1, true)
+end
+
+--- The review window in the current tab page, if open.
+---@return integer|nil win
+---@return string[]|nil lines
+function H.review_window()
+  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local buf = api.nvim_win_get_buf(win)
+    if api.nvim_buf_get_name(buf) == "verbatim://review" then
+      return win, api.nvim_buf_get_lines(buf, 0, -1, true)
+    end
+  end
+end
+
+--- Reads a document through the agent, waiting until its text satisfies `pred`
+--- (the server sees buffer changes a moment after they happen).
+---@param agent verbatim.test.Agent
+---@param uri string
+---@param pred? fun(text: string): boolean
+---@return table result of verbatim/read
+function H.read_until(agent, uri, pred)
+  return H.wait_for("the server to see the expected text of " .. uri, function()
+    local response = agent:call("verbatim/read", { uri = uri })
+    if response.result and (not pred or pred(response.result.text)) then
+      return response.result
+    end
+  end)
+end
+
+return H
