@@ -6,7 +6,17 @@
 //!   [`position`] (line/column in utf-8, utf-16, utf-32), [`rev`] (revisions),
 //!   [`document`] and [`store`] (live buffers), [`doc_key`] (document identity),
 //!   [`quote`] (finding quotes), [`plan`] (quote-addressed requests to replacements),
-//!   [`diff`] (minimal edits and unified diffs);
+//!   [`diff`] (minimal edits and unified diffs), [`disk`] (files that are not open),
+//!   [`workspace`] (which files are in reach);
+//! - the protocol: [`protocol`] (wire types), [`error`] (error kinds and codes),
+//!   [`feedback`] (errors an agent can act on), [`to_proto`] (engine to LSP types);
+//! - the service: [`state`] (shared between connections), [`registry`] (agents and
+//!   pending edits), [`edits`] (the agent methods), [`apply`] (through the editor);
+//! - the transports: [`ordered_sync`] and [`editor`] (the editor on stdio),
+//!   [`agent`] and [`listener`] (agents on the socket), [`discovery`] (runtime
+//!   directory and discovery files), [`lsp`] (`verbatim lsp`), [`clock`].
+#![deny(clippy::print_stdout)]
+
 pub mod position;
 pub mod rev;
 pub mod document;
@@ -15,3 +25,20 @@ pub mod doc_key;
 pub mod quote;
 pub mod plan;
 pub mod diff;
+pub mod disk;
+pub mod workspace;
+pub mod protocol;
+pub mod error;
+pub mod feedback;
+pub mod to_proto;
+pub mod state;
+pub mod registry;
+pub mod edits;
+pub mod apply;
+pub mod ordered_sync;
+pub mod editor;
+pub mod agent;
+pub mod listener;
+pub mod discovery;
+pub mod lsp;
+pub mod clock;

@@ -1,0 +1,209 @@
+//! An agent connection: a full LSP session whose `initialize` names the agent and
+//! negotiates its position encoding, followed by the `verbatim/*` methods.
+//!
+//! Each method parses its params itself (so bad params get a specific
+//! `invalidParams` error) and runs inside `catch_unwind`, so a bug triggered by one
+//! agent's input becomes an error for that agent, never a crashed server.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
+
+use futures::FutureExt;
+use serde::Serialize;
+use serde_json::{Value, json};
+use tower::Service;
+use tower_lsp_server::jsonrpc::{self, Request, Response};
+use tower_lsp_server::ls_types::{InitializeParams, InitializeResult, PositionEncodingKind, ServerCapabilities, ServerInfo};
+use tower_lsp_server::{ExitedError, LanguageServer, LspService};
+
+use crate::clock::now_rfc3339;
+use crate::edits;
+use crate::error::ProtocolError;
+use crate::position::PositionEncoding;
+use crate::protocol::{PROTOCOL_VERSION, method};
+use crate::registry::AgentInfo;
+use crate::state::State;
+
+/// One agent connection.
+#[derive(Debug)]
+pub struct AgentSession {
+    state: Arc<State>,
+    id: u64,
+    info: OnceLock<AgentInfo>,
+}
+
+impl AgentSession {
+    pub fn new(state: Arc<State>) -> Self {
+        let id = state.registry().next_agent_id();
+        Self { state, id, info: OnceLock::new() }
+    }
+
+    /// Builds the service for one connection, with every custom method routed.
+    pub fn service(state: Arc<State>) -> (EmptyParamsAsNone<AgentSession>, tower_lsp_server::ClientSocket) {
+        let (service, socket) = LspService::build(|_client| AgentSession::new(state))
+            .custom_method(method::DOCUMENTS, AgentSession::documents)
+            .custom_method(method::STATUS, AgentSession::status)
+            .custom_method(method::READ, AgentSession::read)
+            .custom_method(method::STR_REPLACE, AgentSession::str_replace)
+            .custom_method(method::REPLACE_RANGE, AgentSession::replace_range)
+            .custom_method(method::BATCH_EDIT, AgentSession::batch_edit)
+            .custom_method(method::WRITE, AgentSession::write)
+            .finish();
+        (EmptyParamsAsNone { inner: service }, socket)
+    }
+
+    fn agent(&self) -> AgentInfo {
+        self.info.get().cloned().unwrap_or_else(|| AgentInfo {
+            id: self.id,
+            name: format!("agent #{}", self.id),
+            version: None,
+            connected_at: now_rfc3339(),
+            encoding: PositionEncoding::Utf16,
+        })
+    }
+
+    async fn documents(&self) -> jsonrpc::Result<Value> {
+        guarded(async { Ok(edits::documents(&self.state)) }).await
+    }
+
+    async fn status(&self) -> jsonrpc::Result<Value> {
+        guarded(async { Ok(self.state.status()) }).await
+    }
+
+    async fn read(&self, params: Value) -> jsonrpc::Result<Value> {
+        guarded(async { edits::read(&self.state, edits::parse_params(method::READ, params)?) }).await
+    }
+
+    async fn str_replace(&self, params: Value) -> jsonrpc::Result<Value> {
+        let agent = self.agent();
+        guarded(async { edits::str_replace(&self.state, &agent, edits::parse_params(method::STR_REPLACE, params)?).await }).await
+    }
+
+    async fn replace_range(&self, params: Value) -> jsonrpc::Result<Value> {
+        let agent = self.agent();
+        guarded(async { edits::replace_range(&self.state, &agent, edits::parse_params(method::REPLACE_RANGE, params)?).await })
+            .await
+    }
+
+    async fn batch_edit(&self, params: Value) -> jsonrpc::Result<Value> {
+        let agent = self.agent();
+        guarded(async { edits::batch_edit(&self.state, &agent, edits::parse_params(method::BATCH_EDIT, params)?).await }).await
+    }
+
+    async fn write(&self, params: Value) -> jsonrpc::Result<Value> {
+        let agent = self.agent();
+        guarded(async { edits::write(&self.state, &agent, edits::parse_params(method::WRITE, params)?).await }).await
+    }
+}
+
+/// Runs a handler, turning its error into a JSON-RPC error and a panic into an
+/// internal error, so one bad request cannot take the server down.
+async fn guarded<T: Serialize>(handler: impl Future<Output = Result<T, ProtocolError>>) -> jsonrpc::Result<Value> {
+    match AssertUnwindSafe(handler).catch_unwind().await {
+        Ok(Ok(value)) => serde_json::to_value(value).map_err(|error| jsonrpc::Error {
+            code: jsonrpc::ErrorCode::InternalError,
+            message: format!("cannot serialise the result: {error}").into(),
+            data: None,
+        }),
+        Ok(Err(error)) => Err(error.into_jsonrpc()),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|text| (*text).to_owned()))
+                .unwrap_or_default();
+            tracing::error!("a request handler panicked: {what}");
+            Err(jsonrpc::Error {
+                code: jsonrpc::ErrorCode::InternalError,
+                message: format!("internal error in verbatim ({what}); nothing was applied. Please report this.").into(),
+                data: Some(json!({"kind": "internal"})),
+            })
+        }
+    }
+}
+
+impl LanguageServer for AgentSession {
+    async fn initialize(&self, params: InitializeParams) -> jsonrpc::Result<InitializeResult> {
+        let offered: Vec<String> = params
+            .capabilities
+            .general
+            .as_ref()
+            .and_then(|general| general.position_encodings.as_ref())
+            .map(|encodings| encodings.iter().map(|encoding| encoding.as_str().to_owned()).collect())
+            .unwrap_or_default();
+        let encoding = PositionEncoding::negotiate(offered.iter().map(String::as_str));
+        let (name, version) = match params.client_info {
+            Some(info) if !info.name.trim().is_empty() => (info.name, info.version),
+            _ => (format!("agent #{}", self.id), None),
+        };
+        let info = AgentInfo { id: self.id, name, version, connected_at: now_rfc3339(), encoding };
+        tracing::info!(agent = %info.name, id = self.id, encoding = encoding.as_str(), "agent connected");
+        self.state.registry().add_agent(info.clone());
+        let _ = self.info.set(info);
+        self.state.notify_status();
+        Ok(InitializeResult {
+            server_info: Some(ServerInfo { name: "verbatim".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+            capabilities: ServerCapabilities {
+                position_encoding: Some(PositionEncodingKind::from(encoding.as_str().to_owned())),
+                experimental: Some(json!({
+                    "verbatim": { "protocolVersion": PROTOCOL_VERSION, "methods": method::AGENT_METHODS }
+                })),
+                ..ServerCapabilities::default()
+            },
+            offset_encoding: None,
+        })
+    }
+
+    async fn shutdown(&self) -> jsonrpc::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for AgentSession {
+    fn drop(&mut self) {
+        if let Some(info) = self.info.get() {
+            tracing::info!(agent = %info.name, id = self.id, "agent disconnected");
+        }
+        self.state.registry().remove_agent(self.id);
+        self.state.notify_status();
+    }
+}
+
+/// Treats `"params": {}` like absent params, so that parameterless methods
+/// (`verbatim/documents`, `verbatim/status`) accept what JSON-RPC libraries send.
+pub struct EmptyParamsAsNone<S: LanguageServer> {
+    inner: LspService<S>,
+}
+
+impl<S: LanguageServer> Service<Request> for EmptyParamsAsNone<S> {
+    type Response = Option<Response>;
+    type Error = ExitedError;
+    type Future = Pin<Box<dyn Future<Output = Result<Option<Response>, ExitedError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let parameterless = matches!(request.method(), method::DOCUMENTS | method::STATUS);
+        let request = if parameterless {
+            let (name, id, params) = request.into_parts();
+            let params = params.filter(|params| !matches!(params, Value::Object(map) if map.is_empty()));
+            let mut builder = Request::build(name);
+            if let Some(id) = id {
+                builder = builder.id(id);
+            }
+            if let Some(params) = params {
+                builder = builder.params(params);
+            }
+            builder.finish()
+        } else {
+            request
+        };
+        Box::pin(self.inner.call(request))
+    }
+}
+

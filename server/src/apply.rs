@@ -1,0 +1,290 @@
+//! Applying a plan through the editor: send `workspace/applyEdit`, wait for the
+//! person's answer, then wait for the `didChange` that carries the edit and compare
+//! the live buffer with the prediction. Never claim what did not happen.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ropey::Rope;
+use tokio::time::Instant;
+use tower_lsp_server::ls_types::request::ApplyWorkspaceEdit;
+use tower_lsp_server::ls_types::{ApplyWorkspaceEditParams, ChangeAnnotation};
+
+use crate::doc_key::DocKey;
+use crate::error::{ErrorKind, ProtocolError};
+use crate::plan::Replacement;
+use crate::registry::AgentInfo;
+use crate::rev::Rev;
+use crate::state::State;
+use crate::to_proto::{self, EditorChange, EditorEditOptions};
+
+/// After the edit's change arrived but differs from the prediction, wait this long
+/// for further changes (an editor may split one edit into several notifications).
+const SETTLE: Duration = Duration::from_millis(250);
+
+/// One document of a plan, ready to be sent.
+#[derive(Debug, Clone)]
+pub struct PlannedDocument {
+    pub key: DocKey,
+    /// The URI to send to the editor (the editor's own spelling for open documents).
+    pub editor_uri: String,
+    /// How the document is named in messages.
+    pub label: String,
+    pub base: Rope,
+    /// `None` for a file being created.
+    pub base_rev: Option<Rev>,
+    /// The open document's session and version; `None` for a file that is not open.
+    pub open: Option<(u64, i32)>,
+    /// Sorted and disjoint.
+    pub replacements: Vec<Replacement>,
+    pub predicted: Rope,
+    pub create: bool,
+}
+
+/// What the editor did with one document.
+#[derive(Debug, Clone)]
+pub struct AppliedDocument {
+    pub rev: Rev,
+    /// The live text, when it differs from the prediction.
+    pub differs: Option<Rope>,
+}
+
+/// Removes a pending edit from the registry when the request ends, however it ends
+/// (answered, failed, or cancelled by the agent).
+struct PendingGuard<'a> {
+    state: &'a Arc<State>,
+    id: u64,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        self.state.registry().remove_pending(self.id);
+        self.state.notify_status();
+    }
+}
+
+/// Sends the plan to the editor and reports what happened to each document.
+pub async fn apply_through_editor(
+    state: &Arc<State>,
+    agent: &AgentInfo,
+    summary: &str,
+    documents: &[PlannedDocument],
+) -> Result<Vec<AppliedDocument>, ProtocolError> {
+    let link = state.editor().ok_or_else(ProtocolError::editor_unavailable)?;
+    if documents.iter().any(|document| document.create) && !link.can_create_files {
+        return Err(ProtocolError::new(
+            ErrorKind::EditorError,
+            "The editor does not support creating files through workspace edits \
+             (workspace.workspaceEdit.resourceOperations lacks \"create\"). Create the file in the editor first.",
+        ));
+    }
+    // Subscribe before sending, so a change that arrives before the answer is seen.
+    let mut changes = state.documents.subscribe();
+    let uris = documents.iter().map(|document| document.key.to_uri()).collect();
+    let pending_id = state.registry().add_pending(agent, summary, uris);
+    let _pending = PendingGuard { state, id: pending_id };
+    state.notify_status();
+
+    let label = format!("{}: {}", agent.name, summary);
+    let options = EditorEditOptions {
+        encoding: link.encoding,
+        annotation_id: format!("verbatim/{pending_id}"),
+        annotation: ChangeAnnotation {
+            label: label.clone(),
+            needs_confirmation: Some(link.options.needs_confirmation),
+            description: Some(summary.to_owned()),
+        },
+        document_changes: link.document_changes,
+    };
+    let changes_for_editor: Vec<EditorChange<'_>> = documents
+        .iter()
+        .map(|document| EditorChange {
+            uri: &document.editor_uri,
+            version: document.open.map(|(_, version)| version),
+            base: &document.base,
+            replacements: &document.replacements,
+            create: document.create,
+        })
+        .collect();
+    let edit = to_proto::workspace_edit(&changes_for_editor, &options)
+        .map_err(|message| ProtocolError::new(ErrorKind::EditorError, message))?;
+    tracing::info!(agent = %agent.name, pending_id, "sending workspace/applyEdit: {label}");
+
+    let request = link.client.send_request::<ApplyWorkspaceEdit>(ApplyWorkspaceEditParams { edit, label: Some(label) });
+    let answer = tokio::select! {
+        answer = async {
+            match link.options.apply_timeout_ms {
+                Some(ms) => tokio::time::timeout(Duration::from_millis(ms), request).await.map_err(|_| ms),
+                None => Ok(request.await),
+            }
+        } => answer,
+        () = state.editor_closed.cancelled() => return Err(editor_gone()),
+    };
+    let answer = match answer {
+        Ok(answer) => answer,
+        Err(ms) => {
+            return Err(ProtocolError::new(
+                ErrorKind::Timeout,
+                format!(
+                    "The editor did not answer within {ms} ms (applyTimeoutMs). The edit may still be waiting for \
+                     review there; read the document again before retrying."
+                ),
+            )
+            .with("phase", "answer"));
+        }
+    };
+    let answer = answer.map_err(|error| {
+        ProtocolError::new(
+            ErrorKind::EditorError,
+            format!("The editor answered workspace/applyEdit with an error: {}. Nothing was applied.", error.message),
+        )
+        .with("editorError", serde_json::json!({"code": error.code.code(), "message": error.message}))
+    })?;
+    if !answer.applied {
+        return Err(refusal(state, documents, answer.failure_reason));
+    }
+    wait_for_sync(state, documents, &mut changes, Duration::from_millis(link.options.sync_timeout_ms)).await
+}
+
+fn editor_gone() -> ProtocolError {
+    ProtocolError::new(
+        ErrorKind::EditorUnavailable,
+        "The editor disconnected before answering; nothing was applied. Reconnect to a running editor and retry.",
+    )
+}
+
+/// The editor said no: because a document moved on (stale), or because the person refused.
+fn refusal(state: &State, documents: &[PlannedDocument], reason: Option<String>) -> ProtocolError {
+    let store = state.documents.lock();
+    for document in documents {
+        let Some((session, version)) = document.open else { continue };
+        let current = store.get(&document.key);
+        let moved = current.is_none_or(|current| current.session != session || current.version != version);
+        if moved {
+            let current_rev = current.map(|current| current.rev().to_string());
+            let base = document.base_rev.map(|rev| rev.to_string());
+            let now = current_rev.as_deref().map_or("closed".to_owned(), |rev| format!("at rev {rev}"));
+            return ProtocolError::new(
+                ErrorKind::Stale,
+                format!(
+                    "{} changed in the editor while the edit was on its way (now {now}), so the editor refused it. \
+                     Read it again and redo the edit against the new text.",
+                    document.label
+                ),
+            )
+            .with("baseRev", base)
+            .with("currentRev", current_rev);
+        }
+    }
+    let message = match &reason {
+        Some(reason) if !reason.is_empty() => format!("The editor rejected the edit: {reason}"),
+        _ => "The edit was rejected in the editor (no reason given). Ask the person, or try a different change.".into(),
+    };
+    ProtocolError::new(ErrorKind::Rejected, message).with("reason", reason)
+}
+
+/// Waits until every document shows the edit, then compares with the prediction.
+async fn wait_for_sync(
+    state: &Arc<State>,
+    documents: &[PlannedDocument],
+    changes: &mut tokio::sync::watch::Receiver<u64>,
+    timeout: Duration,
+) -> Result<Vec<AppliedDocument>, ProtocolError> {
+    let deadline = Instant::now() + timeout;
+    let mut settle_deadline: Option<Instant> = None;
+    loop {
+        let observed = observe(state, documents);
+        let now = Instant::now();
+        if observed.iter().all(Option::is_some) {
+            let all_equal = observed.iter().zip(documents).all(|(seen, document)| {
+                seen.as_ref().is_some_and(|(text, _)| *text == document.predicted)
+            });
+            let settled = settle_deadline.is_some_and(|settle| now >= settle) || now >= deadline;
+            if all_equal || settled {
+                return Ok(finish(observed, documents));
+            }
+            settle_deadline.get_or_insert(now + SETTLE);
+        } else if now >= deadline {
+            return finish_without_sync(state, documents, observed, timeout);
+        }
+        let wake = settle_deadline.map_or(deadline, |settle| settle.min(deadline));
+        tokio::select! {
+            changed = changes.changed() => {
+                if changed.is_err() {
+                    return Err(editor_gone());
+                }
+            }
+            () = tokio::time::sleep_until(wake) => {}
+            () = state.editor_closed.cancelled() => return Err(editor_gone()),
+        }
+    }
+}
+
+/// The live text and rev of each document once the edit's change has arrived.
+fn observe(state: &State, documents: &[PlannedDocument]) -> Vec<Option<(Rope, Rev)>> {
+    let store = state.documents.lock();
+    documents
+        .iter()
+        .map(|document| {
+            let current = store.get(&document.key)?;
+            let arrived = match document.open {
+                Some((session, version)) => current.session != session || current.version != version,
+                None => true,
+            };
+            arrived.then(|| (current.text.clone(), current.rev()))
+        })
+        .collect()
+}
+
+fn finish(observed: Vec<Option<(Rope, Rev)>>, documents: &[PlannedDocument]) -> Vec<AppliedDocument> {
+    observed
+        .into_iter()
+        .zip(documents)
+        .filter_map(|(seen, document)| {
+            let (text, rev) = seen?;
+            let differs = (text != document.predicted).then_some(text);
+            Some(AppliedDocument { rev, differs })
+        })
+        .collect()
+}
+
+/// The editor said applied but some document never showed the change. A file the
+/// editor wrote straight to disk counts if the disk now holds the prediction.
+fn finish_without_sync(
+    state: &State,
+    documents: &[PlannedDocument],
+    observed: Vec<Option<(Rope, Rev)>>,
+    timeout: Duration,
+) -> Result<Vec<AppliedDocument>, ProtocolError> {
+    let workspace = state.workspace();
+    let mut applied = Vec::new();
+    for (seen, document) in observed.into_iter().zip(documents) {
+        if let Some((text, rev)) = seen {
+            let differs = (text != document.predicted).then_some(text);
+            applied.push(AppliedDocument { rev, differs });
+            continue;
+        }
+        let on_disk = document
+            .key
+            .path()
+            .filter(|path| workspace.contains(path))
+            .and_then(|path| crate::disk::read_text(path).ok())
+            .filter(|disk| document.open.is_none() && disk.text == document.predicted);
+        match on_disk {
+            Some(disk) => applied.push(AppliedDocument { rev: disk.rev, differs: None }),
+            None => {
+                return Err(ProtocolError::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "The editor said it applied the edit to {}, but its change did not reach the server within \
+                         {} ms (syncTimeoutMs). Read the document again to see its state before retrying.",
+                        document.label,
+                        timeout.as_millis()
+                    ),
+                )
+                .with("phase", "sync"));
+            }
+        }
+    }
+    Ok(applied)
+}

@@ -1,0 +1,143 @@
+//! The editor connection: `initialize` (position encoding, workspace folders, what
+//! the editor supports), workspace folder changes, shutdown, and `verbatim/status`.
+//! Text sync itself is applied in order by [`crate::ordered_sync`].
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::ls_types::{
+    DidChangeWorkspaceFoldersParams, InitializeParams, InitializeResult, InitializedParams, PositionEncodingKind,
+    ResourceOperationKind, ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
+    TextDocumentSyncOptions, WorkspaceFoldersServerCapabilities, WorkspaceServerCapabilities,
+};
+use tower_lsp_server::{Client, LanguageServer};
+
+use crate::doc_key::DocKey;
+use crate::position::PositionEncoding;
+use crate::protocol::{ClientInfo, InitializationOptions, StatusResult};
+use crate::state::{EditorLink, State};
+use crate::workspace::Workspace;
+
+/// The language server the editor talks to.
+#[derive(Debug)]
+pub struct EditorBackend {
+    client: Client,
+    state: Arc<State>,
+    /// Filled by `initialize`, completed into an [`EditorLink`] by `initialized`.
+    pending_link: std::sync::Mutex<Option<EditorLink>>,
+    shutdown_requested: Arc<AtomicBool>,
+}
+
+impl EditorBackend {
+    pub fn new(client: Client, state: Arc<State>, shutdown_requested: Arc<AtomicBool>) -> Self {
+        Self { client, state, pending_link: std::sync::Mutex::default(), shutdown_requested }
+    }
+
+    pub async fn status(&self) -> Result<StatusResult> {
+        Ok(self.state.status())
+    }
+}
+
+fn folder_path(uri: &tower_lsp_server::ls_types::Uri) -> Option<std::path::PathBuf> {
+    DocKey::parse(uri.as_str()).ok()?.path().map(ToOwned::to_owned)
+}
+
+impl LanguageServer for EditorBackend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let offered: Vec<String> = params
+            .capabilities
+            .general
+            .as_ref()
+            .and_then(|general| general.position_encodings.as_ref())
+            .map(|encodings| encodings.iter().map(|encoding| encoding.as_str().to_owned()).collect())
+            .unwrap_or_default();
+        let encoding = PositionEncoding::negotiate(offered.iter().map(String::as_str));
+        self.state.set_editor_encoding(encoding);
+
+        let workspace_edit = params.capabilities.workspace.as_ref().and_then(|workspace| workspace.workspace_edit.as_ref());
+        let document_changes = workspace_edit.and_then(|edit| edit.document_changes).unwrap_or(false);
+        let can_create_files = workspace_edit
+            .and_then(|edit| edit.resource_operations.as_ref())
+            .is_some_and(|operations| operations.contains(&ResourceOperationKind::Create));
+        let options = match params.initialization_options {
+            Some(value) if !value.is_null() => serde_json::from_value::<InitializationOptions>(value).unwrap_or_else(|error| {
+                tracing::warn!("initializationOptions ignored ({error}); using the defaults");
+                InitializationOptions::default()
+            }),
+            _ => InitializationOptions::default(),
+        };
+        if !document_changes {
+            tracing::warn!(
+                "the editor does not support versioned documentChanges: edits are sent as plain changes, checked only against the server's own revisions"
+            );
+        }
+
+        let mut folders: Vec<std::path::PathBuf> = params
+            .workspace_folders
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|folder| folder_path(&folder.uri))
+            .collect();
+        #[allow(deprecated)]
+        if folders.is_empty() {
+            if let Some(root) = params.root_uri.as_ref().and_then(folder_path) {
+                folders.push(root);
+            }
+        }
+        self.state.set_editor_info(params.client_info.map(|info| ClientInfo { name: info.name, version: info.version }));
+        self.state.update_workspace(|workspace| *workspace = Workspace::new(folders));
+        tracing::info!(encoding = encoding.as_str(), document_changes, can_create_files, "editor initialized");
+        *self.pending_link.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) =
+            Some(EditorLink { client: self.client.clone(), encoding, document_changes, can_create_files, options });
+
+        Ok(InitializeResult {
+            server_info: Some(ServerInfo { name: "verbatim".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+            capabilities: ServerCapabilities {
+                position_encoding: Some(PositionEncodingKind::from(encoding.as_str().to_owned())),
+                text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
+                    open_close: Some(true),
+                    change: Some(TextDocumentSyncKind::INCREMENTAL),
+                    ..TextDocumentSyncOptions::default()
+                })),
+                workspace: Some(WorkspaceServerCapabilities {
+                    workspace_folders: Some(WorkspaceFoldersServerCapabilities {
+                        supported: Some(true),
+                        change_notifications: Some(tower_lsp_server::ls_types::OneOf::Left(true)),
+                    }),
+                    file_operations: None,
+                }),
+                ..ServerCapabilities::default()
+            },
+            offset_encoding: None,
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        let link = self.pending_link.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+        if let Some(link) = link {
+            self.state.set_editor(link);
+            self.state.notify_status();
+        }
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        self.shutdown_requested.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
+        self.state.update_workspace(|workspace| {
+            for removed in &params.event.removed {
+                if let Some(path) = folder_path(&removed.uri) {
+                    workspace.remove(&path);
+                }
+            }
+            for added in &params.event.added {
+                if let Some(path) = folder_path(&added.uri) {
+                    workspace.add(path);
+                }
+            }
+        });
+    }
+}

@@ -1,0 +1,477 @@
+//! The agent methods: documents, read, strReplace, replaceRange, batchEdit, write.
+//!
+//! Every write follows the same path: take the write lanes of its documents (one
+//! writer per document at a time, in arrival order), snapshot every document at
+//! once, check each `baseRev`, plan every edit against the snapshot, refuse
+//! overlaps, then either report the plan (dry run) or apply it through the editor.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use ropey::Rope;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::apply::{PlannedDocument, apply_through_editor};
+use crate::diff::{unified_diff, unified_diff_of_texts};
+use crate::disk::{DiskError, line_ending_of, read_text};
+use crate::doc_key::DocKey;
+use crate::error::{ErrorKind, ProtocolError, params_error};
+use crate::feedback::{self, Context};
+use crate::plan::{self, Edit, ReplaceRange, Replacement, StrReplace, plan_edit, sort_disjoint};
+use crate::protocol::{
+    BatchEditParams, BatchEntry, BatchResult, DocumentInfo, DocumentResult, EditResult, ReadParams, ReadResult,
+    ReplaceRangeParams, StrReplaceParams, WriteParams,
+};
+use crate::registry::AgentInfo;
+use crate::rev::Rev;
+use crate::state::State;
+use crate::to_proto::wire_edits;
+
+/// Parses params, turning serde's complaint into an `invalidParams` error.
+pub fn parse_params<P: DeserializeOwned>(method: &str, params: Value) -> Result<P, ProtocolError> {
+    serde_json::from_value(params).map_err(|error| params_error(method, &error))
+}
+
+pub fn documents(state: &State) -> Vec<DocumentInfo> {
+    let store = state.documents.lock();
+    let mut documents: Vec<DocumentInfo> = store
+        .iter()
+        .map(|(key, document)| DocumentInfo {
+            uri: key.to_uri(),
+            rev: document.rev().to_string(),
+            language_id: document.language_id.clone(),
+            line_count: document.text.len_lines(),
+        })
+        .collect();
+    documents.sort_by(|a, b| a.uri.cmp(&b.uri));
+    documents
+}
+
+pub fn read(state: &State, params: ReadParams) -> Result<ReadResult, ProtocolError> {
+    let key = parse_key(&params.uri)?;
+    let open = state.documents.lock().get(&key).map(|document| (document.text.clone(), document.rev()));
+    let (text, rev, source) = match open {
+        Some((text, rev)) => (text.to_string(), rev, "editor"),
+        None => {
+            let snapshot = disk_snapshot(state, &key, false)?;
+            (snapshot.text.to_string(), snapshot.rev.unwrap_or(Rev::of_bytes(b"")), "disk")
+        }
+    };
+    Ok(ReadResult {
+        uri: key.to_uri(),
+        rev: rev.to_string(),
+        line_ending: line_ending_of(&text).to_owned(),
+        text,
+        source: source.to_owned(),
+    })
+}
+
+pub async fn str_replace(state: &Arc<State>, agent: &AgentInfo, params: StrReplaceParams) -> Result<EditResult, ProtocolError> {
+    let request = EntryRequest {
+        uri: params.uri,
+        base_rev: params.base_rev,
+        edit: Edit::StrReplace(StrReplace {
+            old_str: params.old_str,
+            new_str: params.new_str,
+            after: params.after,
+            before: params.before,
+            occurrence: params.occurrence,
+            replace_all: params.replace_all,
+        }),
+    };
+    single(state, agent, request, &params.summary, params.dry_run, false).await
+}
+
+pub async fn replace_range(
+    state: &Arc<State>,
+    agent: &AgentInfo,
+    params: ReplaceRangeParams,
+) -> Result<EditResult, ProtocolError> {
+    let request = EntryRequest {
+        uri: params.uri,
+        base_rev: params.base_rev,
+        edit: Edit::ReplaceRange(ReplaceRange {
+            from_str: params.from_str,
+            to_str: params.to_str,
+            new_str: params.new_str,
+            after: params.after,
+            before: params.before,
+        }),
+    };
+    single(state, agent, request, &params.summary, params.dry_run, false).await
+}
+
+pub async fn write(state: &Arc<State>, agent: &AgentInfo, params: WriteParams) -> Result<EditResult, ProtocolError> {
+    let request = EntryRequest { uri: params.uri, base_rev: params.base_rev, edit: Edit::WriteAll { text: params.text } };
+    single(state, agent, request, &params.summary, false, true).await
+}
+
+pub async fn batch_edit(state: &Arc<State>, agent: &AgentInfo, params: BatchEditParams) -> Result<BatchResult, ProtocolError> {
+    if params.edits.is_empty() {
+        return Err(ProtocolError::invalid_params(Some("edits"), "`edits` is empty: send at least one edit."));
+    }
+    let requests = params
+        .edits
+        .into_iter()
+        .enumerate()
+        .map(|(index, entry)| batch_entry(entry).map_err(|error| error.for_batch_entry(index)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let outcome = run(state, agent, requests, &params.summary, params.dry_run, Mode::Batch).await?;
+    Ok(BatchResult {
+        applied: outcome.applied,
+        dry_run: params.dry_run,
+        modified_by_editor: outcome.documents.iter().any(|document| document.modified_by_editor),
+        documents: outcome.documents,
+    })
+}
+
+fn batch_entry(entry: BatchEntry) -> Result<EntryRequest, ProtocolError> {
+    let edit = match (entry.old_str, entry.from_str, entry.to_str) {
+        (Some(old_str), None, None) => Edit::StrReplace(StrReplace {
+            old_str,
+            new_str: entry.new_str,
+            after: entry.after,
+            before: entry.before,
+            occurrence: entry.occurrence,
+            replace_all: entry.replace_all,
+        }),
+        (None, Some(from_str), Some(to_str)) => {
+            if entry.occurrence.is_some() || entry.replace_all {
+                return Err(ProtocolError::invalid_params(
+                    Some("occurrence"),
+                    "`occurrence` and `replaceAll` apply to oldStr entries only; a fromStr/toStr entry must quote unique text.",
+                ));
+            }
+            Edit::ReplaceRange(ReplaceRange { from_str, to_str, new_str: entry.new_str, after: entry.after, before: entry.before })
+        }
+        _ => {
+            return Err(ProtocolError::invalid_params(
+                None,
+                "each edit needs either `oldStr` (a strReplace entry) or both `fromStr` and `toStr` (a replaceRange entry), not a mix.",
+            ));
+        }
+    };
+    Ok(EntryRequest { uri: entry.uri, base_rev: entry.base_rev, edit })
+}
+
+/// One edit request before its document is resolved.
+#[derive(Debug, Clone)]
+struct EntryRequest {
+    uri: String,
+    base_rev: Option<String>,
+    edit: Edit,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// strReplace, replaceRange: one entry.
+    Single,
+    /// batchEdit: errors name the entry.
+    Batch,
+    /// write: may create the file.
+    Write,
+}
+
+struct Outcome {
+    applied: bool,
+    documents: Vec<DocumentResult>,
+}
+
+async fn single(
+    state: &Arc<State>,
+    agent: &AgentInfo,
+    request: EntryRequest,
+    summary: &str,
+    dry_run: bool,
+    is_write: bool,
+) -> Result<EditResult, ProtocolError> {
+    let mode = if is_write { Mode::Write } else { Mode::Single };
+    let mut outcome = run(state, agent, vec![request], summary, dry_run, mode).await?;
+    let document = outcome.documents.pop().ok_or_else(|| {
+        ProtocolError::new(ErrorKind::InvalidParams, "internal error: the plan covered no document")
+    })?;
+    Ok(EditResult { applied: outcome.applied, dry_run, document })
+}
+
+/// A document as it was when the plan was made.
+#[derive(Debug, Clone)]
+struct Snapshot {
+    editor_uri: String,
+    label: String,
+    text: Rope,
+    /// `None` when the file does not exist yet.
+    rev: Option<Rev>,
+    open: Option<(u64, i32)>,
+}
+
+async fn run(
+    state: &Arc<State>,
+    agent: &AgentInfo,
+    requests: Vec<EntryRequest>,
+    summary: &str,
+    dry_run: bool,
+    mode: Mode,
+) -> Result<Outcome, ProtocolError> {
+    if summary.trim().is_empty() {
+        return Err(ProtocolError::invalid_params(
+            Some("summary"),
+            "`summary` is empty: every write needs a one-line summary saying why, shown to the person who reviews it.",
+        ));
+    }
+    let name_entry = |error: ProtocolError, index: usize| if mode == Mode::Batch { error.for_batch_entry(index) } else { error };
+    let keys: Vec<DocKey> = requests
+        .iter()
+        .enumerate()
+        .map(|(index, request)| parse_key(&request.uri).map_err(|error| name_entry(error, index)))
+        .collect::<Result<_, _>>()?;
+    if !dry_run && state.editor().is_none() {
+        return Err(ProtocolError::editor_unavailable());
+    }
+    let mut lane_keys = keys.clone();
+    lane_keys.sort();
+    lane_keys.dedup();
+    let _lanes = if dry_run { Vec::new() } else { state.lock_lanes(&lane_keys).await };
+
+    let snapshots = take_snapshots(state, &keys, mode == Mode::Write).map_err(|(error, index)| name_entry(error, index))?;
+    // Plan every entry against the one snapshot, grouping by document in first-mention order.
+    let mut order: Vec<DocKey> = Vec::new();
+    let mut per_document: BTreeMap<DocKey, Vec<(usize, Replacement)>> = BTreeMap::new();
+    for (index, (request, key)) in requests.iter().zip(&keys).enumerate() {
+        let snapshot = &snapshots[key];
+        check_base_rev(snapshot, request.base_rev.as_deref(), mode == Mode::Write).map_err(|error| name_entry(error, index))?;
+        let replacements = if snapshot.rev.is_none() {
+            // Only `write` may name a file that does not exist: its text is inserted into an empty file.
+            match &request.edit {
+                Edit::WriteAll { text } if !text.is_empty() => vec![Replacement { range: 0..0, new_text: text.clone() }],
+                _ => Vec::new(),
+            }
+        } else {
+            plan_edit(&snapshot.text, &request.edit)
+                .map_err(|error| name_entry(feedback::plan_error(error, feedback_context(snapshot, agent)), index))?
+        };
+        if !order.contains(key) {
+            order.push(key.clone());
+        }
+        per_document.entry(key.clone()).or_default().extend(replacements.into_iter().map(|r| (index, r)));
+    }
+    let mut planned = Vec::with_capacity(order.len());
+    for key in &order {
+        let snapshot = &snapshots[key];
+        let items = per_document.remove(key).unwrap_or_default();
+        let replacements = sort_disjoint(items)
+            .map_err(|error| feedback::plan_error(error, feedback_context(snapshot, agent)))?;
+        planned.push(PlannedDocument {
+            key: key.clone(),
+            editor_uri: snapshot.editor_uri.clone(),
+            label: snapshot.label.clone(),
+            predicted: plan::apply(&snapshot.text, &replacements),
+            base: snapshot.text.clone(),
+            base_rev: snapshot.rev,
+            open: snapshot.open,
+            replacements,
+            create: snapshot.rev.is_none(),
+        });
+    }
+    let mut results: Vec<DocumentResult> = planned.iter().map(|document| proposal(document, agent)).collect();
+    if dry_run {
+        return Ok(Outcome { applied: false, documents: results });
+    }
+    recheck_disk(state, &planned)?;
+    let applied = apply_through_editor(state, agent, summary, &planned).await?;
+    for ((result, document), outcome) in results.iter_mut().zip(&planned).zip(applied) {
+        result.rev = Some(outcome.rev.to_string());
+        if let Some(actual) = outcome.differs {
+            result.modified_by_editor = true;
+            result.editor_diff = Some(unified_diff_of_texts(
+                &document.predicted.to_string(),
+                &actual.to_string(),
+                &format!("proposed/{}", document.label),
+                &format!("editor/{}", document.label),
+            ));
+        }
+    }
+    tracing::info!(agent = %agent.name, "applied: {summary}");
+    Ok(Outcome { applied: true, documents: results })
+}
+
+fn feedback_context<'a>(snapshot: &'a Snapshot, agent: &AgentInfo) -> Context<'a> {
+    Context {
+        text: &snapshot.text,
+        label: &snapshot.label,
+        rev: snapshot.rev.unwrap_or(Rev::of_bytes(b"")),
+        encoding: agent.encoding,
+    }
+}
+
+/// The result as proposed, before the editor has answered.
+fn proposal(document: &PlannedDocument, agent: &AgentInfo) -> DocumentResult {
+    DocumentResult {
+        uri: document.key.to_uri(),
+        base_rev: document.base_rev.map(|rev| rev.to_string()),
+        rev: document.base_rev.map(|rev| rev.to_string()),
+        edits: wire_edits(&document.base, &document.replacements, agent.encoding),
+        replaced: document
+            .replacements
+            .iter()
+            .map(|replacement| document.base.byte_slice(replacement.range.clone()).to_string())
+            .collect(),
+        diff: unified_diff(&document.base, &document.replacements, &document.label),
+        modified_by_editor: false,
+        editor_diff: None,
+    }
+}
+
+pub fn parse_key(uri: &str) -> Result<DocKey, ProtocolError> {
+    DocKey::parse(uri).map_err(|error| ProtocolError::invalid_params(Some("uri"), error.to_string()))
+}
+
+/// Snapshots every document at one moment: open documents under one lock, the rest from disk.
+fn take_snapshots(
+    state: &State,
+    keys: &[DocKey],
+    allow_create: bool,
+) -> Result<BTreeMap<DocKey, Snapshot>, (ProtocolError, usize)> {
+    let workspace = state.workspace();
+    let mut snapshots = BTreeMap::new();
+    {
+        let store = state.documents.lock();
+        for key in keys {
+            if let Some(document) = store.get(key) {
+                snapshots.insert(key.clone(), Snapshot {
+                    editor_uri: document.editor_uri.clone(),
+                    label: workspace.label(key),
+                    text: document.text.clone(),
+                    rev: Some(document.rev()),
+                    open: Some((document.session, document.version)),
+                });
+            }
+        }
+    }
+    for (index, key) in keys.iter().enumerate() {
+        if snapshots.contains_key(key) {
+            continue;
+        }
+        let snapshot = disk_snapshot(state, key, allow_create).map_err(|error| (error, index))?;
+        snapshots.insert(key.clone(), snapshot);
+    }
+    Ok(snapshots)
+}
+
+/// Reads a document that is not open from disk, inside the workspace only.
+fn disk_snapshot(state: &State, key: &DocKey, allow_create: bool) -> Result<Snapshot, ProtocolError> {
+    let workspace = state.workspace();
+    let uri = key.to_uri();
+    let Some(path) = key.path() else {
+        return Err(ProtocolError::new(
+            ErrorKind::UnknownDocument,
+            format!("{uri} is not open in the editor, and only file: URIs can be read from disk. List open documents with verbatim/documents."),
+        )
+        .with("uri", uri));
+    };
+    if !workspace.contains(path) {
+        let folders = workspace.folder_uris();
+        let message = if folders.is_empty() {
+            format!("{} is not open in the editor, and the editor has no workspace folder, so files on disk are out of reach. Open the file in the editor first.", path.display())
+        } else {
+            format!("{} is not open in the editor and lies outside the workspace folders ({}). Open it in the editor, or edit a file inside the workspace.", path.display(), folders.join(", "))
+        };
+        return Err(ProtocolError::new(ErrorKind::OutsideWorkspace, message).with("uri", uri).with("workspaceFolders", folders));
+    }
+    let label = workspace.label(key);
+    match read_text(path) {
+        Ok(disk) => Ok(Snapshot {
+            editor_uri: uri,
+            label,
+            text: Rope::from_str(&disk.text),
+            rev: Some(disk.rev),
+            open: None,
+        }),
+        Err(DiskError::Missing) if allow_create => Ok(Snapshot {
+            editor_uri: uri,
+            label,
+            text: Rope::new(),
+            rev: None,
+            open: None,
+        }),
+        Err(DiskError::Missing) => Err(ProtocolError::new(
+            ErrorKind::UnknownDocument,
+            format!("{label} does not exist and is not open in the editor. Check the path (verbatim/documents lists open documents); create new files with verbatim/write."),
+        )
+        .with("uri", uri)),
+        Err(DiskError::NotText(why)) => Err(ProtocolError::new(
+            ErrorKind::NotText,
+            format!("{label} is not UTF-8 text ({why}); verbatim edits text files only."),
+        )
+        .with("uri", uri)),
+        Err(DiskError::Directory) => Err(ProtocolError::new(
+            ErrorKind::UnknownDocument,
+            format!("{label} is a directory, not a file."),
+        )
+        .with("uri", uri)),
+        Err(DiskError::Io(error)) => Err(ProtocolError::new(ErrorKind::Io, format!("cannot read {label}: {error}")).with("uri", uri)),
+    }
+}
+
+fn check_base_rev(snapshot: &Snapshot, base_rev: Option<&str>, is_write: bool) -> Result<(), ProtocolError> {
+    let label = &snapshot.label;
+    let Some(current) = snapshot.rev else {
+        if base_rev.is_some() {
+            return Err(ProtocolError::new(
+                ErrorKind::Stale,
+                format!("baseRev was given but {label} does not exist (any more). Read the directory again; to create the file, send verbatim/write without baseRev."),
+            )
+            .with("baseRev", base_rev)
+            .with("currentRev", Value::Null));
+        }
+        return Ok(());
+    };
+    let Some(base_rev) = base_rev else {
+        if is_write {
+            return Err(ProtocolError::invalid_params(
+                Some("baseRev"),
+                format!("{label} already exists: replacing a whole document needs the baseRev of your last read (verbatim/read), so that nothing the person typed is lost."),
+            ));
+        }
+        return Ok(());
+    };
+    let parsed: Rev = base_rev.parse().map_err(|error: crate::rev::InvalidRev| {
+        ProtocolError::invalid_params(Some("baseRev"), error.to_string())
+    })?;
+    if parsed == current {
+        return Ok(());
+    }
+    // A disk revision still names an open document whose text has not changed since.
+    if matches!(parsed, Rev::Disk(_)) && snapshot.open.is_some() && Rev::of_rope(&snapshot.text) == parsed {
+        return Ok(());
+    }
+    Err(ProtocolError::new(
+        ErrorKind::Stale,
+        format!("baseRev {base_rev} is stale: {label} is now at rev {current}. Nothing was changed; read it again (verbatim/read) and redo the edit against the current text."),
+    )
+    .with("baseRev", base_rev)
+    .with("currentRev", current.to_string()))
+}
+
+/// Just before sending, a file that is not open must still hold what was planned against.
+fn recheck_disk(state: &State, planned: &[PlannedDocument]) -> Result<(), ProtocolError> {
+    for document in planned.iter().filter(|document| document.open.is_none()) {
+        let Some(path) = document.key.path() else { continue };
+        let now = match read_text(path) {
+            Ok(disk) => Some(disk.rev),
+            Err(DiskError::Missing) => None,
+            Err(_) => Some(Rev::of_bytes(b"\0unreadable")),
+        };
+        let opened_meanwhile = state.documents.lock().get(&document.key).is_some();
+        if now != document.base_rev || opened_meanwhile {
+            return Err(ProtocolError::new(
+                ErrorKind::Stale,
+                format!("{} changed on disk (or was opened in the editor) while the edit was being planned. Read it again and redo the edit.", document.label),
+            )
+            .with("baseRev", document.base_rev.map(|rev| rev.to_string()))
+            .with("currentRev", now.map(|rev| rev.to_string())));
+        }
+    }
+    Ok(())
+}
+

@@ -1,0 +1,57 @@
+//! The agent socket: accepts connections, refuses processes of other users
+//! (checked with `SO_PEERCRED` on every connection, whatever the file modes say),
+//! and serves each agent as its own LSP session over the shared state.
+
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::sync::Arc;
+
+use tokio::net::{UnixListener, UnixStream};
+use tower_lsp_server::Server;
+
+use crate::agent::AgentSession;
+use crate::state::State;
+
+/// Binds the socket with mode 0600, replacing a stale socket file.
+pub fn bind(path: &Path) -> io::Result<UnixListener> {
+    if path.exists() {
+        std::fs::remove_file(path)?;
+    }
+    let listener = UnixListener::bind(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+/// Accepts agents until the process ends.
+pub async fn accept_agents(listener: UnixListener, state: Arc<State>) {
+    let own_uid = rustix::process::getuid().as_raw();
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(error) => {
+                tracing::warn!("accepting an agent connection failed: {error}");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        match stream.peer_cred() {
+            Ok(credentials) if credentials.uid() == own_uid => {}
+            Ok(credentials) => {
+                tracing::warn!("refused an agent connection from uid {} (this server belongs to uid {own_uid})", credentials.uid());
+                continue;
+            }
+            Err(error) => {
+                tracing::warn!("refused an agent connection whose credentials cannot be read: {error}");
+                continue;
+            }
+        }
+        tokio::spawn(serve_agent(stream, state.clone()));
+    }
+}
+
+async fn serve_agent(stream: UnixStream, state: Arc<State>) {
+    let (read, write) = stream.into_split();
+    let (service, socket) = AgentSession::service(state);
+    Server::new(read, write, socket).concurrency_level(16).serve(service).await;
+}

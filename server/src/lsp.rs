@@ -1,0 +1,77 @@
+//! `verbatim lsp`: serve the editor on stdio and agents on a Unix socket, with one
+//! shared state, until the editor exits or the process is told to stop.
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tower_lsp_server::{LspService, Server};
+
+use crate::discovery::{Endpoint, live_servers, prepare_dir, runtime_dir};
+use crate::editor::EditorBackend;
+use crate::listener::{accept_agents, bind};
+use crate::ordered_sync::OrderedSync;
+use crate::protocol::method;
+use crate::state::State;
+
+/// Options of `verbatim lsp`.
+#[derive(Debug, Clone, Default)]
+pub struct LspOptions {
+    /// Where to put the agent socket instead of the runtime directory.
+    pub socket: Option<PathBuf>,
+}
+
+/// How the editor session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// `shutdown` then `exit`, as the protocol says.
+    Clean,
+    /// `exit` without `shutdown`, end of input, or a signal.
+    Abrupt,
+}
+
+/// Runs the server on this process's stdin and stdout.
+pub async fn run(options: LspOptions) -> io::Result<Ending> {
+    let state = State::new();
+    let endpoint = match options.socket {
+        Some(socket) => {
+            let discovery_file = socket.with_extension("json");
+            Endpoint { socket, discovery_file }
+        }
+        None => {
+            let dir = runtime_dir();
+            prepare_dir(&dir)?;
+            live_servers(&dir);
+            Endpoint::in_dir(&dir)
+        }
+    };
+    let listener = bind(&endpoint.socket).map_err(|error| {
+        io::Error::new(error.kind(), format!("cannot listen on {}: {error}", endpoint.socket.display()))
+    })?;
+    state.set_endpoint(endpoint.clone());
+    tracing::info!(socket = %endpoint.socket.display(), "agents can connect");
+    let accept = tokio::spawn(accept_agents(listener, state.clone()));
+
+    let shutdown_requested = Arc::new(AtomicBool::new(false));
+    let (service, socket) = LspService::build({
+        let state = state.clone();
+        let shutdown_requested = shutdown_requested.clone();
+        move |client| EditorBackend::new(client, state, shutdown_requested)
+    })
+    .custom_method(method::STATUS, EditorBackend::status)
+    .finish();
+    let service = OrderedSync::new(service, state.clone());
+    let serve = Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service);
+
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        () = serve => tracing::info!("the editor connection ended"),
+        _ = terminate.recv() => tracing::info!("SIGTERM: stopping"),
+        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: stopping"),
+    }
+    state.close_editor();
+    accept.abort();
+    endpoint.remove();
+    Ok(if shutdown_requested.load(Ordering::SeqCst) { Ending::Clean } else { Ending::Abrupt })
+}

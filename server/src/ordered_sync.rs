@@ -1,0 +1,103 @@
+//! Text synchronisation applied in the exact order the editor sent it.
+//!
+//! tower-lsp-server runs handlers concurrently, so two `didChange` handlers could
+//! reach the store in either order. This layer sits in front of the editor's
+//! `LspService` and applies `didOpen`, `didChange` and `didClose` to the store
+//! synchronously inside `Service::call`, which the server's read loop invokes once
+//! per message, in order. No handler future is involved, so no reordering is possible.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use serde_json::Value;
+use tower_lsp_server::jsonrpc::{Request, Response};
+use tower_lsp_server::ls_types::{DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams};
+use tower_lsp_server::{ExitedError, LspService};
+use tower::Service;
+
+use crate::doc_key::DocKey;
+use crate::document::TextChange;
+use crate::state::State;
+use crate::to_proto::from_position;
+
+type ResponseFuture = Pin<Box<dyn Future<Output = Result<Option<Response>, ExitedError>> + Send>>;
+
+/// The editor's service, with text sync taken out of the concurrent path.
+pub struct OrderedSync<S: tower_lsp_server::LanguageServer> {
+    inner: LspService<S>,
+    state: Arc<State>,
+}
+
+impl<S: tower_lsp_server::LanguageServer> OrderedSync<S> {
+    pub fn new(inner: LspService<S>, state: Arc<State>) -> Self {
+        Self { inner, state }
+    }
+}
+
+impl<S: tower_lsp_server::LanguageServer> Service<Request> for OrderedSync<S> {
+    type Response = Option<Response>;
+    type Error = ExitedError;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        match request.method() {
+            "textDocument/didOpen" | "textDocument/didChange" | "textDocument/didClose" => {
+                let (method, _, params) = request.into_parts();
+                apply_sync(&self.state, &method, params.unwrap_or(Value::Null));
+                Box::pin(std::future::ready(Ok(None)))
+            }
+            _ => Box::pin(self.inner.call(request)),
+        }
+    }
+}
+
+/// Applies one sync notification to the store. Malformed params are logged and
+/// dropped (a notification has no response to carry an error).
+pub fn apply_sync(state: &State, method: &str, params: Value) {
+    let result = match method {
+        "textDocument/didOpen" => serde_json::from_value::<DidOpenTextDocumentParams>(params).map(|params| {
+            let document = params.text_document;
+            match DocKey::parse(document.uri.as_str()) {
+                Ok(key) => state.documents.update(|store| {
+                    store.open(key, document.uri.to_string(), document.language_id, document.version, &document.text);
+                }),
+                Err(error) => tracing::warn!("didOpen ignored: {error}"),
+            }
+        }),
+        "textDocument/didChange" => serde_json::from_value::<DidChangeTextDocumentParams>(params).map(|params| {
+            let encoding = state.editor_encoding();
+            let changes: Vec<TextChange> = params
+                .content_changes
+                .into_iter()
+                .map(|change| TextChange {
+                    range: change.range.map(|range| from_position(range.start)..from_position(range.end)),
+                    text: change.text,
+                })
+                .collect();
+            match DocKey::parse(params.text_document.uri.as_str()) {
+                Ok(key) => {
+                    let version = params.text_document.version;
+                    if let Err(error) = state.documents.update(|store| store.change(&key, version, &changes, encoding)) {
+                        tracing::warn!("{error}");
+                    }
+                }
+                Err(error) => tracing::warn!("didChange ignored: {error}"),
+            }
+        }),
+        "textDocument/didClose" => serde_json::from_value::<DidCloseTextDocumentParams>(params).map(|params| {
+            if let Ok(key) = DocKey::parse(params.text_document.uri.as_str()) {
+                state.documents.update(|store| store.close(&key));
+            }
+        }),
+        _ => Ok(()),
+    };
+    if let Err(error) = result {
+        tracing::warn!("{method} with malformed params ignored: {error}");
+    }
+}

@@ -1,0 +1,251 @@
+//! The wire types of every custom method, as specified in `docs/protocol.md`.
+//!
+//! Params are parsed strictly (`deny_unknown_fields`): a misspelt field such as
+//! `old_str` is refused with a message naming the fields that are expected, instead
+//! of being silently ignored. Results are camelCase JSON.
+
+use serde::{Deserialize, Serialize};
+use tower_lsp_server::ls_types::Range;
+
+/// The protocol version in `initialize` results and discovery files.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Custom method names.
+pub mod method {
+    pub const DOCUMENTS: &str = "verbatim/documents";
+    pub const READ: &str = "verbatim/read";
+    pub const STR_REPLACE: &str = "verbatim/strReplace";
+    pub const REPLACE_RANGE: &str = "verbatim/replaceRange";
+    pub const BATCH_EDIT: &str = "verbatim/batchEdit";
+    pub const WRITE: &str = "verbatim/write";
+    pub const STATUS: &str = "verbatim/status";
+    pub const STATUS_CHANGED: &str = "verbatim/statusChanged";
+
+    /// The methods an agent may call, as announced in its `initialize` result.
+    pub const AGENT_METHODS: [&str; 7] = [DOCUMENTS, READ, STR_REPLACE, REPLACE_RANGE, BATCH_EDIT, WRITE, STATUS];
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReadParams {
+    pub uri: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StrReplaceParams {
+    pub uri: String,
+    pub old_str: String,
+    pub new_str: String,
+    #[serde(default)]
+    pub base_rev: Option<String>,
+    #[serde(default)]
+    pub after: Option<String>,
+    #[serde(default)]
+    pub before: Option<String>,
+    #[serde(default)]
+    pub occurrence: Option<u64>,
+    #[serde(default)]
+    pub replace_all: bool,
+    #[serde(default)]
+    pub dry_run: bool,
+    pub summary: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReplaceRangeParams {
+    pub uri: String,
+    pub from_str: String,
+    pub to_str: String,
+    pub new_str: String,
+    #[serde(default)]
+    pub base_rev: Option<String>,
+    #[serde(default)]
+    pub after: Option<String>,
+    #[serde(default)]
+    pub before: Option<String>,
+    #[serde(default)]
+    pub dry_run: bool,
+    pub summary: String,
+}
+
+/// One entry of a batch: a strReplace entry (`oldStr`) or a replaceRange entry
+/// (`fromStr` and `toStr`). Which one is decided by the fields present.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BatchEntry {
+    pub uri: String,
+    #[serde(default)]
+    pub old_str: Option<String>,
+    #[serde(default)]
+    pub from_str: Option<String>,
+    #[serde(default)]
+    pub to_str: Option<String>,
+    pub new_str: String,
+    #[serde(default)]
+    pub base_rev: Option<String>,
+    #[serde(default)]
+    pub after: Option<String>,
+    #[serde(default)]
+    pub before: Option<String>,
+    #[serde(default)]
+    pub occurrence: Option<u64>,
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BatchEditParams {
+    pub edits: Vec<BatchEntry>,
+    pub summary: String,
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WriteParams {
+    pub uri: String,
+    pub text: String,
+    #[serde(default)]
+    pub base_rev: Option<String>,
+    pub summary: String,
+}
+
+/// One entry of `verbatim/documents`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct DocumentInfo {
+    pub uri: String,
+    pub rev: String,
+    pub language_id: String,
+    pub line_count: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadResult {
+    pub uri: String,
+    pub rev: String,
+    pub text: String,
+    /// `lf`, `crlf`, `cr` or `mixed`.
+    pub line_ending: String,
+    /// `editor` or `disk`.
+    pub source: String,
+}
+
+/// One requested replacement, with its range in the document before the edit.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct WireEdit {
+    pub range: Range,
+    pub old_text: String,
+    pub new_text: String,
+}
+
+/// What happened (or would happen) to one document.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct DocumentResult {
+    pub uri: String,
+    /// The revision the plan was computed against; `null` for a created file.
+    pub base_rev: Option<String>,
+    /// The revision after the edit (the base revision for a dry run).
+    pub rev: Option<String>,
+    pub edits: Vec<WireEdit>,
+    pub replaced: Vec<String>,
+    pub diff: String,
+    pub modified_by_editor: bool,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub editor_diff: Option<String>,
+}
+
+/// The result of `strReplace`, `replaceRange` and `write`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct EditResult {
+    pub applied: bool,
+    pub dry_run: bool,
+    #[serde(flatten)]
+    pub document: DocumentResult,
+}
+
+/// The result of `batchEdit`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchResult {
+    pub applied: bool,
+    pub dry_run: bool,
+    pub modified_by_editor: bool,
+    pub documents: Vec<DocumentResult>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentStatus {
+    pub id: u64,
+    pub name: String,
+    pub version: Option<String>,
+    pub connected_at: String,
+    pub pending_edits: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingStatus {
+    pub id: u64,
+    pub agent_id: u64,
+    pub agent: String,
+    pub summary: String,
+    pub uris: Vec<String>,
+    pub since: String,
+}
+
+/// The result of `verbatim/status` and the params of `verbatim/statusChanged`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusResult {
+    pub socket: Option<String>,
+    pub discovery_file: Option<String>,
+    pub editor_connected: bool,
+    pub agents: Vec<AgentStatus>,
+    pub pending: Vec<PendingStatus>,
+}
+
+/// The editor's `initializationOptions`.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct InitializationOptions {
+    pub needs_confirmation: bool,
+    pub status_notifications: bool,
+    pub sync_timeout_ms: u64,
+    pub apply_timeout_ms: Option<u64>,
+}
+
+impl Default for InitializationOptions {
+    fn default() -> Self {
+        Self { needs_confirmation: true, status_notifications: false, sync_timeout_ms: 5000, apply_timeout_ms: None }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ClientInfo {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub version: Option<String>,
+}
+
+/// The discovery file written beside the agent socket.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoveryFile {
+    pub pid: u32,
+    pub socket: String,
+    pub workspace_folders: Vec<String>,
+    pub client_info: Option<ClientInfo>,
+    pub protocol_version: u32,
+    pub server_version: String,
+    pub started_at: String,
+}

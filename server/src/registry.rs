@@ -1,0 +1,80 @@
+//! Who is connected and what is waiting: the agents and the edits that wait for the
+//! editor's answer, as reported by `verbatim/status`.
+
+use std::collections::BTreeMap;
+
+use crate::clock::now_rfc3339;
+use crate::position::PositionEncoding;
+use crate::protocol::{AgentStatus, PendingStatus};
+
+/// An agent connection, known once it has sent `initialize`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentInfo {
+    pub id: u64,
+    pub name: String,
+    pub version: Option<String>,
+    pub connected_at: String,
+    /// The position encoding negotiated with this agent.
+    pub encoding: PositionEncoding,
+}
+
+/// Agents and pending edits.
+#[derive(Debug, Default)]
+pub struct Registry {
+    agents: BTreeMap<u64, AgentInfo>,
+    pending: BTreeMap<u64, PendingStatus>,
+    next_agent: u64,
+    next_pending: u64,
+}
+
+impl Registry {
+    /// Hands out the id of a new agent connection.
+    pub fn next_agent_id(&mut self) -> u64 {
+        self.next_agent += 1;
+        self.next_agent
+    }
+
+    pub fn add_agent(&mut self, agent: AgentInfo) {
+        self.agents.insert(agent.id, agent);
+    }
+
+    pub fn remove_agent(&mut self, id: u64) {
+        self.agents.remove(&id);
+    }
+
+    /// Records an edit that now waits for the editor; returns its id.
+    pub fn add_pending(&mut self, agent: &AgentInfo, summary: &str, uris: Vec<String>) -> u64 {
+        self.next_pending += 1;
+        let id = self.next_pending;
+        self.pending.insert(id, PendingStatus {
+            id,
+            agent_id: agent.id,
+            agent: agent.name.clone(),
+            summary: summary.to_owned(),
+            uris,
+            since: now_rfc3339(),
+        });
+        id
+    }
+
+    pub fn remove_pending(&mut self, id: u64) {
+        self.pending.remove(&id);
+    }
+
+    pub fn agents(&self) -> Vec<AgentStatus> {
+        self.agents
+            .values()
+            .map(|agent| AgentStatus {
+                id: agent.id,
+                name: agent.name.clone(),
+                version: agent.version.clone(),
+                connected_at: agent.connected_at.clone(),
+                pending_edits: self.pending.values().filter(|pending| pending.agent_id == agent.id).count(),
+            })
+            .collect()
+    }
+
+    pub fn pending(&self) -> Vec<PendingStatus> {
+        self.pending.values().cloned().collect()
+    }
+}

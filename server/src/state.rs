@@ -1,0 +1,193 @@
+//! The state one server process shares between its editor connection and every
+//! agent connection: documents, workspace folders, the link to the editor, the write
+//! lanes that order edits per document, and the registry of agents and pending edits.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+
+use tokio::sync::OwnedMutexGuard;
+use tokio_util::sync::CancellationToken;
+use tower_lsp_server::Client;
+
+use crate::discovery::Endpoint;
+use crate::doc_key::DocKey;
+use crate::position::PositionEncoding;
+use crate::protocol::{ClientInfo, InitializationOptions, StatusResult, method};
+use crate::registry::Registry;
+use crate::store::SharedDocuments;
+use crate::workspace::Workspace;
+
+/// What the server knows about the connected editor.
+#[derive(Debug, Clone)]
+pub struct EditorLink {
+    pub client: Client,
+    pub encoding: PositionEncoding,
+    /// The editor accepts versioned `documentChanges`.
+    pub document_changes: bool,
+    /// The editor can create files through a WorkspaceEdit.
+    pub can_create_files: bool,
+    pub options: InitializationOptions,
+}
+
+/// Shared server state.
+#[derive(Debug)]
+pub struct State {
+    pub documents: SharedDocuments,
+    pub workspace: RwLock<Workspace>,
+    /// The editor's position encoding; read by the synchronous didChange path.
+    editor_encoding: Mutex<PositionEncoding>,
+    editor: Mutex<Option<EditorLink>>,
+    editor_info: Mutex<Option<ClientInfo>>,
+    /// Cancelled when the editor connection ends: every waiting edit then fails
+    /// with `editorUnavailable`.
+    pub editor_closed: CancellationToken,
+    pub registry: Mutex<Registry>,
+    /// One async mutex per document: holders are the only writers of that document.
+    lanes: Mutex<HashMap<DocKey, Arc<tokio::sync::Mutex<()>>>>,
+    endpoint: Mutex<Option<Endpoint>>,
+    started_at: String,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Default for State {
+    fn default() -> Self {
+        Self {
+            documents: SharedDocuments::default(),
+            workspace: RwLock::default(),
+            editor_encoding: Mutex::new(PositionEncoding::Utf16),
+            editor: Mutex::default(),
+            editor_info: Mutex::default(),
+            editor_closed: CancellationToken::new(),
+            registry: Mutex::default(),
+            lanes: Mutex::default(),
+            endpoint: Mutex::default(),
+            started_at: crate::clock::now_rfc3339(),
+        }
+    }
+}
+
+impl State {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    pub fn editor_encoding(&self) -> PositionEncoding {
+        *lock(&self.editor_encoding)
+    }
+
+    pub fn set_editor_encoding(&self, encoding: PositionEncoding) {
+        *lock(&self.editor_encoding) = encoding;
+    }
+
+    pub fn editor(&self) -> Option<EditorLink> {
+        lock(&self.editor).clone()
+    }
+
+    pub fn set_editor(&self, link: EditorLink) {
+        *lock(&self.editor) = Some(link);
+    }
+
+    pub fn editor_info(&self) -> Option<ClientInfo> {
+        lock(&self.editor_info).clone()
+    }
+
+    pub fn set_editor_info(&self, info: Option<ClientInfo>) {
+        *lock(&self.editor_info) = info;
+    }
+
+    /// The editor went away: forget it and wake every edit waiting on it.
+    pub fn close_editor(&self) {
+        *lock(&self.editor) = None;
+        self.editor_closed.cancel();
+    }
+
+    pub fn registry(&self) -> MutexGuard<'_, Registry> {
+        lock(&self.registry)
+    }
+
+    pub fn workspace(&self) -> Workspace {
+        self.workspace.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+
+    pub fn update_workspace(&self, change: impl FnOnce(&mut Workspace)) {
+        change(&mut self.workspace.write().unwrap_or_else(|poisoned| poisoned.into_inner()));
+        self.write_discovery();
+    }
+
+    pub fn set_endpoint(&self, endpoint: Endpoint) {
+        *lock(&self.endpoint) = Some(endpoint);
+        self.write_discovery();
+    }
+
+    pub fn endpoint(&self) -> Option<Endpoint> {
+        lock(&self.endpoint).clone()
+    }
+
+    /// Rewrites the discovery file (after the workspace or the editor's identity changed).
+    pub fn write_discovery(&self) {
+        let Some(endpoint) = self.endpoint() else { return };
+        let discovery = crate::protocol::DiscoveryFile {
+            pid: std::process::id(),
+            socket: endpoint.socket.display().to_string(),
+            workspace_folders: self.workspace().folder_uris(),
+            client_info: self.editor_info(),
+            protocol_version: crate::protocol::PROTOCOL_VERSION,
+            server_version: env!("CARGO_PKG_VERSION").to_owned(),
+            started_at: self.started_at.clone(),
+        };
+        if let Err(error) = crate::discovery::write_discovery(&endpoint.discovery_file, &discovery) {
+            tracing::error!("cannot write the discovery file {}: {error}", endpoint.discovery_file.display());
+        }
+    }
+
+    /// Takes the write lanes of `keys` (sorted, without duplicates, so that two
+    /// batches can never wait for each other), in order.
+    pub async fn lock_lanes(&self, keys: &[DocKey]) -> Vec<OwnedMutexGuard<()>> {
+        let lanes: Vec<_> = {
+            let mut lanes = lock(&self.lanes);
+            keys.iter().map(|key| lanes.entry(key.clone()).or_default().clone()).collect()
+        };
+        let mut guards = Vec::with_capacity(lanes.len());
+        for lane in lanes {
+            guards.push(lane.lock_owned().await);
+        }
+        guards
+    }
+
+    pub fn status(&self) -> StatusResult {
+        let endpoint = self.endpoint();
+        let registry = self.registry();
+        StatusResult {
+            socket: endpoint.as_ref().map(|endpoint| endpoint.socket.display().to_string()),
+            discovery_file: endpoint.as_ref().map(|endpoint| endpoint.discovery_file.display().to_string()),
+            editor_connected: self.editor().is_some(),
+            agents: registry.agents(),
+            pending: registry.pending(),
+        }
+    }
+
+    /// Tells the editor that agents or pending edits changed, if it asked to know.
+    pub fn notify_status(self: &Arc<Self>) {
+        let Some(link) = self.editor() else { return };
+        if !link.options.status_notifications {
+            return;
+        }
+        let status = self.status();
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                link.client.send_notification::<StatusChanged>(status).await;
+            });
+        }
+    }
+}
+
+/// The `verbatim/statusChanged` notification.
+enum StatusChanged {}
+
+impl tower_lsp_server::ls_types::notification::Notification for StatusChanged {
+    type Params = StatusResult;
+    const METHOD: &'static str = method::STATUS_CHANGED;
+}

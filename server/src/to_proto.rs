@@ -1,0 +1,107 @@
+//! Conversion of engine results to LSP wire types: ranges in a position encoding,
+//! the edits reported to agents, and the WorkspaceEdit sent to the editor.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::str::FromStr;
+
+use ropey::Rope;
+use tower_lsp_server::ls_types::{
+    self, AnnotatedTextEdit, ChangeAnnotation, CreateFile, CreateFileOptions, DocumentChangeOperation, DocumentChanges,
+    OneOf, OptionalVersionedTextDocumentIdentifier, ResourceOp, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
+};
+
+use crate::diff::minimal_edits;
+use crate::plan::Replacement;
+use crate::position::{PositionEncoding, byte_range_to_positions};
+use crate::protocol::WireEdit;
+
+pub fn position(position: crate::position::Position) -> ls_types::Position {
+    ls_types::Position::new(position.line, position.character)
+}
+
+pub fn from_position(position: ls_types::Position) -> crate::position::Position {
+    crate::position::Position::new(position.line, position.character)
+}
+
+/// A byte range of `text` as an LSP range in `encoding`.
+pub fn range(text: &Rope, range: &Range<usize>, encoding: PositionEncoding) -> ls_types::Range {
+    let (start, end) = byte_range_to_positions(text, range, encoding);
+    ls_types::Range::new(position(start), position(end))
+}
+
+/// The replacements as reported to an agent.
+pub fn wire_edits(text: &Rope, replacements: &[Replacement], encoding: PositionEncoding) -> Vec<WireEdit> {
+    replacements
+        .iter()
+        .map(|replacement| WireEdit {
+            range: range(text, &replacement.range, encoding),
+            old_text: text.byte_slice(replacement.range.clone()).to_string(),
+            new_text: replacement.new_text.clone(),
+        })
+        .collect()
+}
+
+/// One document's part of a WorkspaceEdit.
+#[derive(Debug, Clone)]
+pub struct EditorChange<'a> {
+    /// The URI as the editor knows it.
+    pub uri: &'a str,
+    /// The version the plan was computed against; `None` for a file that is not open.
+    pub version: Option<i32>,
+    pub base: &'a Rope,
+    pub replacements: &'a [Replacement],
+    /// Create the file first.
+    pub create: bool,
+}
+
+/// How the WorkspaceEdit is labelled and what the editor supports.
+#[derive(Debug, Clone)]
+pub struct EditorEditOptions {
+    pub encoding: PositionEncoding,
+    pub annotation_id: String,
+    pub annotation: ChangeAnnotation,
+    /// The editor supports versioned `documentChanges`.
+    pub document_changes: bool,
+}
+
+/// Builds the WorkspaceEdit for the editor: minimal annotated edits per document,
+/// versioned with the revision the plan was computed against.
+pub fn workspace_edit(changes: &[EditorChange<'_>], options: &EditorEditOptions) -> Result<WorkspaceEdit, String> {
+    let mut operations = Vec::new();
+    let mut plain: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
+    for change in changes {
+        let uri = Uri::from_str(change.uri).map_err(|error| format!("cannot send {} to the editor: {error}", change.uri))?;
+        let text_edits: Vec<TextEdit> = minimal_edits(change.base, change.replacements)
+            .into_iter()
+            .map(|edit| TextEdit { range: range(change.base, &edit.range, options.encoding), new_text: edit.new_text })
+            .collect();
+        if !options.document_changes {
+            plain.entry(uri).or_default().extend(text_edits);
+            continue;
+        }
+        if change.create {
+            operations.push(DocumentChangeOperation::Op(ResourceOp::Create(CreateFile {
+                uri: uri.clone(),
+                options: Some(CreateFileOptions { overwrite: Some(false), ignore_if_exists: Some(false) }),
+                annotation_id: Some(options.annotation_id.clone()),
+            })));
+        }
+        let edits = text_edits
+            .into_iter()
+            .map(|text_edit| OneOf::Right(AnnotatedTextEdit { text_edit, annotation_id: options.annotation_id.clone() }))
+            .collect();
+        operations.push(DocumentChangeOperation::Edit(TextDocumentEdit {
+            text_document: OptionalVersionedTextDocumentIdentifier { uri, version: change.version },
+            edits,
+        }));
+    }
+    if !options.document_changes {
+        return Ok(WorkspaceEdit { changes: Some(plain), ..WorkspaceEdit::default() });
+    }
+    Ok(WorkspaceEdit {
+        changes: None,
+        document_changes: Some(DocumentChanges::Operations(operations)),
+        change_annotations: Some(HashMap::from([(options.annotation_id.clone(), options.annotation.clone())])),
+    })
+}
