@@ -64,29 +64,39 @@ function M.format_status(status)
   return lines
 end
 
---- Shows the servers' stderr lines from Neovim's LSP log in a scratch buffer.
+--- Opens the server's log file (or, when the server logs to stderr, its
+--- lines from Neovim's LSP log) in a split, at the end.
 function M.log()
-  local path = vim.lsp.log.get_filename()
-  local cmd = require("verbatim.config").options.cmd[1]
+  local config = require("verbatim.config")
+  local path = config.log_path()
+  if path then
+    if vim.fn.filereadable(path) == 0 then
+      vim.notify("verbatim: no log yet at " .. path, vim.log.levels.INFO)
+      return
+    end
+    vim.cmd("botright split " .. vim.fn.fnameescape(path))
+    vim.bo.readonly = true
+    vim.bo.autoread = true
+    vim.cmd("normal! G")
+    return
+  end
+  local lsp_log = vim.lsp.log.get_filename()
+  local needle = string.format('"%s"\t"stderr"', config.options.cmd[1])
   local lines = {}
-  local ok, all = pcall(vim.fn.readfile, path)
-  if ok then
-    local needle = string.format('"%s"\t"stderr"', cmd)
-    for _, line in ipairs(all) do
-      if line:find(needle, 1, true) then
-        table.insert(lines, line)
-      end
+  local ok, all = pcall(vim.fn.readfile, lsp_log)
+  for _, line in ipairs(ok and all or {}) do
+    if line:find(needle, 1, true) then
+      table.insert(lines, line)
     end
   end
   if #lines == 0 then
-    lines = { "No output from " .. cmd .. " in " .. path }
+    lines = { "No output from " .. config.options.cmd[1] .. " in " .. lsp_log }
   end
   vim.cmd("botright new")
   local buf = api.nvim_get_current_buf()
   vim.bo[buf].buftype = "nofile"
   vim.bo[buf].bufhidden = "wipe"
   vim.bo[buf].swapfile = false
-  api.nvim_buf_set_name(buf, "verbatim://log")
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
   api.nvim_win_set_cursor(0, { #lines, 0 })

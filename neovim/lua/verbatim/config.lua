@@ -19,6 +19,7 @@ local M = {}
 ---@field auto_open boolean Show the review window as soon as an edit arrives.
 ---@field skip_filetypes string[] Filetypes the server is not started for.
 ---@field root_markers string[] Files or directories that mark a workspace root.
+---@field log_file string|false Where the server logs (relative to stdpath("log")), or false for stderr.
 ---@field keymaps verbatim.Keymaps Keys of the review window.
 
 ---@class verbatim.OptionSpec
@@ -102,6 +103,17 @@ M.schema = {
     desc = "Names that mark a workspace root; without one, the current directory is the root.",
     check = list_of_strings,
   },
+  log_file = {
+    type = "string|false",
+    default = "verbatim.log",
+    desc = "Where the server writes its log (passed as --log-file); a relative name is taken in stdpath('log'); false leaves the log on stderr, which Neovim keeps in its LSP log.",
+    check = function(value)
+      if value == false or (type(value) == "string" and value ~= "") then
+        return true
+      end
+      return false, "a file name or false"
+    end,
+  },
   keymaps = {
     type = "table",
     default = {
@@ -132,7 +144,7 @@ M.schema = {
 }
 
 --- The order options appear in the help file and in error messages.
-M.order = { "cmd", "review", "auto_open", "skip_filetypes", "root_markers", "keymaps" }
+M.order = { "cmd", "review", "auto_open", "skip_filetypes", "root_markers", "log_file", "keymaps" }
 M.keymap_order = { "accept", "reject", "accept_all", "toggle_hunk", "close" }
 
 ---@return verbatim.Config
@@ -219,6 +231,19 @@ function M.resolve(opts)
 end
 
 --- Validates and stores the options; warns once about unknown keys.
+--- The server's log file, or nil when it logs to stderr.
+---@return string|nil
+function M.log_path()
+  local name = M.options.log_file
+  if not name then
+    return nil
+  end
+  if name:sub(1, 1) == "/" or name:sub(1, 1) == "~" then
+    return vim.fs.normalize(name)
+  end
+  return vim.fs.joinpath(vim.fn.stdpath("log") --[[@as string]], name)
+end
+
 ---@param opts table|nil
 ---@return verbatim.Config
 function M.set(opts)

@@ -132,7 +132,7 @@ function M.review()
   require("verbatim.review").open({ enter = true })
 end
 
---- Shows what the servers wrote to stderr (from Neovim's LSP log).
+--- Opens the server log.
 function M.log()
   require("verbatim.commands").log()
 end

@@ -62,12 +62,24 @@ function M.root_dir(bufnr)
   return vim.fs.root(bufnr, config.options.root_markers) or vim.fn.getcwd()
 end
 
+--- The server command, with the log file appended.
+---@return string[]
+function M.cmd()
+  local cmd = vim.deepcopy(config.options.cmd)
+  local log = config.log_path()
+  if log then
+    vim.fn.mkdir(vim.fs.dirname(log), "p")
+    vim.list_extend(cmd, { "--log-file", log })
+  end
+  return cmd
+end
+
 ---@param bufnr integer
 ---@return vim.lsp.ClientConfig
 function M.client_config(bufnr)
   return {
     name = M.NAME,
-    cmd = config.options.cmd,
+    cmd = M.cmd(),
     root_dir = M.root_dir(bufnr),
     capabilities = M.capabilities(),
     init_options = M.init_options(),

@@ -248,6 +248,18 @@ local function prepare_from_disk(doc, client_id)
     end
   end
   doc.bufnr = bufnr
+  if doc.create and on_disk == nil then
+    -- The file exists only as a buffer until the person writes it; its
+    -- directory may not exist yet either.
+    api.nvim_create_autocmd("BufWritePre", {
+      buffer = bufnr,
+      once = true,
+      desc = "verbatim: create the directory of a file an agent created",
+      callback = function()
+        vim.fn.mkdir(vim.fs.dirname(fname), "p")
+      end,
+    })
+  end
   if not is_attached(bufnr, client_id) then
     -- Attaching sends didOpen with the text the edit applies to; the didChange
     -- that carries the edit follows it.

@@ -22,6 +22,10 @@ end
 --- Runs a test file and exits Neovim with the result.
 ---@param file string
 function H.run(file)
+  -- Messages for the person go to the test log as comments.
+  vim.notify = function(msg, level)
+    out(string.format("#   notify(%s): %s", tostring(level or ""), tostring(msg):gsub("\n", "\n#   ")))
+  end
   local ok, err = xpcall(dofile, debug.traceback, file)
   if not ok then
     out("not ok - loading " .. file .. "\n" .. err)

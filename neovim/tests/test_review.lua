@@ -1,0 +1,374 @@
+-- End to end, review = "confirm": a real `verbatim lsp`, a real agent on its
+-- socket, and the person's decisions through the public API and the review
+-- window's keys.
+local H = require("helpers")
+local api = vim.api
+local verbatim = require("verbatim")
+
+verbatim.setup({ cmd = { vim.env.VERBATIM_BIN, "lsp" } })
+
+local agents = {} ---@type verbatim.test.Agent[]
+H.after_all = function()
+  for _, agent in ipairs(agents) do
+    agent:close()
+  end
+end
+
+---@param client vim.lsp.Client
+---@param name string
+---@param encoding? string
+local function connect(client, name, encoding)
+  local agent = H.agent(client, name, encoding)
+  table.insert(agents, agent)
+  return agent
+end
+
+---@param lines string[]
+---@param needle string
+local function has_line(lines, needle)
+  for _, line in ipairs(lines) do
+    if line == needle then
+      return true
+    end
+  end
+  return false
+end
+
+H.test("an agent edits a buffer with unsaved changes; the person accepts", function()
+  local original = "alpha\nbeta\ngamma\n"
+  local root = H.workspace({ ["notes.txt"] = original })
+  local path = root .. "/notes.txt"
+  local buf, client = H.edit(path)
+  api.nvim_buf_set_lines(buf, 0, 1, true, { "ALPHA" }) -- unsaved
+  api.nvim_win_set_cursor(0, { 3, 2 })
+  api.nvim_buf_set_mark(buf, "m", 1, 3, {})
+  local editor_win = api.nvim_get_current_win()
+
+  local agent = connect(client, "test-agent")
+  local uri = vim.uri_from_fname(path)
+  local read = H.read_until(agent, uri, function(t)
+    return t:find("ALPHA", 1, true) ~= nil
+  end)
+  H.eq("editor", read.source)
+  local id = agent:request("verbatim/strReplace", {
+    uri = uri,
+    oldStr = "beta",
+    newStr = "BETA!",
+    baseRev = read.rev,
+    summary = "Shout beta",
+  })
+
+  local pending = H.wait_pending(1)
+  H.eq("test-agent", pending[1].agent)
+  H.eq("Shout beta", pending[1].summary)
+  H.eq({ uri }, pending[1].uris)
+  local win, lines = H.review_window()
+  H.truthy(win, "the review window is open")
+  H.eq(editor_win, api.nvim_get_current_win(), "the cursor stays in the person's window")
+  H.truthy(lines[1]:find("test-agent", 1, true), "the review names the agent: " .. lines[1])
+  H.truthy(has_line(lines, "  Shout beta"), "the review shows the summary")
+  H.truthy(has_line(lines, "-beta") and has_line(lines, "+BETA!"), "the review shows the diff:\n" .. table.concat(lines, "\n"))
+  H.truthy(has_line(lines, " ALPHA"), "the diff is against the unsaved buffer")
+  H.eq(false, agent:answered(id), "the agent waits for the review")
+  H.eq({ "ALPHA", "beta", "gamma" }, H.lines(buf))
+
+  H.eq(true, (verbatim.accept()))
+  local response = agent:wait(id)
+  H.eq(nil, response.error)
+  H.eq(true, response.result.applied)
+  H.eq(false, response.result.modifiedByEditor)
+  H.truthy(response.result.rev ~= read.rev, "a new rev")
+  H.eq({ "ALPHA", "BETA!", "gamma" }, H.lines(buf))
+  H.eq(true, vim.bo[buf].modified, "the buffer is modified")
+  H.eq(original, H.read_file(path), "the file on disk is untouched")
+  H.eq({ 3, 2 }, api.nvim_win_get_cursor(editor_win), "the cursor stays put")
+  H.eq({ 1, 3 }, api.nvim_buf_get_mark(buf, "m"), "marks stay put")
+  H.eq(nil, (H.review_window()), "the review window closes when nothing waits")
+  H.eq({}, verbatim.pending())
+  local after = H.read_until(agent, uri)
+  H.eq(response.result.rev, after.rev, "the result's rev is the document's rev")
+
+  vim.cmd("silent undo")
+  H.eq({ "ALPHA", "beta", "gamma" }, H.lines(buf), "one undo step takes the edit back")
+end)
+
+H.test("reject with a reason: the agent gets `rejected` with it", function()
+  local root = H.workspace({ ["a.txt"] = "one\ntwo\n" })
+  local path = root .. "/a.txt"
+  local buf, client = H.edit(path)
+  local agent = connect(client, "rejected-agent")
+  local uri = vim.uri_from_fname(path)
+  local read = H.read_until(agent, uri)
+  local id = agent:request("verbatim/strReplace", {
+    uri = uri, oldStr = "two", newStr = "2", baseRev = read.rev, summary = "Use digits",
+  })
+  H.wait_pending(1)
+  H.eq(true, verbatim.reject("prefer words here"))
+  local response = agent:wait(id)
+  H.eq(nil, response.result)
+  H.eq("rejected", response.error.data.kind)
+  H.eq(-33008, response.error.code)
+  H.eq("prefer words here", response.error.data.reason)
+  H.eq({ "one", "two" }, H.lines(buf))
+  H.eq(false, vim.bo[buf].modified)
+end)
+
+H.test("the person types while the edit waits: it is refused as stale, not applied", function()
+  local root = H.workspace({ ["a.txt"] = "one\ntwo\nthree\n" })
+  local path = root .. "/a.txt"
+  local buf, client = H.edit(path)
+  local agent = connect(client, "slow-agent")
+  local uri = vim.uri_from_fname(path)
+  local read = H.read_until(agent, uri)
+  local id = agent:request("verbatim/strReplace", {
+    uri = uri, oldStr = "two", newStr = "TWO", baseRev = read.rev, summary = "Capitalise",
+  })
+  H.wait_pending(1)
+  -- The person types on another line of the same buffer.
+  api.nvim_win_set_cursor(0, { 3, 0 })
+  api.nvim_feedkeys("Ahey\27", "xt", false)
+  local response = agent:wait(id)
+  H.eq(nil, response.result)
+  H.eq("stale", response.error.data.kind, vim.inspect(response.error))
+  H.eq({ "one", "two", "threehey" }, H.lines(buf))
+  H.eq({}, verbatim.pending())
+  H.eq(false, verbatim.accept(), "nothing left to accept")
+end)
+
+H.test("an edit for a version the buffer has left is refused at once", function()
+  local root = H.workspace({ ["a.txt"] = "one\n" })
+  local path = root .. "/a.txt"
+  local buf, client = H.edit(path)
+  -- Straight to the handler: the server planned against an old version.
+  local handler = require("verbatim.apply_edit").handler
+  local result = handler(nil, {
+    edit = {
+      documentChanges = {
+        {
+          textDocument = { uri = vim.uri_from_fname(path), version = vim.lsp.util.buf_versions[buf] - 1 },
+          edits = { { range = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 3 } }, newText = "1" } },
+        },
+      },
+    },
+  }, { client_id = client.id, method = "workspace/applyEdit" })
+  H.eq(false, result.applied)
+  H.truthy(result.failureReason:find("changed in the editor", 1, true), result.failureReason)
+  H.eq({ "one" }, H.lines(buf))
+end)
+
+H.test("multibyte text and emoji, with a utf-16 agent", function()
+  local original = "héllo wörld 👋 end\nzweite Zeile ✓\n"
+  local root = H.workspace({ ["u.txt"] = original })
+  local path = root .. "/u.txt"
+  local buf, client = H.edit(path)
+  local agent = connect(client, "utf16-agent", "utf-16")
+  local uri = vim.uri_from_fname(path)
+  local read = H.read_until(agent, uri)
+  local id = agent:request("verbatim/batchEdit", {
+    summary = "Celebrate",
+    edits = {
+      { uri = uri, oldStr = "👋 end", newStr = "🎉 fin", baseRev = read.rev },
+      { uri = uri, oldStr = "✓", newStr = "✔ ok" },
+    },
+  })
+  H.wait_pending(1)
+  verbatim.accept()
+  local response = agent:wait(id)
+  H.eq(nil, response.error)
+  local doc = response.result.documents[1]
+  H.eq(false, doc.modifiedByEditor)
+  -- Ranges in the agent's encoding: "héllo wörld " is 12 UTF-16 units.
+  H.eq({ line = 0, character = 12 }, doc.edits[1].range.start)
+  H.eq({ line = 0, character = 18 }, doc.edits[1].range["end"])
+  H.eq({ "héllo wörld 🎉 fin", "zweite Zeile ✔ ok" }, H.lines(buf))
+  H.eq(original, H.read_file(path))
+end)
+
+H.test("a fileformat=dos buffer", function()
+  local original = "one\r\ntwo\r\nthree\r\n"
+  local root = H.workspace({ ["dos.txt"] = original })
+  local path = root .. "/dos.txt"
+  local buf, client = H.edit(path)
+  H.eq("dos", vim.bo[buf].fileformat)
+  local agent = connect(client, "dos-agent")
+  local uri = vim.uri_from_fname(path)
+  local read = H.read_until(agent, uri)
+  H.eq("crlf", read.lineEnding)
+  local id = agent:request("verbatim/strReplace", {
+    uri = uri, oldStr = "two\r\nthree", newStr = "2\r\n3\r\n3.5", baseRev = read.rev, summary = "Digits",
+  })
+  H.wait_pending(1)
+  verbatim.accept()
+  local response = agent:wait(id)
+  H.eq(nil, response.error)
+  H.eq(false, response.result.modifiedByEditor)
+  H.eq({ "one", "2", "3", "3.5" }, H.lines(buf))
+  H.eq("dos", vim.bo[buf].fileformat)
+  H.eq(original, H.read_file(path))
+  H.eq("one\r\n2\r\n3\r\n3.5\r\n", H.read_until(agent, uri).text)
+end)
+
+H.test("a file that is not loaded yet is loaded into a buffer, not written", function()
+  local original = "first\nsecond\n"
+  local root = H.workspace({ ["open.txt"] = "x\n", ["closed.txt"] = original })
+  local _, client = H.edit(root .. "/open.txt")
+  local path = root .. "/closed.txt"
+  H.eq(-1, vim.fn.bufnr(path), "no buffer for the file yet")
+  local agent = connect(client, "disk-agent")
+  local uri = vim.uri_from_fname(path)
+  local read = H.read_until(agent, uri)
+  H.eq("disk", read.source)
+  local id = agent:request("verbatim/strReplace", {
+    uri = uri, oldStr = "second", newStr = "2nd", baseRev = read.rev, summary = "Abbreviate",
+  })
+  H.wait_pending(1)
+  local buf = vim.fn.bufnr(path)
+  H.truthy(buf > 0 and api.nvim_buf_is_loaded(buf), "the file is loaded for the review")
+  H.eq({ "first", "second" }, H.lines(buf))
+  verbatim.accept()
+  local response = agent:wait(id)
+  H.eq(nil, response.error)
+  H.eq(true, response.result.applied)
+  H.eq(false, response.result.modifiedByEditor)
+  H.eq({ "first", "2nd" }, H.lines(buf))
+  H.eq(true, vim.bo[buf].modified)
+  H.eq(true, vim.bo[buf].buflisted)
+  H.eq(original, H.read_file(path))
+end)
+
+H.test("a new file becomes a buffer; the disk stays untouched until :write", function()
+  local root = H.workspace({ ["open.txt"] = "x\n" })
+  local _, client = H.edit(root .. "/open.txt")
+  local path = root .. "/src/new.rs"
+  local agent = connect(client, "writer")
+  local uri = vim.uri_from_fname(path)
+  local id = agent:request("verbatim/write", { uri = uri, text = "fn main() {}\n", summary = "Add entry point" })
+  H.wait_pending(1)
+  local _, lines = H.review_window()
+  H.truthy(has_line(lines --[[@as string[] ]], "--- /dev/null"), "shown as a new file")
+  verbatim.accept()
+  local response = agent:wait(id)
+  H.eq(nil, response.error)
+  H.eq(false, response.result.modifiedByEditor)
+  local buf = vim.fn.bufnr(path)
+  H.eq({ "fn main() {}" }, H.lines(buf))
+  H.eq(true, vim.bo[buf].modified)
+  H.eq(nil, H.read_file(path), "nothing on disk")
+  api.nvim_buf_call(buf, function()
+    vim.cmd("silent write")
+  end)
+  H.eq("fn main() {}\n", H.read_file(path), ":write creates the file and its directory")
+end)
+
+H.test("leaving out one change applies the rest and is reported honestly", function()
+  local lines = {}
+  for i = 1, 20 do
+    lines[i] = "line " .. i
+  end
+  lines[2], lines[18] = "old value", "old value"
+  local root = H.workspace({ ["p.txt"] = table.concat(lines, "\n") .. "\n" })
+  local path = root .. "/p.txt"
+  local buf, client = H.edit(path)
+  local agent = connect(client, "partial-agent")
+  local uri = vim.uri_from_fname(path)
+  local read = H.read_until(agent, uri)
+  local id = agent:request("verbatim/strReplace", {
+    uri = uri, oldStr = "old value", newStr = "new value", replaceAll = true, baseRev = read.rev, summary = "Renew",
+  })
+  H.wait_pending(1)
+  local win, review_lines = H.review_window()
+  local first_change
+  for i, line in ipairs(review_lines --[[@as string[] ]]) do
+    if line == "-old value" then
+      first_change = first_change or i
+    end
+  end
+  H.truthy(first_change, "the first change is shown")
+  -- In the review window: leave out the first change, then accept with the key.
+  api.nvim_set_current_win(win --[[@as integer]])
+  api.nvim_win_set_cursor(0, { first_change, 0 })
+  api.nvim_feedkeys("x", "xt", false)
+  local _, marked = H.review_window()
+  H.truthy(vim.tbl_contains(marked --[[@as string[] ]], "-old value"), "still listed")
+  api.nvim_feedkeys("a", "xt", false)
+  local response = agent:wait(id)
+  H.eq(nil, response.error)
+  H.eq(true, response.result.applied)
+  H.eq(true, response.result.modifiedByEditor, "the server sees what was left out")
+  local now = H.lines(buf)
+  H.eq("old value", now[2])
+  H.eq("new value", now[18])
+end)
+
+H.test("edits queue up; `A` accepts the rest from that agent for the session", function()
+  local root = H.workspace({ ["a.txt"] = "a1\n", ["b.txt"] = "b1\n", ["c.txt"] = "c1\n" })
+  local buf_a, client = H.edit(root .. "/a.txt")
+  local buf_b = H.edit(root .. "/b.txt")
+  local buf_c = H.edit(root .. "/c.txt")
+  local bulk = connect(client, "bulk")
+  local other = connect(client, "other")
+  local function send(agent, name, new)
+    local uri = vim.uri_from_fname(root .. "/" .. name)
+    local read = H.read_until(agent, uri)
+    return agent:request("verbatim/strReplace", {
+      uri = uri, oldStr = read.text:sub(1, 2), newStr = new, baseRev = read.rev, summary = "set " .. name,
+    })
+  end
+  local id1 = send(bulk, "a.txt", "A1")
+  H.wait_pending(1)
+  local id2 = send(other, "b.txt", "B1")
+  H.wait_pending(2)
+  local id3 = send(bulk, "c.txt", "C1")
+  local pending = H.wait_pending(3)
+  H.eq({ "bulk", "other", "bulk" }, vim.tbl_map(function(p)
+    return p.agent
+  end, pending))
+  local _, lines = H.review_window()
+  H.truthy((lines --[[@as string[] ]])[3]:find("edit 1 of 3", 1, true), "the queue is visible: " .. lines[3])
+  local status = verbatim.status()
+  H.eq(3, #status.pending)
+  local text = table.concat(require("verbatim.commands").format_status(status), "\n")
+  H.truthy(text:find("3 edit(s) wait for review", 1, true), text)
+
+  local win = H.review_window()
+  api.nvim_set_current_win(win --[[@as integer]])
+  api.nvim_feedkeys("A", "xt", false)
+  H.eq(nil, bulk:wait(id1).error)
+  H.eq(nil, bulk:wait(id3).error)
+  H.eq({ "A1" }, H.lines(buf_a))
+  H.eq({ "C1" }, H.lines(buf_c))
+  H.eq(1, #verbatim.pending(), "the other agent still waits")
+  H.eq(false, other:answered(id2))
+  -- A later edit from the trusted agent applies without review.
+  local uri_a = vim.uri_from_fname(root .. "/a.txt")
+  local read = H.read_until(bulk, uri_a, function(t)
+    return t == "A1\n"
+  end)
+  local id4 = bulk:request("verbatim/strReplace", {
+    uri = uri_a, oldStr = "A1", newStr = "A2", baseRev = read.rev, summary = "again",
+  })
+  H.eq(nil, bulk:wait(id4).error)
+  H.eq({ "A2" }, H.lines(buf_a))
+  verbatim.reject()
+  H.eq("rejected", other:wait(id2).error.data.kind)
+  H.eq({ "b1" }, H.lines(buf_b))
+end)
+
+H.test(":Verbatim commands drive the review", function()
+  local root = H.workspace({ ["a.txt"] = "keep\n" })
+  local path = root .. "/a.txt"
+  local buf, client = H.edit(path)
+  local agent = connect(client, "cmd-agent")
+  local uri = vim.uri_from_fname(path)
+  local read = H.read_until(agent, uri)
+  local id = agent:request("verbatim/strReplace", {
+    uri = uri, oldStr = "keep", newStr = "drop", baseRev = read.rev, summary = "Drop it",
+  })
+  H.wait_pending(1)
+  vim.cmd("Verbatim review")
+  H.eq("verbatim://review", api.nvim_buf_get_name(0), ":Verbatim review moves into the window")
+  vim.cmd("Verbatim reject not this one")
+  local response = agent:wait(id)
+  H.eq("not this one", response.error.data.reason)
+  H.eq({ "keep" }, H.lines(buf))
+end)
