@@ -372,3 +372,21 @@ H.test(":Verbatim commands drive the review", function()
   H.eq("not this one", response.error.data.reason)
   H.eq({ "keep" }, H.lines(buf))
 end)
+
+H.test("an agent that cancels its request withdraws its edit from the review", function()
+  local root = H.workspace({ ["a.txt"] = "one\ntwo\n" })
+  local path = root .. "/a.txt"
+  local buf, client = H.edit(path)
+  local uri = vim.uri_from_fname(path)
+  local agent = connect(client, "fickle")
+  local read = H.read_until(agent, uri)
+  local id = agent:request("verbatim/strReplace", {
+    uri = uri, oldStr = "one", newStr = "1", baseRev = read.rev, summary = "First",
+  })
+  H.wait_pending(1)
+  agent:notify("$/cancelRequest", { id = id })
+  H.wait_pending(0)
+  H.eq(nil, (H.review_window()))
+  H.eq({ "one", "two" }, H.lines(buf))
+  H.eq(false, vim.bo[buf].modified)
+end)

@@ -43,6 +43,56 @@ function M.init_options()
   }
 end
 
+---@param status verbatim.Status|nil
+---@return table<integer, boolean>
+local function pending_ids(status)
+  local ids = {}
+  for _, pending in ipairs(status and status.pending or {}) do
+    ids[pending.id] = true
+  end
+  return ids
+end
+
+--- Withdraws the edits the server no longer waits for: the agent cancelled
+--- its request or went away, and an accept would change the buffer behind
+--- its back. Status notifications may arrive out of order, so a fresh
+--- `verbatim/status` confirms before anything is withdrawn.
+---@param client_id integer
+---@param status verbatim.Status
+function M.reconcile(client_id, status)
+  local queue = require("verbatim.queue")
+  local known = pending_ids(status)
+  local suspects = {}
+  for _, item in ipairs(queue.items) do
+    local id = item.proposal.pending_id
+    if item.proposal.client_id == client_id and id and not known[id] then
+      table.insert(suspects, item)
+    end
+  end
+  local client = vim.lsp.get_client_by_id(client_id)
+  if #suspects == 0 or not client then
+    return
+  end
+  client:request(protocol.methods.status, nil, function(err, fresh)
+    if err or type(fresh) ~= "table" then
+      return
+    end
+    local still = pending_ids(fresh)
+    for _, item in ipairs(suspects) do
+      if queue.get(item.key) and not still[item.proposal.pending_id] then
+        queue.resolve(item, {
+          applied = false,
+          failureReason = "withdrawn: the server no longer waits for this edit",
+        })
+        vim.notify(
+          string.format("verbatim: %s was withdrawn by the agent", item.proposal.label),
+          vim.log.levels.WARN
+        )
+      end
+    end
+  end)
+end
+
 ---@param err lsp.ResponseError|nil
 ---@param status verbatim.Status
 ---@param ctx lsp.HandlerContext
@@ -51,6 +101,7 @@ local function on_status_changed(err, status, ctx)
     return
   end
   M.statuses[ctx.client_id] = status
+  M.reconcile(ctx.client_id, status)
   api.nvim_exec_autocmds("User", { pattern = "VerbatimStatus", modeline = false })
 end
 
@@ -203,7 +254,7 @@ end
 function M.fetch_statuses(timeout_ms)
   for _, client in ipairs(M.clients()) do
     if client.initialized then
-      local response = client:request_sync(protocol.methods.status, vim.empty_dict(), timeout_ms or 1000)
+      local response = client:request_sync(protocol.methods.status, nil, timeout_ms or 1000)
       if response and response.result then
         M.statuses[client.id] = response.result
       end
