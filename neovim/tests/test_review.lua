@@ -390,3 +390,45 @@ H.test("an agent that cancels its request withdraws its edit from the review", f
   H.eq({ "one", "two" }, H.lines(buf))
   H.eq(false, vim.bo[buf].modified)
 end)
+
+H.test("auto_open = false: only a message; the review window's keys", function()
+  local config = require("verbatim.config")
+  config.options.auto_open = false
+  local root = H.workspace({ ["a.txt"] = "one\n" })
+  local path = root .. "/a.txt"
+  local buf, client = H.edit(path)
+  local agent = connect(client, "quiet-agent")
+  local uri = vim.uri_from_fname(path)
+  local read = H.read_until(agent, uri)
+  local id = agent:request("verbatim/strReplace", {
+    uri = uri, oldStr = "one", newStr = "1", baseRev = read.rev, summary = "Digit",
+  })
+  H.wait_pending(1)
+  H.eq(nil, (H.review_window()), "no window opens by itself")
+  config.options.auto_open = true
+
+  vim.cmd("Verbatim review")
+  -- q closes the window; the edit keeps waiting.
+  api.nvim_feedkeys("q", "xt", false)
+  H.eq(nil, (H.review_window()))
+  H.eq(1, #verbatim.pending())
+  H.eq(false, agent:answered(id))
+
+  -- r asks for a reason; cancelling the prompt keeps the edit.
+  local answers = { nil, "too terse" }
+  local prompts = 0
+  local input = vim.ui.input
+  vim.ui.input = function(_, on_confirm)
+    prompts = prompts + 1
+    on_confirm(answers[prompts])
+  end
+  vim.cmd("Verbatim review")
+  api.nvim_feedkeys("r", "xt", false)
+  H.eq(1, #verbatim.pending(), "a cancelled prompt rejects nothing")
+  api.nvim_feedkeys("r", "xt", false)
+  vim.ui.input = input
+  local response = agent:wait(id)
+  H.eq("too terse", response.error.data.reason)
+  H.eq({ "one" }, H.lines(buf))
+  H.eq(nil, (H.review_window()))
+end)

@@ -59,11 +59,13 @@ function M.check()
       health.warn("the server did not answer " .. protocol.methods.status)
     end
   end
+  -- Where servers put discovery files (docs/protocol.md, "Discovery").
   local runtime = vim.env.VERBATIM_RUNTIME_DIR
     or (vim.env.XDG_RUNTIME_DIR and (vim.env.XDG_RUNTIME_DIR .. "/verbatim"))
-  if runtime then
-    health.info("runtime directory (agents find servers here): " .. runtime)
-  end
+    or string.format("%s/verbatim-%d", vim.env.TMPDIR or "/tmp", vim.uv.getuid())
+  health.info("runtime directory (agents find servers here): " .. runtime)
+  local log = config.log_path()
+  health.info("server log: " .. (log or "stderr, in Neovim's LSP log (:LspLog)"))
 end
 
 return M

@@ -251,10 +251,18 @@ end
 function M.close()
   local win = find_window()
   while win do
-    if #api.nvim_tabpage_list_wins(0) == 1 then
+    if #api.nvim_tabpage_list_wins(0) > 1 then
+      api.nvim_win_close(win, true)
+    elseif #api.nvim_list_tabpages() > 1 then
       vim.cmd("tabclose")
     else
-      api.nvim_win_close(win, true)
+      -- The last window of the last tab page: show another buffer in it.
+      local alternate = vim.fn.bufnr("#")
+      if alternate > 0 and alternate ~= bufnr and vim.bo[alternate].buflisted then
+        api.nvim_win_set_buf(win, alternate)
+      else
+        api.nvim_win_set_buf(win, api.nvim_create_buf(true, false))
+      end
     end
     win = find_window()
   end

@@ -163,8 +163,11 @@ end
 --- Applies text edits to the buffer, touching only the replaced text.
 ---
 --- An edit that reaches the virtual line after the final line ending replaces
---- that line ending too; the buffer loses 'eol' when the text no longer ends
---- with a line ending.
+--- that line ending too. 'eol' is never changed: Neovim's incremental sync
+--- does not report it, so a buffer that lost it would disagree with what the
+--- server sees (and 'fixeol' writes it back anyway). An edit that removes the
+--- final line ending therefore leaves it in place; the server notices the
+--- difference and tells the agent (`modifiedByEditor`).
 ---@param bufnr integer
 ---@param edits lsp.TextEdit[]
 ---@param encoding string
@@ -184,33 +187,22 @@ function M.apply_to_buffer(bufnr, edits, encoding)
     elseif edit.start_row == count then
       -- An insertion after the final line ending: whole new lines.
       if edit.new_text ~= "" then
-        local keeps_eol = new_lines[#new_lines] == ""
-        if keeps_eol then
+        if new_lines[#new_lines] == "" then
           table.remove(new_lines)
         end
         api.nvim_buf_set_lines(bufnr, count, count, true, new_lines)
-        if not keeps_eol then
-          vim.bo[bufnr].eol = false
-        end
       end
     elseif edit.new_text == "" and edit.start_col == 0 then
       -- Whole lines deleted through the end: the text ends where the line
-      -- before them ended, with its line ending (or is empty).
+      -- before them ended, with its line ending.
       api.nvim_buf_set_lines(bufnr, edit.start_row, count, true, {})
-      if edit.start_row == 0 then
-        vim.bo[bufnr].eol = false
-      end
     else
       -- Replaces the end of the text, final line ending included.
-      local keeps_eol = #new_lines > 1 and new_lines[#new_lines] == ""
-      if keeps_eol then
+      if #new_lines > 1 and new_lines[#new_lines] == "" then
         table.remove(new_lines)
       end
       local last_line = api.nvim_buf_get_lines(bufnr, count - 1, count, true)[1]
       api.nvim_buf_set_text(bufnr, edit.start_row, edit.start_col, count - 1, #last_line, new_lines)
-      if not keeps_eol then
-        vim.bo[bufnr].eol = false
-      end
     end
   end
 end
@@ -220,17 +212,16 @@ end
 ---
 --- Neovim reports an empty buffer as one line ending, not as an empty text;
 --- replacing line by line keeps what the server sees and what a later `:write`
---- puts on disk equal to `text`.
+--- puts on disk equal to `text` (when it ends with a line ending, as 'fixeol'
+--- makes every written file do).
 ---@param bufnr integer
 ---@param text string
 function M.replace_empty_buffer(bufnr, text)
   local lines = M.split_lines(text)
-  local keeps_eol = #lines > 1 and lines[#lines] == ""
-  if keeps_eol then
+  if #lines > 1 and lines[#lines] == "" then
     table.remove(lines)
   end
   api.nvim_buf_set_lines(bufnr, 0, -1, true, lines)
-  vim.bo[bufnr].eol = keeps_eol
 end
 
 return M
