@@ -126,12 +126,16 @@ async function onConfigurationChanged(server: Server, event: vscode.Configuratio
         // The setting wins over an earlier toggle; it applies to the next edit.
         server.setSessionReviewMode(undefined);
     }
-    if (needsRestart((key) => event.affectsConfiguration(key))) {
-        const restart = "Restart Server";
-        const choice = await vscode.window.showInformationMessage(
-            "Verbatim: the new setting takes effect when the server restarts. Connected agents will have to reconnect.",
-            restart,
-        );
-        if (choice === restart) await server.restart();
+    if (!needsRestart((key) => event.affectsConfiguration(key))) return;
+    if (server.state.kind === "failed" || server.state.kind === "stopped") {
+        // Nothing runs that a restart could disturb: the new setting may be the fix.
+        await server.restart();
+        return;
     }
+    const restart = "Restart Server";
+    const choice = await vscode.window.showInformationMessage(
+        "Verbatim: the new setting takes effect when the server restarts. Connected agents will have to reconnect.",
+        restart,
+    );
+    if (choice === restart) await server.restart();
 }

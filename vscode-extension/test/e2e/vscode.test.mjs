@@ -106,8 +106,6 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
                     "workbench.secondarySideBar.defaultVisibility": "hidden",
                     "workbench.startupEditor": "none",
                     "workbench.tips.enabled": false,
-                    "extensions.autoUpdate": false,
-                    "extensions.autoCheckUpdates": false,
                     "update.mode": "none",
                     "telemetry.telemetryLevel": "off",
                     "editor.acceptSuggestionOnEnter": "off",
@@ -196,6 +194,8 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
             } catch (error) {
                 failedStep = name;
                 await page?.screenshot({ path: path.join(output, "failure.png") }).catch(() => undefined);
+                const html = await page?.content().catch(() => undefined);
+                if (html) writeFileSync(path.join(output, "failure.html"), html);
                 throw error;
             }
         });
@@ -218,15 +218,22 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
     }
 
     async function typeAtEndOfNotes(text) {
-        await page.locator(".monaco-editor .view-lines").first().click();
+        await notesTab().click();
+        await page.locator(".monaco-editor .view-lines", { hasText: "alpha" }).first().click();
         await page.keyboard.press("Control+End");
         await page.keyboard.type(text);
     }
 
-    /** Waits for the Refactor Preview to show an edit labelled `label`. */
+    /**
+     * Waits for the Refactor Preview to show an edit labelled `label`. VS Code
+     * puts the change annotation's label and description in the edit row's
+     * hover (`title="<label> - <description>"`).
+     */
     async function waitForPreview(label) {
-        await panel().getByText(label, { exact: false }).first().waitFor({ state: "visible", timeout: 60_000 });
+        const labelled = panel().locator(`.monaco-list-row:has([title^="${label} - "])`).first();
+        await labelled.waitFor({ state: "visible", timeout: 60_000 });
         await panel().locator(".monaco-button", { hasText: "Apply" }).first().waitFor({ state: "visible" });
+        return labelled;
     }
 
     step("the extension starts the server, which the agent finds through the discovery file", async () => {
@@ -264,21 +271,28 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
             summary: "Shout beta",
         });
         pending.catch(() => undefined);
-        await waitForPreview("test-agent: Shout beta");
+        const row = await waitForPreview("test-agent: Shout beta");
         await statusBar().getByText("1 pending").first().waitFor({ state: "visible", timeout: 30_000 });
-        await page.screenshot({ path: path.join(output, "refactor-preview.png") });
-
-        // The changes start unchecked: tick them, then apply.
+        // The changes start unchecked: tick them.
         const checkboxes = panel().locator(".monaco-checkbox");
         await checkboxes.first().waitFor({ state: "visible" });
         const count = await checkboxes.count();
         for (let i = 0; i < count; i++) {
             const box = checkboxes.nth(i);
-            if ((await box.getAttribute("aria-checked")) !== "true" && !(await box.evaluate((el) => el.classList.contains("checked")))) {
-                await box.click();
-            }
+            if ((await box.getAttribute("aria-checked")) !== "true") await box.click();
         }
-        await page.screenshot({ path: path.join(output, "refactor-preview-ticked.png") });
+        await checkboxes.last().and(page.locator('[aria-checked="true"]')).waitFor({ state: "visible" });
+
+        // Selecting the edit opens VS Code's diff of the ticked changes; hovering
+        // it shows its label, so the screenshot says who proposed what.
+        const label = row.locator(".monaco-highlighted-label").first();
+        await label.click();
+        await page.locator(".monaco-diff-editor .view-lines", { hasText: "BETA" }).first().waitFor({ state: "visible", timeout: 30_000 });
+        await page.mouse.move(10, 400);
+        await label.hover();
+        await page.getByText("test-agent: Shout beta - Shout beta").first().waitFor({ state: "visible", timeout: 10_000 });
+        await page.screenshot({ path: path.join(output, "refactor-preview.png") });
+
         await panel().locator(".monaco-button", { hasText: "Apply" }).first().click();
 
         const result = await pending;
@@ -361,5 +375,10 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         assert.equal((await read()).text, "ALPHA\nBETA\ngamma\ndelta!");
         assert.equal(readFileSync(notesPath, "utf8"), ORIGINAL);
         await page.locator(".monaco-editor .view-lines", { hasText: "ALPHA" }).first().waitFor({ state: "visible" });
+
+        // One undo step takes the whole agent edit back.
+        await page.locator(".monaco-editor .view-lines", { hasText: "ALPHA" }).first().click();
+        await page.keyboard.press("Control+z");
+        await waitForServerText("alpha\nBETA\ngamma\ndelta!");
     });
 });
