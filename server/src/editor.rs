@@ -24,14 +24,12 @@ use crate::workspace::Workspace;
 pub struct EditorBackend {
     client: Client,
     state: Arc<State>,
-    /// Filled by `initialize`, completed into an [`EditorLink`] by `initialized`.
-    pending_link: std::sync::Mutex<Option<EditorLink>>,
     shutdown_requested: Arc<AtomicBool>,
 }
 
 impl EditorBackend {
     pub fn new(client: Client, state: Arc<State>, shutdown_requested: Arc<AtomicBool>) -> Self {
-        Self { client, state, pending_link: std::sync::Mutex::default(), shutdown_requested }
+        Self { client, state, shutdown_requested }
     }
 
     pub async fn status(&self) -> Result<StatusResult> {
@@ -88,8 +86,8 @@ impl LanguageServer for EditorBackend {
         self.state.set_editor_info(params.client_info.map(|info| ClientInfo { name: info.name, version: info.version }));
         self.state.update_workspace(|workspace| *workspace = Workspace::new(folders));
         tracing::info!(encoding = encoding.as_str(), document_changes, can_create_files, "editor initialized");
-        *self.pending_link.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) =
-            Some(EditorLink { client: self.client.clone(), encoding, document_changes, can_create_files, options });
+        // Known from now on: an agent may ask for an edit before `initialized` arrives.
+        self.state.set_editor(EditorLink { client: self.client.clone(), encoding, document_changes, can_create_files, options });
 
         Ok(InitializeResult {
             server_info: Some(ServerInfo { name: "verbatim".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
@@ -114,11 +112,7 @@ impl LanguageServer for EditorBackend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
-        let link = self.pending_link.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
-        if let Some(link) = link {
-            self.state.set_editor(link);
-            self.state.notify_status();
-        }
+        self.state.notify_status();
     }
 
     async fn shutdown(&self) -> Result<()> {

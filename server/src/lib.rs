@@ -13,7 +13,7 @@
 //! - the service: [`state`] (shared between connections), [`registry`] (agents and
 //!   pending edits), [`edits`] (the agent methods), [`apply`] (through the editor);
 //! - the transports: [`ordered_sync`] and [`editor`] (the editor on stdio),
-//!   [`agent`] and [`listener`] (agents on the socket), [`discovery`] (runtime
+//!   [`agent`] and [`listener`] (agents on the socket), [`framing`] (the frame guard), [`discovery`] (runtime
 //!   directory and discovery files), [`lsp`] (`verbatim lsp`), [`clock`].
 #![deny(clippy::print_stdout)]
 
@@ -39,6 +39,7 @@ pub mod ordered_sync;
 pub mod editor;
 pub mod agent;
 pub mod listener;
+pub mod framing;
 pub mod discovery;
 pub mod lsp;
 pub mod clock;

@@ -11,6 +11,7 @@ use tokio::net::{UnixListener, UnixStream};
 use tower_lsp_server::Server;
 
 use crate::agent::AgentSession;
+use crate::framing::{FrameLimits, guard};
 use crate::state::State;
 
 /// Binds the socket with mode 0600, replacing a stale socket file.
@@ -52,6 +53,7 @@ pub async fn accept_agents(listener: UnixListener, state: Arc<State>) {
 
 async fn serve_agent(stream: UnixStream, state: Arc<State>) {
     let (read, write) = stream.into_split();
+    let (input, output) = guard(read, write, FrameLimits::default());
     let (service, socket) = AgentSession::service(state);
-    Server::new(read, write, socket).concurrency_level(16).serve(service).await;
+    Server::new(input, output, socket).concurrency_level(16).serve(service).await;
 }

@@ -10,6 +10,7 @@ use tower_lsp_server::{LspService, Server};
 
 use crate::discovery::{Endpoint, live_servers, prepare_dir, runtime_dir};
 use crate::editor::EditorBackend;
+use crate::framing::{FrameLimits, guard};
 use crate::listener::{accept_agents, bind};
 use crate::ordered_sync::OrderedSync;
 use crate::protocol::method;
@@ -62,7 +63,8 @@ pub async fn run(options: LspOptions) -> io::Result<Ending> {
     .custom_method(method::STATUS, EditorBackend::status)
     .finish();
     let service = OrderedSync::new(service, state.clone());
-    let serve = Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service);
+    let (input, output) = guard(tokio::io::stdin(), tokio::io::stdout(), FrameLimits::default());
+    let serve = Server::new(input, output, socket).serve(service);
 
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::select! {
@@ -71,6 +73,12 @@ pub async fn run(options: LspOptions) -> io::Result<Ending> {
         _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: stopping"),
     }
     state.close_editor();
+    // Let agents whose edits were waiting receive their `editorUnavailable` answer.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(2);
+    while !state.registry().pending().is_empty() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     accept.abort();
     endpoint.remove();
     Ok(if shutdown_requested.load(Ordering::SeqCst) { Ending::Clean } else { Ending::Abrupt })

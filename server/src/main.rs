@@ -58,7 +58,11 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            match runtime.block_on(verbatim::lsp::run(verbatim::lsp::LspOptions { socket })) {
+            let outcome = runtime.block_on(verbatim::lsp::run(verbatim::lsp::LspOptions { socket }));
+            // Reading stdin occupies a blocking thread that only ends when the editor
+            // closes the pipe; do not wait for it.
+            runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+            match outcome {
                 Ok(verbatim::lsp::Ending::Clean) => ExitCode::SUCCESS,
                 Ok(verbatim::lsp::Ending::Abrupt) => ExitCode::from(1),
                 Err(error) => {

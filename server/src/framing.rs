@@ -1,0 +1,298 @@
+//! A guard in front of every connection's byte stream: it checks each
+//! Content-Length frame before tower-lsp-server sees it.
+//!
+//! tower-lsp-server's decoder ends a connection at the first frame it cannot
+//! decode. Here, a frame without a usable Content-Length, a body that is not JSON
+//! (malformed, invalid UTF-8, nested too deeply), a message that is not JSON-RPC 2.0,
+//! or a message over the size limit is answered with a JSON-RPC error (`-32700` parse
+//! error or `-32600` invalid request) and dropped; the connection keeps being served.
+//! Good frames pass through unchanged. Output frames are forwarded whole, so an error
+//! answer can never be interleaved inside another message.
+
+use std::io;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::sync::mpsc;
+
+/// The largest message accepted unless configured otherwise (`VERBATIM_MAX_MESSAGE_BYTES`).
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
+/// The longest header line accepted.
+const MAX_HEADER_LINE: usize = 8 * 1024;
+const PIPE_CAPACITY: usize = 256 * 1024;
+
+/// Limits applied to incoming frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameLimits {
+    pub max_message_bytes: usize,
+}
+
+impl Default for FrameLimits {
+    fn default() -> Self {
+        let from_env = std::env::var("VERBATIM_MAX_MESSAGE_BYTES").ok().and_then(|value| value.parse().ok());
+        Self { max_message_bytes: from_env.unwrap_or(DEFAULT_MAX_MESSAGE_BYTES) }
+    }
+}
+
+/// Puts the guard between a raw connection and the LSP server. Returns the
+/// streams the server reads from and writes to.
+pub fn guard<R, W>(input: R, output: W, limits: FrameLimits) -> (DuplexStream, DuplexStream)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (mut to_server, server_input) = tokio::io::duplex(PIPE_CAPACITY);
+    let (server_output, from_server) = tokio::io::duplex(PIPE_CAPACITY);
+    let (errors_tx, errors_rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        if let Err(error) = read_loop(input, &mut to_server, &errors_tx, limits).await {
+            tracing::debug!("connection input ended: {error}");
+        }
+        let _ = to_server.shutdown().await;
+    });
+    tokio::spawn(async move {
+        if let Err(error) = write_loop(from_server, errors_rx, output).await {
+            tracing::debug!("connection output ended: {error}");
+        }
+    });
+    (server_input, server_output)
+}
+
+/// Why a frame was refused.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameError {
+    pub code: i64,
+    pub message: String,
+    pub id: Value,
+}
+
+impl FrameError {
+    fn parse(message: String) -> Self {
+        Self { code: -32700, message, id: Value::Null }
+    }
+
+    fn invalid(message: String, id: Value) -> Self {
+        Self { code: -32600, message, id }
+    }
+
+    fn to_frame(&self) -> Vec<u8> {
+        encode(&json!({"jsonrpc": "2.0", "id": self.id, "error": {"code": self.code, "message": self.message}}))
+    }
+}
+
+pub fn encode(message: &Value) -> Vec<u8> {
+    let body = serde_json::to_vec(message).unwrap_or_default();
+    let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    frame.extend(body);
+    frame
+}
+
+async fn read_loop<R: AsyncRead + Unpin>(
+    input: R,
+    to_server: &mut DuplexStream,
+    errors: &mpsc::UnboundedSender<Vec<u8>>,
+    limits: FrameLimits,
+) -> io::Result<()> {
+    let mut reader = BufReader::new(input);
+    loop {
+        let Some(length) = read_headers(&mut reader, errors).await? else { return Ok(()) };
+        if length > limits.max_message_bytes {
+            let error = FrameError::invalid(
+                format!(
+                    "message of {length} bytes exceeds the limit of {} bytes (set VERBATIM_MAX_MESSAGE_BYTES to raise it); it was skipped",
+                    limits.max_message_bytes
+                ),
+                Value::Null,
+            );
+            let _ = errors.send(error.to_frame());
+            let skipped = tokio::io::copy(&mut (&mut reader).take(length as u64), &mut tokio::io::sink()).await?;
+            if skipped < length as u64 {
+                return Ok(());
+            }
+            continue;
+        }
+        let mut body = vec![0; length];
+        if let Err(error) = reader.read_exact(&mut body).await {
+            return if error.kind() == io::ErrorKind::UnexpectedEof { Ok(()) } else { Err(error) };
+        }
+        match check_body(&body) {
+            Ok(()) => {
+                to_server.write_all(format!("Content-Length: {length}\r\n\r\n").as_bytes()).await?;
+                to_server.write_all(&body).await?;
+            }
+            Err(error) => {
+                tracing::warn!("refused a frame: {}", error.message);
+                let _ = errors.send(error.to_frame());
+            }
+        }
+    }
+}
+
+/// Reads header lines up to the blank line; returns the Content-Length, or `None`
+/// at the end of input. Header blocks without a usable length are answered and skipped.
+async fn read_headers<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+    errors: &mpsc::UnboundedSender<Vec<u8>>,
+) -> io::Result<Option<usize>> {
+    loop {
+        let mut length: Option<Result<usize, String>> = None;
+        let mut saw_header = false;
+        loop {
+            let mut line = Vec::new();
+            let read = (&mut *reader).take(MAX_HEADER_LINE as u64).read_until(b'\n', &mut line).await?;
+            if read == 0 {
+                return Ok(None);
+            }
+            let text = String::from_utf8_lossy(&line);
+            let text = text.trim_end_matches(['\r', '\n']);
+            if text.is_empty() {
+                if saw_header {
+                    break;
+                }
+                continue;
+            }
+            saw_header = true;
+            if let Some((name, value)) = text.split_once(':') {
+                if name.trim().eq_ignore_ascii_case("content-length") {
+                    length = Some(value.trim().parse::<usize>().map_err(|_| value.trim().to_owned()));
+                }
+            }
+        }
+        match length {
+            Some(Ok(length)) => return Ok(Some(length)),
+            Some(Err(value)) => {
+                let _ = errors.send(FrameError::parse(format!("invalid Content-Length header `{value}`: expected a byte count")).to_frame());
+            }
+            None => {
+                let _ = errors.send(FrameError::parse("missing Content-Length header: every message needs `Content-Length: N` then a blank line".into()).to_frame());
+            }
+        }
+    }
+}
+
+/// Checks that a body is a JSON-RPC 2.0 message tower-lsp-server can decode.
+pub fn check_body(body: &[u8]) -> Result<(), FrameError> {
+    let text = std::str::from_utf8(body).map_err(|error| FrameError::parse(format!("message body is not valid UTF-8 ({error})")))?;
+    let value: Value = serde_json::from_str(text).map_err(|error| FrameError::parse(format!("message body is not valid JSON: {error}")))?;
+    let Value::Object(message) = &value else {
+        return Err(FrameError::invalid("a JSON-RPC message must be a JSON object (batches are not supported)".into(), Value::Null));
+    };
+    let id = message.get("id").cloned().unwrap_or(Value::Null);
+    let id_ok = matches!(id, Value::Null | Value::Number(_) | Value::String(_));
+    let reply_id = if id_ok && !id.is_f64() { id.clone() } else { Value::Null };
+    if message.get("jsonrpc") != Some(&json!("2.0")) {
+        return Err(FrameError::invalid("`jsonrpc` must be \"2.0\"".into(), reply_id));
+    }
+    if !id_ok || id.is_f64() {
+        return Err(FrameError::invalid("`id` must be an integer or a string".into(), Value::Null));
+    }
+    match message.get("method") {
+        Some(Value::String(_)) => Ok(()),
+        Some(_) => Err(FrameError::invalid("`method` must be a string".into(), reply_id)),
+        None if message.contains_key("result") || message.contains_key("error") => {
+            if let Some(error) = message.get("error") {
+                if !(error.get("code").is_some_and(Value::is_i64) && error.get("message").is_some_and(Value::is_string)) {
+                    return Err(FrameError::invalid("a response `error` needs an integer `code` and a string `message`".into(), Value::Null));
+                }
+            }
+            Ok(())
+        }
+        None => Err(FrameError::invalid("a message needs a `method` (request or notification) or a `result`/`error` (response)".into(), reply_id)),
+    }
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(
+    from_server: DuplexStream,
+    mut errors: mpsc::UnboundedReceiver<Vec<u8>>,
+    mut output: W,
+) -> io::Result<()> {
+    let mut reader = BufReader::new(from_server);
+    let mut errors_open = true;
+    loop {
+        tokio::select! {
+            frame = read_trusted_frame(&mut reader) => {
+                let Some(frame) = frame? else { return Ok(()) };
+                output.write_all(&frame).await?;
+                output.flush().await?;
+            }
+            error = errors.recv(), if errors_open => match error {
+                Some(frame) => {
+                    output.write_all(&frame).await?;
+                    output.flush().await?;
+                }
+                None => errors_open = false,
+            },
+        }
+    }
+}
+
+/// Reads one whole frame written by tower-lsp-server (headers included).
+async fn read_trusted_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> io::Result<Option<Vec<u8>>> {
+    let mut frame = Vec::new();
+    let mut length = 0usize;
+    loop {
+        let start = frame.len();
+        if reader.read_until(b'\n', &mut frame).await? == 0 {
+            return Ok(None);
+        }
+        let line = String::from_utf8_lossy(&frame[start..]).trim_end().to_owned();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            if name.trim().eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse().unwrap_or(0);
+            }
+        }
+    }
+    let start = frame.len();
+    frame.resize(start + length, 0);
+    reader.read_exact(&mut frame[start..]).await?;
+    Ok(Some(frame))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_are_checked() {
+        assert!(check_body(br#"{"jsonrpc":"2.0","id":1,"method":"x"}"#).is_ok());
+        assert!(check_body(br#"{"jsonrpc":"2.0","method":"x","params":[1]}"#).is_ok());
+        assert!(check_body(br#"{"jsonrpc":"2.0","id":"a","result":null}"#).is_ok());
+        assert_eq!(check_body(b"{not json").map_err(|e| e.code), Err(-32700));
+        assert_eq!(check_body(b"\xff\xfe").map_err(|e| e.code), Err(-32700));
+        assert_eq!(check_body(br#"{"jsonrpc":"2.0","id":true}"#).map_err(|e| e.code), Err(-32600));
+        assert_eq!(check_body(br#"[1,2]"#).map_err(|e| e.code), Err(-32600));
+        assert_eq!(check_body(br#"{"jsonrpc":"1.0","id":1,"method":"x"}"#).map_err(|e| e.id), Err(json!(1)));
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        assert_eq!(check_body(deep.as_bytes()).map_err(|e| e.code), Err(-32700));
+    }
+
+    #[tokio::test]
+    async fn bad_frames_are_answered_and_good_ones_pass() {
+        let (client, server_side) = tokio::io::duplex(4096);
+        let (server_read, server_write) = tokio::io::split(server_side);
+        let (mut from_guard, _to_guard) = guard(server_read, server_write, FrameLimits { max_message_bytes: 100 });
+        let (mut client_read, mut client_write) = tokio::io::split(client);
+        let good = encode(&json!({"jsonrpc": "2.0", "method": "ok"}));
+        let mut input = Vec::new();
+        input.extend(b"Content-Length: 9\r\n\r\n{not json");
+        input.extend(b"X-Nothing: 1\r\n\r\n");
+        input.extend(format!("Content-Length: 200\r\n\r\n{}", "x".repeat(200)).as_bytes());
+        input.extend(&good);
+        client_write.write_all(&input).await.expect("write");
+        let mut passed = vec![0; good.len()];
+        from_guard.read_exact(&mut passed).await.expect("read");
+        assert_eq!(passed, good);
+        let mut reader = BufReader::new(&mut client_read);
+        let mut codes = Vec::new();
+        for _ in 0..3 {
+            let frame = read_trusted_frame(&mut reader).await.expect("frame").expect("some");
+            let body_start = frame.windows(4).position(|w| w == b"\r\n\r\n").expect("headers") + 4;
+            let value: Value = serde_json::from_slice(&frame[body_start..]).expect("json");
+            codes.push(value["error"]["code"].as_i64().expect("code"));
+        }
+        assert_eq!(codes, vec![-32700, -32700, -32600]);
+    }
+}
