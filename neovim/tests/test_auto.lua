@@ -5,13 +5,6 @@ local verbatim = require("verbatim")
 
 verbatim.setup({ cmd = { vim.env.VERBATIM_BIN, "lsp" }, review = "auto" })
 
-local agent ---@type verbatim.test.Agent
-H.after_all = function()
-  if agent then
-    agent:close()
-  end
-end
-
 H.test("the server is told not to ask for confirmation", function()
   local root = H.workspace({ ["a.txt"] = "a\n" })
   local _, client = H.edit(root .. "/a.txt")
@@ -20,15 +13,9 @@ end)
 
 H.test("an edit applies at once, to the buffer only", function()
   local original = "one\ntwo\n"
-  local root = H.workspace({ ["a.txt"] = original, ["b.txt"] = "bee\n" })
-  local path = root .. "/a.txt"
-  local buf, client = H.edit(path)
-  agent = H.agent(client, "auto-agent")
-  local uri = vim.uri_from_fname(path)
-  local read = H.read_until(agent, uri)
-  local response = agent:call("verbatim/strReplace", {
-    uri = uri, oldStr = "two", newStr = "2", baseRev = read.rev, summary = "Digits",
-  })
+  local s = H.scenario({ ["a.txt"] = original, ["b.txt"] = "bee\n" }, "a.txt", "auto-agent")
+  local buf, path, root, agent = s.buf, s.path, s.root, s.agent
+  local response = agent:wait(s:str_replace("two", "2", "Digits"))
   H.eq(nil, response.error)
   H.eq(true, response.result.applied)
   H.eq(false, response.result.modifiedByEditor)
@@ -51,20 +38,12 @@ H.test("an edit applies at once, to the buffer only", function()
 end)
 
 H.test("a stale baseRev is refused by the server and changes nothing", function()
-  local root = H.workspace({ ["a.txt"] = "one\n" })
-  local path = root .. "/a.txt"
-  local buf, client = H.edit(path)
-  local a = H.agent(client, "stale-agent")
-  local uri = vim.uri_from_fname(path)
-  local read = H.read_until(a, uri)
-  api.nvim_buf_set_lines(buf, 0, -1, true, { "ONE" })
-  H.read_until(a, uri, function(t)
+  local s = H.scenario({ ["a.txt"] = "one\n" }, "a.txt", "stale-agent")
+  api.nvim_buf_set_lines(s.buf, 0, -1, true, { "ONE" })
+  H.read_until(s.agent, s.uri, function(t)
     return t == "ONE\n"
   end)
-  local response = a:call("verbatim/strReplace", {
-    uri = uri, oldStr = "ONE", newStr = "1", baseRev = read.rev, summary = "Digits",
-  })
+  local response = s.agent:wait(s:str_replace("ONE", "1", "Digits"))
   H.eq("stale", response.error.data.kind)
-  H.eq({ "ONE" }, H.lines(buf))
-  a:close()
+  H.eq({ "ONE" }, H.lines(s.buf))
 end)

@@ -18,31 +18,16 @@ local cases = {
   { "x\ny\n", "x\ny\n", "q", "q\n" },
 }
 
-local agents = {}
-H.after_all = function()
-  for _, agent in ipairs(agents) do
-    agent:close()
-  end
-end
-
 for i, case in ipairs(cases) do
   H.test(string.format("case %d: %s -> %s in %s", i, vim.inspect(case[2]), vim.inspect(case[3]), vim.inspect(case[1])), function()
-    local root = H.workspace({ ["f.txt"] = case[1] })
-    local path = root .. "/f.txt"
-    local _, client = H.edit(path)
-    local agent = H.agent(client, "line-endings")
-    table.insert(agents, agent)
-    local uri = vim.uri_from_fname(path)
-    local read = H.read_until(agent, uri)
-    H.eq(case[1], read.text, "Neovim reports the file's text")
-    local response = agent:call("verbatim/strReplace", {
-      uri = uri, oldStr = case[2], newStr = case[3], baseRev = read.rev, summary = "s",
-    })
+    local s = H.scenario({ ["f.txt"] = case[1] }, "f.txt", "line-endings")
+    H.eq(case[1], s.read.text, "Neovim reports the file's text")
+    local response = s.agent:wait(s:str_replace(case[2], case[3], "s"))
     H.eq(nil, response.error)
     local first, last = case[1]:find(case[2], 1, true)
     local expected = case[1]:sub(1, first - 1) .. case[3] .. case[1]:sub(last + 1)
-    H.eq(case[4] or expected, H.read_until(agent, uri).text, "the server's live text")
+    H.eq(case[4] or expected, H.read_until(s.agent, s.uri).text, "the server's live text")
     H.eq(case[4] ~= nil, response.result.modifiedByEditor)
-    H.eq(case[1], H.read_file(path), "the disk is untouched")
+    H.eq(case[1], H.read_file(s.path), "the disk is untouched")
   end)
 end

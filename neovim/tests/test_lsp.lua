@@ -6,13 +6,6 @@ local verbatim = require("verbatim")
 
 verbatim.setup({ cmd = { vim.env.VERBATIM_BIN, "lsp" }, skip_filetypes = { "markdown" } })
 
-local agents = {}
-H.after_all = function()
-  for _, agent in ipairs(agents) do
-    agent:close()
-  end
-end
-
 ---@param bufnr integer
 ---@return vim.lsp.Client|nil
 local function verbatim_client(bufnr)
@@ -81,7 +74,6 @@ H.test("skipped filetypes get no server, yet agents can edit them", function()
   H.eq("markdown", vim.bo[md].filetype)
   H.eq(nil, verbatim_client(md))
   local agent = H.agent(client, "md-agent")
-  table.insert(agents, agent)
   local uri = vim.uri_from_fname(root .. "/doc.md")
   local read = H.read_until(agent, uri)
   H.eq("disk", read.source)
@@ -102,7 +94,6 @@ H.test("a skipped-filetype buffer with unsaved changes is not edited blindly", f
   local md = api.nvim_get_current_buf()
   api.nvim_buf_set_lines(md, 0, -1, true, { "# Title", "unsaved" })
   local agent = H.agent(client, "md-agent-2")
-  table.insert(agents, agent)
   local uri = vim.uri_from_fname(root .. "/doc.md")
   local read = H.read_until(agent, uri)
   local response = agent:call("verbatim/strReplace", {
@@ -154,7 +145,6 @@ H.test("beside another language server on the same buffer", function()
   end)
   H.eq(2, #vim.lsp.get_clients({ bufnr = buf }))
   local agent = H.agent(client, "neighbour")
-  table.insert(agents, agent)
   local uri = vim.uri_from_fname(path)
   local read = H.read_until(agent, uri)
   local id = agent:request("verbatim/strReplace", {
@@ -184,7 +174,6 @@ H.test("status: notifications, :Verbatim status, discovery file", function()
     end,
   })
   local agent = H.agent(client, "status-agent")
-  table.insert(agents, agent)
   local lsp = require("verbatim.lsp")
   local status = H.wait_for("a status notification naming the agent", function()
     local s = lsp.statuses[client.id]

@@ -1,37 +1,25 @@
 -- End to end, review = "confirm": a real `verbatim lsp`, a real agent on its
--- socket, and the person's decisions through the public API and the review
--- window's keys.
+-- socket, and the person's decisions through the public API, the :Verbatim
+-- command and the review window's keys.
 local H = require("helpers")
 local api = vim.api
 local verbatim = require("verbatim")
 
 verbatim.setup({ cmd = { vim.env.VERBATIM_BIN, "lsp" } })
 
-local agents = {} ---@type verbatim.test.Agent[]
-H.after_all = function()
-  for _, agent in ipairs(agents) do
-    agent:close()
-  end
-end
-
----@param client vim.lsp.Client
----@param name string
----@param encoding? string
-local function connect(client, name, encoding)
-  local agent = H.agent(client, name, encoding)
-  table.insert(agents, agent)
-  return agent
-end
-
----@param lines string[]
+---@param lines string[]|nil
 ---@param needle string
 local function has_line(lines, needle)
-  for _, line in ipairs(lines) do
-    if line == needle then
-      return true
-    end
-  end
-  return false
+  return vim.tbl_contains(lines or {}, needle)
+end
+
+--- Moves into the review window and presses keys there.
+---@param keys string
+local function press_in_review(keys)
+  local win = H.review_window()
+  H.truthy(win, "the review window is open")
+  api.nvim_set_current_win(win --[[@as integer]])
+  api.nvim_feedkeys(keys, "xt", false)
 end
 
 H.test("an agent edits a buffer with unsaved changes; the person accepts", function()
@@ -44,18 +32,14 @@ H.test("an agent edits a buffer with unsaved changes; the person accepts", funct
   api.nvim_buf_set_mark(buf, "m", 1, 3, {})
   local editor_win = api.nvim_get_current_win()
 
-  local agent = connect(client, "test-agent")
+  local agent = H.agent(client, "test-agent")
   local uri = vim.uri_from_fname(path)
   local read = H.read_until(agent, uri, function(t)
     return t:find("ALPHA", 1, true) ~= nil
   end)
   H.eq("editor", read.source)
   local id = agent:request("verbatim/strReplace", {
-    uri = uri,
-    oldStr = "beta",
-    newStr = "BETA!",
-    baseRev = read.rev,
-    summary = "Shout beta",
+    uri = uri, oldStr = "beta", newStr = "BETA!", baseRev = read.rev, summary = "Shout beta",
   })
 
   local pending = H.wait_pending(1)
@@ -67,7 +51,7 @@ H.test("an agent edits a buffer with unsaved changes; the person accepts", funct
   H.eq(editor_win, api.nvim_get_current_win(), "the cursor stays in the person's window")
   H.truthy(lines[1]:find("test-agent", 1, true), "the review names the agent: " .. lines[1])
   H.truthy(has_line(lines, "  Shout beta"), "the review shows the summary")
-  H.truthy(has_line(lines, "-beta") and has_line(lines, "+BETA!"), "the review shows the diff:\n" .. table.concat(lines, "\n"))
+  H.truthy(has_line(lines, "-beta") and has_line(lines, "+BETA!"), "the diff:\n" .. table.concat(lines, "\n"))
   H.truthy(has_line(lines, " ALPHA"), "the diff is against the unsaved buffer")
   H.eq(false, agent:answered(id), "the agent waits for the review")
   H.eq({ "ALPHA", "beta", "gamma" }, H.lines(buf))
@@ -85,52 +69,37 @@ H.test("an agent edits a buffer with unsaved changes; the person accepts", funct
   H.eq({ 1, 3 }, api.nvim_buf_get_mark(buf, "m"), "marks stay put")
   H.eq(nil, (H.review_window()), "the review window closes when nothing waits")
   H.eq({}, verbatim.pending())
-  local after = H.read_until(agent, uri)
-  H.eq(response.result.rev, after.rev, "the result's rev is the document's rev")
+  H.eq(response.result.rev, H.read_until(agent, uri).rev, "the result's rev is the document's rev")
 
   vim.cmd("silent undo")
   H.eq({ "ALPHA", "beta", "gamma" }, H.lines(buf), "one undo step takes the edit back")
 end)
 
 H.test("reject with a reason: the agent gets `rejected` with it", function()
-  local root = H.workspace({ ["a.txt"] = "one\ntwo\n" })
-  local path = root .. "/a.txt"
-  local buf, client = H.edit(path)
-  local agent = connect(client, "rejected-agent")
-  local uri = vim.uri_from_fname(path)
-  local read = H.read_until(agent, uri)
-  local id = agent:request("verbatim/strReplace", {
-    uri = uri, oldStr = "two", newStr = "2", baseRev = read.rev, summary = "Use digits",
-  })
+  local s = H.scenario({ ["a.txt"] = "one\ntwo\n" }, "a.txt", "rejected-agent")
+  local id = s:str_replace("two", "2", "Use digits")
   H.wait_pending(1)
   H.eq(true, verbatim.reject("prefer words here"))
-  local response = agent:wait(id)
+  local response = s.agent:wait(id)
   H.eq(nil, response.result)
   H.eq("rejected", response.error.data.kind)
   H.eq(-33008, response.error.code)
   H.eq("prefer words here", response.error.data.reason)
-  H.eq({ "one", "two" }, H.lines(buf))
-  H.eq(false, vim.bo[buf].modified)
+  H.eq({ "one", "two" }, H.lines(s.buf))
+  H.eq(false, vim.bo[s.buf].modified)
 end)
 
 H.test("the person types while the edit waits: it is refused as stale, not applied", function()
-  local root = H.workspace({ ["a.txt"] = "one\ntwo\nthree\n" })
-  local path = root .. "/a.txt"
-  local buf, client = H.edit(path)
-  local agent = connect(client, "slow-agent")
-  local uri = vim.uri_from_fname(path)
-  local read = H.read_until(agent, uri)
-  local id = agent:request("verbatim/strReplace", {
-    uri = uri, oldStr = "two", newStr = "TWO", baseRev = read.rev, summary = "Capitalise",
-  })
+  local s = H.scenario({ ["a.txt"] = "one\ntwo\nthree\n" }, "a.txt", "slow-agent")
+  local id = s:str_replace("two", "TWO", "Capitalise")
   H.wait_pending(1)
   -- The person types on another line of the same buffer.
   api.nvim_win_set_cursor(0, { 3, 0 })
   api.nvim_feedkeys("Ahey\27", "xt", false)
-  local response = agent:wait(id)
+  local response = s.agent:wait(id)
   H.eq(nil, response.result)
   H.eq("stale", response.error.data.kind, vim.inspect(response.error))
-  H.eq({ "one", "two", "threehey" }, H.lines(buf))
+  H.eq({ "one", "two", "threehey" }, H.lines(s.buf))
   H.eq({}, verbatim.pending())
   H.eq(false, verbatim.accept(), "nothing left to accept")
 end)
@@ -141,12 +110,13 @@ H.test("an edit for a version the buffer has left is refused at once", function(
   local buf, client = H.edit(path)
   -- Straight to the handler: the server planned against an old version.
   local handler = require("verbatim.apply_edit").handler
+  local range = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 3 } }
   local result = handler(nil, {
     edit = {
       documentChanges = {
         {
           textDocument = { uri = vim.uri_from_fname(path), version = vim.lsp.util.buf_versions[buf] - 1 },
-          edits = { { range = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 3 } }, newText = "1" } },
+          edits = { { range = range, newText = "1" } },
         },
       },
     },
@@ -158,67 +128,53 @@ end)
 
 H.test("multibyte text and emoji, with a utf-16 agent", function()
   local original = "héllo wörld 👋 end\nzweite Zeile ✓\n"
-  local root = H.workspace({ ["u.txt"] = original })
-  local path = root .. "/u.txt"
-  local buf, client = H.edit(path)
-  local agent = connect(client, "utf16-agent", "utf-16")
-  local uri = vim.uri_from_fname(path)
-  local read = H.read_until(agent, uri)
-  local id = agent:request("verbatim/batchEdit", {
+  local s = H.scenario({ ["u.txt"] = original }, "u.txt", "utf16-agent", "utf-16")
+  local id = s.agent:request("verbatim/batchEdit", {
     summary = "Celebrate",
     edits = {
-      { uri = uri, oldStr = "👋 end", newStr = "🎉 fin", baseRev = read.rev },
-      { uri = uri, oldStr = "✓", newStr = "✔ ok" },
+      { uri = s.uri, oldStr = "👋 end", newStr = "🎉 fin", baseRev = s.read.rev },
+      { uri = s.uri, oldStr = "✓", newStr = "✔ ok" },
     },
   })
   H.wait_pending(1)
   verbatim.accept()
-  local response = agent:wait(id)
+  local response = s.agent:wait(id)
   H.eq(nil, response.error)
   local doc = response.result.documents[1]
   H.eq(false, doc.modifiedByEditor)
   -- Ranges in the agent's encoding: "héllo wörld " is 12 UTF-16 units.
   H.eq({ line = 0, character = 12 }, doc.edits[1].range.start)
   H.eq({ line = 0, character = 18 }, doc.edits[1].range["end"])
-  H.eq({ "héllo wörld 🎉 fin", "zweite Zeile ✔ ok" }, H.lines(buf))
-  H.eq(original, H.read_file(path))
+  H.eq({ "héllo wörld 🎉 fin", "zweite Zeile ✔ ok" }, H.lines(s.buf))
+  H.eq(original, H.read_file(s.path))
 end)
 
 H.test("a fileformat=dos buffer", function()
   local original = "one\r\ntwo\r\nthree\r\n"
-  local root = H.workspace({ ["dos.txt"] = original })
-  local path = root .. "/dos.txt"
-  local buf, client = H.edit(path)
-  H.eq("dos", vim.bo[buf].fileformat)
-  local agent = connect(client, "dos-agent")
-  local uri = vim.uri_from_fname(path)
-  local read = H.read_until(agent, uri)
-  H.eq("crlf", read.lineEnding)
-  local id = agent:request("verbatim/strReplace", {
-    uri = uri, oldStr = "two\r\nthree", newStr = "2\r\n3\r\n3.5", baseRev = read.rev, summary = "Digits",
-  })
+  local s = H.scenario({ ["dos.txt"] = original }, "dos.txt", "dos-agent")
+  H.eq("dos", vim.bo[s.buf].fileformat)
+  H.eq("crlf", s.read.lineEnding)
+  local id = s:str_replace("two\r\nthree", "2\r\n3\r\n3.5", "Digits")
   H.wait_pending(1)
   verbatim.accept()
-  local response = agent:wait(id)
+  local response = s.agent:wait(id)
   H.eq(nil, response.error)
   H.eq(false, response.result.modifiedByEditor)
-  H.eq({ "one", "2", "3", "3.5" }, H.lines(buf))
-  H.eq("dos", vim.bo[buf].fileformat)
-  H.eq(original, H.read_file(path))
-  H.eq("one\r\n2\r\n3\r\n3.5\r\n", H.read_until(agent, uri).text)
+  H.eq({ "one", "2", "3", "3.5" }, H.lines(s.buf))
+  H.eq("dos", vim.bo[s.buf].fileformat)
+  H.eq(original, H.read_file(s.path))
+  H.eq("one\r\n2\r\n3\r\n3.5\r\n", H.read_until(s.agent, s.uri).text)
 end)
 
 H.test("a file that is not loaded yet is loaded into a buffer, not written", function()
   local original = "first\nsecond\n"
-  local root = H.workspace({ ["open.txt"] = "x\n", ["closed.txt"] = original })
-  local _, client = H.edit(root .. "/open.txt")
-  local path = root .. "/closed.txt"
+  local s = H.scenario({ ["open.txt"] = "x\n", ["closed.txt"] = original }, "open.txt", "disk-agent")
+  local path = s.root .. "/closed.txt"
   H.eq(-1, vim.fn.bufnr(path), "no buffer for the file yet")
-  local agent = connect(client, "disk-agent")
   local uri = vim.uri_from_fname(path)
-  local read = H.read_until(agent, uri)
+  local read = H.read_until(s.agent, uri)
   H.eq("disk", read.source)
-  local id = agent:request("verbatim/strReplace", {
+  local id = s.agent:request("verbatim/strReplace", {
     uri = uri, oldStr = "second", newStr = "2nd", baseRev = read.rev, summary = "Abbreviate",
   })
   H.wait_pending(1)
@@ -226,7 +182,7 @@ H.test("a file that is not loaded yet is loaded into a buffer, not written", fun
   H.truthy(buf > 0 and api.nvim_buf_is_loaded(buf), "the file is loaded for the review")
   H.eq({ "first", "second" }, H.lines(buf))
   verbatim.accept()
-  local response = agent:wait(id)
+  local response = s.agent:wait(id)
   H.eq(nil, response.error)
   H.eq(true, response.result.applied)
   H.eq(false, response.result.modifiedByEditor)
@@ -237,17 +193,16 @@ H.test("a file that is not loaded yet is loaded into a buffer, not written", fun
 end)
 
 H.test("a new file becomes a buffer; the disk stays untouched until :write", function()
-  local root = H.workspace({ ["open.txt"] = "x\n" })
-  local _, client = H.edit(root .. "/open.txt")
-  local path = root .. "/src/new.rs"
-  local agent = connect(client, "writer")
-  local uri = vim.uri_from_fname(path)
-  local id = agent:request("verbatim/write", { uri = uri, text = "fn main() {}\n", summary = "Add entry point" })
+  local s = H.scenario({ ["open.txt"] = "x\n" }, "open.txt", "writer")
+  local path = s.root .. "/src/new.rs"
+  local id = s.agent:request("verbatim/write", {
+    uri = vim.uri_from_fname(path), text = "fn main() {}\n", summary = "Add entry point",
+  })
   H.wait_pending(1)
   local _, lines = H.review_window()
-  H.truthy(has_line(lines --[[@as string[] ]], "--- /dev/null"), "shown as a new file")
+  H.truthy(has_line(lines, "--- /dev/null"), "shown as a new file")
   verbatim.accept()
-  local response = agent:wait(id)
+  local response = s.agent:wait(id)
   H.eq(nil, response.error)
   H.eq(false, response.result.modifiedByEditor)
   local buf = vim.fn.bufnr(path)
@@ -266,49 +221,41 @@ H.test("leaving out one change applies the rest and is reported honestly", funct
     lines[i] = "line " .. i
   end
   lines[2], lines[18] = "old value", "old value"
-  local root = H.workspace({ ["p.txt"] = table.concat(lines, "\n") .. "\n" })
-  local path = root .. "/p.txt"
-  local buf, client = H.edit(path)
-  local agent = connect(client, "partial-agent")
-  local uri = vim.uri_from_fname(path)
-  local read = H.read_until(agent, uri)
-  local id = agent:request("verbatim/strReplace", {
-    uri = uri, oldStr = "old value", newStr = "new value", replaceAll = true, baseRev = read.rev, summary = "Renew",
-  })
+  local s = H.scenario({ ["p.txt"] = table.concat(lines, "\n") .. "\n" }, "p.txt", "partial-agent")
+  local id = s:str_replace("old value", "new value", "Renew", { replaceAll = true })
   H.wait_pending(1)
-  local win, review_lines = H.review_window()
+  local _, review_lines = H.review_window()
   local first_change
-  for i, line in ipairs(review_lines --[[@as string[] ]]) do
+  for i, line in ipairs(review_lines or {}) do
     if line == "-old value" then
       first_change = first_change or i
     end
   end
   H.truthy(first_change, "the first change is shown")
   -- In the review window: leave out the first change, then accept with the key.
-  api.nvim_set_current_win(win --[[@as integer]])
+  press_in_review("")
   api.nvim_win_set_cursor(0, { first_change, 0 })
   api.nvim_feedkeys("x", "xt", false)
   local _, marked = H.review_window()
-  H.truthy(vim.tbl_contains(marked --[[@as string[] ]], "-old value"), "still listed")
+  H.truthy(has_line(marked, "-old value"), "still listed")
   api.nvim_feedkeys("a", "xt", false)
-  local response = agent:wait(id)
+  local response = s.agent:wait(id)
   H.eq(nil, response.error)
   H.eq(true, response.result.applied)
   H.eq(true, response.result.modifiedByEditor, "the server sees what was left out")
-  local now = H.lines(buf)
+  local now = H.lines(s.buf)
   H.eq("old value", now[2])
   H.eq("new value", now[18])
 end)
 
 H.test("edits queue up; `A` accepts the rest from that agent for the session", function()
-  local root = H.workspace({ ["a.txt"] = "a1\n", ["b.txt"] = "b1\n", ["c.txt"] = "c1\n" })
-  local buf_a, client = H.edit(root .. "/a.txt")
-  local buf_b = H.edit(root .. "/b.txt")
-  local buf_c = H.edit(root .. "/c.txt")
-  local bulk = connect(client, "bulk")
-  local other = connect(client, "other")
+  local s = H.scenario({ ["a.txt"] = "a1\n", ["b.txt"] = "b1\n", ["c.txt"] = "c1\n" }, "a.txt", "bulk")
+  local buf_b = H.edit(s.root .. "/b.txt")
+  local buf_c = H.edit(s.root .. "/c.txt")
+  local bulk = s.agent
+  local other = H.agent(s.client, "other")
   local function send(agent, name, new)
-    local uri = vim.uri_from_fname(root .. "/" .. name)
+    local uri = vim.uri_from_fname(s.root .. "/" .. name)
     local read = H.read_until(agent, uri)
     return agent:request("verbatim/strReplace", {
       uri = uri, oldStr = read.text:sub(1, 2), newStr = new, baseRev = read.rev, summary = "set " .. name,
@@ -324,85 +271,66 @@ H.test("edits queue up; `A` accepts the rest from that agent for the session", f
     return p.agent
   end, pending))
   local _, lines = H.review_window()
-  H.truthy((lines --[[@as string[] ]])[3]:find("edit 1 of 3", 1, true), "the queue is visible: " .. lines[3])
+  H.truthy(lines[3]:find("edit 1 of 3", 1, true), "the queue is visible: " .. lines[3])
   local status = verbatim.status()
   H.eq(3, #status.pending)
   local text = table.concat(require("verbatim.commands").format_status(status), "\n")
   H.truthy(text:find("3 edit(s) wait for review", 1, true), text)
 
-  local win = H.review_window()
-  api.nvim_set_current_win(win --[[@as integer]])
-  api.nvim_feedkeys("A", "xt", false)
+  press_in_review("A")
   H.eq(nil, bulk:wait(id1).error)
   H.eq(nil, bulk:wait(id3).error)
-  H.eq({ "A1" }, H.lines(buf_a))
+  H.eq({ "A1" }, H.lines(s.buf))
   H.eq({ "C1" }, H.lines(buf_c))
   H.eq(1, #verbatim.pending(), "the other agent still waits")
   H.eq(false, other:answered(id2))
   -- A later edit from the trusted agent applies without review.
-  local uri_a = vim.uri_from_fname(root .. "/a.txt")
-  local read = H.read_until(bulk, uri_a, function(t)
+  local read = H.read_until(bulk, s.uri, function(t)
     return t == "A1\n"
   end)
   local id4 = bulk:request("verbatim/strReplace", {
-    uri = uri_a, oldStr = "A1", newStr = "A2", baseRev = read.rev, summary = "again",
+    uri = s.uri, oldStr = "A1", newStr = "A2", baseRev = read.rev, summary = "again",
   })
   H.eq(nil, bulk:wait(id4).error)
-  H.eq({ "A2" }, H.lines(buf_a))
+  H.eq({ "A2" }, H.lines(s.buf))
   verbatim.reject()
   H.eq("rejected", other:wait(id2).error.data.kind)
   H.eq({ "b1" }, H.lines(buf_b))
 end)
 
 H.test(":Verbatim commands drive the review", function()
-  local root = H.workspace({ ["a.txt"] = "keep\n" })
-  local path = root .. "/a.txt"
-  local buf, client = H.edit(path)
-  local agent = connect(client, "cmd-agent")
-  local uri = vim.uri_from_fname(path)
-  local read = H.read_until(agent, uri)
-  local id = agent:request("verbatim/strReplace", {
-    uri = uri, oldStr = "keep", newStr = "drop", baseRev = read.rev, summary = "Drop it",
-  })
+  local s = H.scenario({ ["a.txt"] = "keep\n" }, "a.txt", "cmd-agent")
+  local id = s:str_replace("keep", "drop", "Drop it")
   H.wait_pending(1)
   vim.cmd("Verbatim review")
   H.eq("verbatim://review", api.nvim_buf_get_name(0), ":Verbatim review moves into the window")
   vim.cmd("Verbatim reject not this one")
-  local response = agent:wait(id)
-  H.eq("not this one", response.error.data.reason)
-  H.eq({ "keep" }, H.lines(buf))
+  H.eq("not this one", s.agent:wait(id).error.data.reason)
+  H.eq({ "keep" }, H.lines(s.buf))
+
+  id = s:str_replace("keep", "kept", "Past tense")
+  H.wait_pending(1)
+  vim.cmd("Verbatim accept")
+  H.eq(nil, s.agent:wait(id).error)
+  H.eq({ "kept" }, H.lines(s.buf))
 end)
 
 H.test("an agent that cancels its request withdraws its edit from the review", function()
-  local root = H.workspace({ ["a.txt"] = "one\ntwo\n" })
-  local path = root .. "/a.txt"
-  local buf, client = H.edit(path)
-  local uri = vim.uri_from_fname(path)
-  local agent = connect(client, "fickle")
-  local read = H.read_until(agent, uri)
-  local id = agent:request("verbatim/strReplace", {
-    uri = uri, oldStr = "one", newStr = "1", baseRev = read.rev, summary = "First",
-  })
+  local s = H.scenario({ ["a.txt"] = "one\ntwo\n" }, "a.txt", "fickle")
+  local id = s:str_replace("one", "1", "First")
   H.wait_pending(1)
-  agent:notify("$/cancelRequest", { id = id })
+  s.agent:notify("$/cancelRequest", { id = id })
   H.wait_pending(0)
   H.eq(nil, (H.review_window()))
-  H.eq({ "one", "two" }, H.lines(buf))
-  H.eq(false, vim.bo[buf].modified)
+  H.eq({ "one", "two" }, H.lines(s.buf))
+  H.eq(false, vim.bo[s.buf].modified)
 end)
 
 H.test("auto_open = false: only a message; the review window's keys", function()
   local config = require("verbatim.config")
   config.options.auto_open = false
-  local root = H.workspace({ ["a.txt"] = "one\n" })
-  local path = root .. "/a.txt"
-  local buf, client = H.edit(path)
-  local agent = connect(client, "quiet-agent")
-  local uri = vim.uri_from_fname(path)
-  local read = H.read_until(agent, uri)
-  local id = agent:request("verbatim/strReplace", {
-    uri = uri, oldStr = "one", newStr = "1", baseRev = read.rev, summary = "Digit",
-  })
+  local s = H.scenario({ ["a.txt"] = "one\n" }, "a.txt", "quiet-agent")
+  local id = s:str_replace("one", "1", "Digit")
   H.wait_pending(1)
   H.eq(nil, (H.review_window()), "no window opens by itself")
   config.options.auto_open = true
@@ -412,7 +340,7 @@ H.test("auto_open = false: only a message; the review window's keys", function()
   api.nvim_feedkeys("q", "xt", false)
   H.eq(nil, (H.review_window()))
   H.eq(1, #verbatim.pending())
-  H.eq(false, agent:answered(id))
+  H.eq(false, s.agent:answered(id))
 
   -- r asks for a reason; cancelling the prompt keeps the edit.
   local answers = { nil, "too terse" }
@@ -427,8 +355,7 @@ H.test("auto_open = false: only a message; the review window's keys", function()
   H.eq(1, #verbatim.pending(), "a cancelled prompt rejects nothing")
   api.nvim_feedkeys("r", "xt", false)
   vim.ui.input = input
-  local response = agent:wait(id)
-  H.eq("too terse", response.error.data.reason)
-  H.eq({ "one" }, H.lines(buf))
+  H.eq("too terse", s.agent:wait(id).error.data.reason)
+  H.eq({ "one" }, H.lines(s.buf))
   H.eq(nil, (H.review_window()))
 end)

@@ -37,16 +37,7 @@ end
 ---@return boolean applied
 ---@return string|nil reason why it did not apply
 function M.accept(key)
-  local queue = require("verbatim.queue")
-  local review = require("verbatim.review")
-  if key == nil then
-    return review.accept()
-  end
-  local item = queue.get(key)
-  if not item then
-    return false, "no pending edit " .. key
-  end
-  return queue.accept(item)
+  return require("verbatim.review").accept(key)
 end
 
 --- Refuses the edit under review (or the one with `key`); `reason` goes back
@@ -55,16 +46,7 @@ end
 ---@param key? integer
 ---@return boolean rejected
 function M.reject(reason, key)
-  local queue = require("verbatim.queue")
-  if key == nil then
-    return require("verbatim.review").reject(reason)
-  end
-  local item = queue.get(key)
-  if not item then
-    return false
-  end
-  queue.reject(item, reason)
-  return true
+  return require("verbatim.review").reject(reason, key)
 end
 
 --- The edits waiting for review, oldest first.

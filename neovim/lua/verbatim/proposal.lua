@@ -290,20 +290,17 @@ function Proposal:prepare()
           )
       end
       doc.bufnr = bufnr
-    elseif doc.unversioned then
-      local bufnr = vim.uri_to_bufnr(doc.uri)
-      if api.nvim_buf_is_loaded(bufnr) and is_attached(bufnr, self.client_id) then
+    else
+      -- Version null: planned against the disk. Unversioned `changes`: use
+      -- the buffer when the server sees it, else the disk.
+      local bufnr = doc.unversioned and vim.uri_to_bufnr(doc.uri) or nil
+      if bufnr and api.nvim_buf_is_loaded(bufnr) and is_attached(bufnr, self.client_id) then
         doc.bufnr = bufnr
       else
         local ok, reason = prepare_from_disk(doc, self.client_id)
         if not ok then
           return false, reason
         end
-      end
-    else
-      local ok, reason = prepare_from_disk(doc, self.client_id)
-      if not ok then
-        return false, reason
       end
     end
     local bufnr = doc.bufnr --[[@as integer]]

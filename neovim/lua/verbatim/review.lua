@@ -294,13 +294,24 @@ function M.refresh()
   end
 end
 
---- Accepts the edit on display.
+--- The pending edit with `key`, or the one on display.
+---@param key integer|nil
+---@return verbatim.PendingEdit|nil
+local function target(key)
+  if key ~= nil then
+    return queue.get(key)
+  end
+  return M.current()
+end
+
+--- Accepts the edit on display (or the pending edit `key`).
+---@param key? integer
 ---@return boolean applied
 ---@return string|nil reason
-function M.accept()
-  local item = M.current()
+function M.accept(key)
+  local item = target(key)
   if not item then
-    return false, "no edit waits for review"
+    return false, key and ("no pending edit " .. key) or "no edit waits for review"
   end
   local applied, reason = queue.accept(item)
   if not applied and reason then
@@ -309,11 +320,13 @@ function M.accept()
   return applied, reason
 end
 
---- Rejects the edit on display; `reason` goes back to the agent.
+--- Rejects the edit on display (or the pending edit `key`); `reason` goes
+--- back to the agent.
 ---@param reason string|nil
+---@param key? integer
 ---@return boolean rejected
-function M.reject(reason)
-  local item = M.current()
+function M.reject(reason, key)
+  local item = target(key)
   if not item then
     return false
   end

@@ -45,8 +45,8 @@ function H.run(file)
     end
   end
   out(string.format("# %s: %d passed, %d failed", vim.fn.fnamemodify(file, ":t"), #cases - failed, failed))
-  if H.after_all then
-    pcall(H.after_all)
+  for _, agent in ipairs(H.agents) do
+    agent:close()
   end
   if failed > 0 then
     vim.cmd("cquit 1")
@@ -167,6 +167,10 @@ function H.socket(client)
   return response.result.socket
 end
 
+--- Every agent connected by H.agent(), closed when the file's tests end.
+---@type verbatim.test.Agent[]
+H.agents = {}
+
 --- Connects an agent to a client's server and initializes it.
 ---@param client vim.lsp.Client
 ---@param name string
@@ -176,7 +180,60 @@ function H.agent(client, name, encoding)
   local Agent = require("helpers.agent")
   local agent = Agent.connect(H.socket(client))
   agent:initialize(name, encoding or "utf-8")
+  table.insert(H.agents, agent)
   return agent
+end
+
+---@class verbatim.test.Scenario
+---@field root string the workspace
+---@field path string the file open in Neovim
+---@field uri string
+---@field buf integer
+---@field client vim.lsp.Client
+---@field agent verbatim.test.Agent
+---@field read table the agent's verbatim/read of the file
+local Scenario = {}
+Scenario.__index = Scenario
+
+--- A workspace holding `files`, the file `open` edited in Neovim, and an
+--- agent connected to its server that has read that file.
+---@param files table<string, string>
+---@param open string
+---@param agent_name string
+---@param encoding? string the agent's position encoding
+---@return verbatim.test.Scenario
+function H.scenario(files, open, agent_name, encoding)
+  local root = H.workspace(files)
+  local path = root .. "/" .. open
+  local buf, client = H.edit(path)
+  local agent = H.agent(client, agent_name, encoding)
+  local uri = vim.uri_from_fname(path)
+  return setmetatable({
+    root = root,
+    path = path,
+    uri = uri,
+    buf = buf,
+    client = client,
+    agent = agent,
+    read = H.read_until(agent, uri),
+  }, Scenario)
+end
+
+--- Sends verbatim/strReplace for the open file against the rev the agent
+--- read; returns the request id.
+---@param old_str string
+---@param new_str string
+---@param summary string
+---@param extra? table more params
+---@return integer
+function Scenario:str_replace(old_str, new_str, summary, extra)
+  return self.agent:request("verbatim/strReplace", vim.tbl_extend("force", {
+    uri = self.uri,
+    oldStr = old_str,
+    newStr = new_str,
+    baseRev = self.read.rev,
+    summary = summary,
+  }, extra or {}))
 end
 
 --- Waits until `n` edits wait for review.
