@@ -50,6 +50,9 @@ function M.handler(_, params, ctx)
 
   if not needs_review(proposal) then
     local applied, why = proposal:apply()
+    if applied then
+      vim.notify("verbatim: applied " .. proposal.label, vim.log.levels.INFO)
+    end
     return { applied = applied, failureReason = why }
   end
 

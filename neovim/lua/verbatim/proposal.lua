@@ -195,6 +195,21 @@ local function is_attached(bufnr, client_id)
   return vim.lsp.buf_is_attached(bufnr, client_id)
 end
 
+--- The loaded buffer the client reports as `uri`, if any. (Looking buffers
+--- up by name would create one, or treat the name as a pattern.)
+---@param client_id integer
+---@param uri string
+---@return integer|nil
+local function attached_buffer(client_id, uri)
+  local client = vim.lsp.get_client_by_id(client_id)
+  for bufnr in pairs(client and client.attached_buffers or {}) do
+    if api.nvim_buf_is_loaded(bufnr) and vim.uri_from_bufnr(bufnr) == uri then
+      return bufnr
+    end
+  end
+  return nil
+end
+
 --- The buffer's version as Neovim reports it to language servers.
 ---@param bufnr integer
 ---@return integer
@@ -275,8 +290,8 @@ end
 function Proposal:prepare()
   for _, doc in ipairs(self.documents) do
     if doc.requested_version ~= nil then
-      local bufnr = vim.uri_to_bufnr(doc.uri)
-      if not api.nvim_buf_is_loaded(bufnr) or not is_attached(bufnr, self.client_id) then
+      local bufnr = attached_buffer(self.client_id, doc.uri)
+      if not bufnr then
         return false, doc.uri .. " is not open in Neovim any more"
       end
       local current = lsp_version(bufnr)
@@ -293,8 +308,8 @@ function Proposal:prepare()
     else
       -- Version null: planned against the disk. Unversioned `changes`: use
       -- the buffer when the server sees it, else the disk.
-      local bufnr = doc.unversioned and vim.uri_to_bufnr(doc.uri) or nil
-      if bufnr and api.nvim_buf_is_loaded(bufnr) and is_attached(bufnr, self.client_id) then
+      local bufnr = doc.unversioned and attached_buffer(self.client_id, doc.uri) or nil
+      if bufnr then
         doc.bufnr = bufnr
       else
         local ok, reason = prepare_from_disk(doc, self.client_id)
