@@ -60,3 +60,97 @@ pub fn apply_change(rope: &mut Rope, change: &TextChange, encoding: PositionEnco
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Spec semantics on a plain string: lines end at `\r\n`, `\r` or `\n`; a column
+    /// past the end clamps to the line end; a column inside a character rounds down.
+    fn naive_offset(text: &str, line: u32, character: u32, encoding: PositionEncoding) -> usize {
+        let bytes = text.as_bytes();
+        let mut line_start = 0;
+        let mut current = 0;
+        let mut i = 0;
+        while current < line {
+            if i >= bytes.len() {
+                return text.len();
+            }
+            match bytes[i] {
+                b'\r' if bytes.get(i + 1) == Some(&b'\n') => {
+                    i += 1;
+                    current += 1;
+                    line_start = i + 1;
+                }
+                b'\r' | b'\n' => {
+                    current += 1;
+                    line_start = i + 1;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        let line_end = text[line_start..].find(['\r', '\n']).map_or(text.len(), |end| line_start + end);
+        let mut units = 0;
+        for (offset, ch) in text[line_start..line_end].char_indices() {
+            let width = match encoding {
+                PositionEncoding::Utf8 => ch.len_utf8(),
+                PositionEncoding::Utf16 => ch.len_utf16(),
+                PositionEncoding::Utf32 => 1,
+            };
+            if units + width > character as usize {
+                return line_start + offset;
+            }
+            units += width;
+        }
+        line_end
+    }
+
+    fn encoding_strategy() -> impl Strategy<Value = PositionEncoding> {
+        prop_oneof![Just(PositionEncoding::Utf8), Just(PositionEncoding::Utf16), Just(PositionEncoding::Utf32)]
+    }
+
+    fn text_strategy() -> impl Strategy<Value = String> {
+        proptest::collection::vec(prop_oneof![Just("a"), Just("é"), Just("😀"), Just("\r"), Just("\n"), Just("\r\n"), Just("e\u{301}"), Just("xyz")], 0..12)
+            .prop_map(|pieces| pieces.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        #[test]
+        fn incremental_changes_keep_the_rope_equal_to_a_string_model(
+            initial in text_strategy(),
+            encoding in encoding_strategy(),
+            changes in proptest::collection::vec((0u32..8, 0u32..12, 0u32..8, 0u32..12, text_strategy()), 1..25),
+        ) {
+            let mut model = initial.clone();
+            let mut rope = Rope::from_str(&initial);
+            for (start_line, start_char, end_line, end_char, text) in changes {
+                let start = Position::new(start_line, start_char);
+                let end = Position::new(end_line, end_char);
+                let a = naive_offset(&model, start.line, start.character, encoding);
+                let b = naive_offset(&model, end.line, end.character, encoding);
+                model.replace_range(a.min(b)..a.max(b), &text);
+                apply_change(&mut rope, &TextChange { range: Some(start..end), text }, encoding);
+                prop_assert_eq!(rope.to_string(), model.clone());
+                let model_lines = 1 + model.matches("\r\n").count()
+                    + model.replace("\r\n", "").matches(['\r', '\n']).count();
+                prop_assert_eq!(rope.len_lines(), model_lines);
+            }
+        }
+    }
+
+    #[test]
+    fn a_newline_typed_after_a_cr_joins_them_into_one_line_break() {
+        let mut rope = Rope::from_str("a\rb");
+        let at = Position::new(0, 2);
+        apply_change(&mut rope, &TextChange { range: Some(at..at), text: "\n".into() }, PositionEncoding::Utf16);
+        // `\r` ended line 0, so (0, 2) clamps to before it: the text becomes "a\n\rb".
+        assert_eq!(rope.to_string(), "a\n\rb");
+        let after_cr = Position::new(2, 0);
+        apply_change(&mut rope, &TextChange { range: Some(after_cr..after_cr), text: "\n".into() }, PositionEncoding::Utf16);
+        assert_eq!(rope.to_string(), "a\n\r\nb");
+        assert_eq!(rope.len_lines(), 3);
+    }
+}
