@@ -37,7 +37,9 @@ function M.check()
     if result.code == 0 and out ~= "" then
       health.ok("version: " .. out)
     else
-      health.warn(string.format("`%s --version` failed (exit %s): %s", path, tostring(result.code), out))
+      health.warn(
+        string.format("`%s --version` failed (exit %s): %s", path, tostring(result.code), out)
+      )
     end
   end
 

@@ -368,7 +368,10 @@ function Proposal:stale_reason()
     if not bufnr or not api.nvim_buf_is_loaded(bufnr) then
       return vim.uri_to_fname(doc.uri) .. " was closed in Neovim while the edit waited for review"
     end
-    if api.nvim_buf_get_changedtick(bufnr) ~= doc.changedtick or lsp_version(bufnr) ~= doc.version then
+    if
+      api.nvim_buf_get_changedtick(bufnr) ~= doc.changedtick
+      or lsp_version(bufnr) ~= doc.version
+    then
       return vim.uri_to_fname(doc.uri)
         .. " changed in the editor while the edit waited for review; read it again"
     end

@@ -62,12 +62,18 @@ local function render_document(lines, marks, doc, doc_index, skipped, root)
   end
   local printed_until = 0 -- last line of `a` shown so far
   local delta = 0 -- line offset of `b` against `a` before the current hunk
+  ---@param h verbatim.Hunk|nil
+  ---@return integer the first line of `a` the hunk touches (or inserts before)
+  local function first_line(h)
+    if not h then
+      return #a + 1
+    end
+    return h.count_a > 0 and h.start_a or h.start_a + 1
+  end
   for i, h in ipairs(doc.hunks) do
-    local first_a = h.count_a > 0 and h.start_a or h.start_a + 1
+    local first_a = first_line(h)
     local last_a = first_a + h.count_a - 1
-    local next_hunk = doc.hunks[i + 1]
-    local next_first = next_hunk and (next_hunk.count_a > 0 and next_hunk.start_a or next_hunk.start_a + 1)
-      or #a + 1
+    local next_first = first_line(doc.hunks[i + 1])
     local pre = math.max(printed_until + 1, first_a - CONTEXT)
     local post = math.min(last_a + CONTEXT, next_first - 1, #a)
     local count_a = post - pre + 1
@@ -116,7 +122,6 @@ local function render(item)
   local lines = {
     string.format("Verbatim review: %s wants to edit", proposal.agent),
     "  " .. proposal.summary,
-    "",
   }
   local marks = { { 0, 1, "VerbatimReviewTitle" }, { 1, 2, "VerbatimReviewSummary" } }
   local help = {}
@@ -131,7 +136,10 @@ local function render(item)
       table.insert(help, entry[1] .. " " .. entry[2])
     end
   end
-  lines[3] = string.format("edit %d of %d  ·  %s", position, #queue.items, table.concat(help, "  ·  "))
+  table.insert(
+    lines,
+    string.format("edit %d of %d  ·  %s", position, #queue.items, table.concat(help, "  ·  "))
+  )
   table.insert(marks, { 2, 3, "VerbatimReviewHelp" })
   table.insert(lines, "")
   local client = vim.lsp.get_client_by_id(proposal.client_id)
