@@ -544,7 +544,7 @@ fn apply_in_model(shared: &EditorShared, params: &Value, review: &Review) -> Opt
             })
             .collect();
         // Apply from the end so earlier positions stay valid; report in the same order.
-        edits.sort_by(|a, b| b.0.cmp(&a.0));
+        edits.sort_by_key(|edit| std::cmp::Reverse(edit.0));
         let mut changes = Vec::new();
         for (start, end, new_text, range) in edits {
             document.text.replace_range(start..end, &new_text);
