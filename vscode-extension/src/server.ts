@@ -15,7 +15,6 @@ import {
     type LanguageClientOptions,
     type ServerOptions,
     State,
-    TransportKind,
 } from "vscode-languageclient/node";
 
 import { bundledServerPath, findServer, nodeBootstrapHost, ServerNotFoundError, type FoundServer } from "./bootstrap";
@@ -97,8 +96,8 @@ export class Server implements vscode.Disposable {
 
         const serverOptions: ServerOptions = {
             command: this.found.path,
+            // No `transport`: TransportKind.stdio would append `--stdio`, which `verbatim lsp` does not take.
             args: ["lsp"],
-            transport: TransportKind.stdio,
             options: { env: serverEnvironment(process.env, config.logLevel) },
         };
         const clientOptions: LanguageClientOptions = {

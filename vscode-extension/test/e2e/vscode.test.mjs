@@ -205,6 +205,13 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
     const statusBar = () => page.locator("#workbench\\.parts\\.statusbar");
     const notesTab = () => page.locator(".tabs-container .tab", { hasText: "notes.txt" });
 
+    /** Sends `verbatim/strReplace` as the agent; the returned promise settles when the person decides. */
+    function strReplace(oldStr, newStr, summary, baseRev) {
+        const pending = agent.request("verbatim/strReplace", { uri: notesUri, oldStr, newStr, baseRev, summary });
+        pending.catch(() => undefined); // Awaited later; keep Node from calling it unhandled meanwhile.
+        return pending;
+    }
+
     async function read() {
         return agent.request("verbatim/read", { uri: notesUri });
     }
@@ -263,14 +270,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
 
     step("Apply in the Refactor Preview: the agent's edit lands in the unsaved buffer", async () => {
         const before = await read();
-        const pending = agent.request("verbatim/strReplace", {
-            uri: notesUri,
-            oldStr: "beta",
-            newStr: "BETA",
-            baseRev: before.rev,
-            summary: "Shout beta",
-        });
-        pending.catch(() => undefined);
+        const pending = strReplace("beta", "BETA", "Shout beta", before.rev);
         const row = await waitForPreview("test-agent: Shout beta");
         await statusBar().getByText("1 pending").first().waitFor({ state: "visible", timeout: 30_000 });
         // The changes start unchecked: tick them.
@@ -313,14 +313,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
 
     step("Discard in the Refactor Preview: the agent gets `rejected`", async () => {
         const before = await read();
-        const pending = agent.request("verbatim/strReplace", {
-            uri: notesUri,
-            oldStr: "gamma",
-            newStr: "GAMMA",
-            baseRev: before.rev,
-            summary: "Shout gamma",
-        });
-        pending.catch(() => undefined);
+        const pending = strReplace("gamma", "GAMMA", "Shout gamma", before.rev);
         await waitForPreview("test-agent: Shout gamma");
         await panel().locator(".monaco-button", { hasText: "Discard" }).first().click();
 
@@ -338,13 +331,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         assert.notEqual(moved.rev, stale.rev);
 
         const error = await expectError(
-            agent.request("verbatim/strReplace", {
-                uri: notesUri,
-                oldStr: "alpha",
-                newStr: "ALPHA",
-                baseRev: stale.rev,
-                summary: "Shout alpha",
-            }),
+            strReplace("alpha", "ALPHA", "Shout alpha", stale.rev),
         );
         assert.equal(error.data?.kind, "stale");
         assert.equal(error.code, -33003);
@@ -364,13 +351,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         await statusBar().getByText("(auto-apply)").first().waitFor({ state: "visible", timeout: 30_000 });
 
         const before = await read();
-        const result = await agent.request("verbatim/strReplace", {
-            uri: notesUri,
-            oldStr: "alpha",
-            newStr: "ALPHA",
-            baseRev: before.rev,
-            summary: "Shout alpha",
-        });
+        const result = await strReplace("alpha", "ALPHA", "Shout alpha", before.rev);
         assert.equal(result.applied, true);
         assert.equal((await read()).text, "ALPHA\nBETA\ngamma\ndelta!");
         assert.equal(readFileSync(notesPath, "utf8"), ORIGINAL);
