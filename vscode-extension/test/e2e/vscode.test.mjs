@@ -156,7 +156,9 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
             executablePath: chromiumPath,
             args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
         });
-        page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+        const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+        await context.grantPermissions(["clipboard-read", "clipboard-write"]);
+        page = await context.newPage();
         page.setDefaultTimeout(60_000);
         await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
         await page.waitForSelector(".monaco-workbench", { timeout: 120_000 });
@@ -243,8 +245,20 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         return labelled;
     }
 
+    /** Runs a command through the command palette (F1: Ctrl+Shift+P would go to the browser). */
+    async function runCommand(title) {
+        await page.keyboard.press("F1");
+        const input = page.locator(".quick-input-widget input");
+        await input.waitFor({ state: "visible" });
+        await input.fill(`>${title}`);
+        await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ state: "visible" });
+        await page.keyboard.press("Enter");
+    }
+
+    let discovery;
+
     step("the extension starts the server, which the agent finds through the discovery file", async () => {
-        const discovery = await waitFor(
+        discovery = await waitFor(
             `a discovery file in VERBATIM_RUNTIME_DIR=${runtimeDir}`,
             () => discoveryFiles(runtimeDir).find((file) => file.workspaceFolders.includes(pathToFileURL(workspace).href)),
             { timeout: 90_000 },
@@ -256,6 +270,16 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         assert.deepEqual(agent.initializeResult.capabilities.experimental.verbatim.methods.length, 7);
 
         await statusBar().getByText("Verbatim: 1 agent").first().waitFor({ state: "visible", timeout: 30_000 });
+    });
+
+    step("the status bar item lists the agents; the socket path can be copied", async () => {
+        await statusBar().getByText("Verbatim: 1 agent").first().click();
+        const list = page.locator(".quick-input-widget");
+        await list.locator(".monaco-list-row", { hasText: "test-agent" }).first().waitFor({ state: "visible" });
+        await list.locator(".monaco-list-row", { hasText: "Copy Agent Connection Info" }).first().click();
+        await page.getByText("copied the agent socket path").first().waitFor({ state: "visible" });
+        const copied = await page.evaluate(() => navigator.clipboard.readText());
+        assert.equal(copied, discovery.socket);
     });
 
     step("the person opens a file through the Explorer and types an unsaved change", async () => {
@@ -341,13 +365,8 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
     });
 
     step("Toggle Auto-Apply: the next edit is applied at once, without the preview", async () => {
-        await page.locator(".monaco-editor .view-lines").first().click();
-        await page.keyboard.press("F1");
-        const input = page.locator(".quick-input-widget input");
-        await input.waitFor({ state: "visible" });
-        await input.fill(">Verbatim: Toggle Auto-Apply");
-        await page.locator(".quick-input-list .monaco-list-row", { hasText: "Toggle Auto-Apply" }).first().waitFor({ state: "visible" });
-        await page.keyboard.press("Enter");
+        await notesTab().click();
+        await runCommand("Verbatim: Toggle Auto-Apply for This Session");
         await statusBar().getByText("(auto-apply)").first().waitFor({ state: "visible", timeout: 30_000 });
 
         const before = await read();
@@ -361,5 +380,18 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         await page.locator(".monaco-editor .view-lines", { hasText: "ALPHA" }).first().click();
         await page.keyboard.press("Control+z");
         await waitForServerText("alpha\nBETA\ngamma\ndelta!");
+    });
+
+    step("Restart Server: a new server takes over, and the unsaved text is still what it reads", async () => {
+        const before = discovery;
+        await runCommand("Verbatim: Restart Server");
+        discovery = await waitFor("a new discovery file", () => discoveryFiles(runtimeDir).find((file) => file.pid !== before.pid), {
+            timeout: 60_000,
+        });
+        await waitFor("the old server to remove its discovery file", () => !existsSync(path.join(runtimeDir, `${before.pid}.json`)));
+        await agent.close();
+        agent = await Agent.connect(discovery.socket, "test-agent");
+        assert.equal((await waitForServerText("alpha\nBETA\ngamma\ndelta!")).source, "editor");
+        await statusBar().getByText("Verbatim: 1 agent").first().waitFor({ state: "visible", timeout: 30_000 });
     });
 });
