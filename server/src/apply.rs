@@ -7,8 +7,16 @@ use std::time::Duration;
 
 use ropey::Rope;
 use tokio::time::Instant;
-use tower_lsp_server::ls_types::request::ApplyWorkspaceEdit;
-use tower_lsp_server::ls_types::{ApplyWorkspaceEditParams, ChangeAnnotation};
+use std::future::Future;
+
+use tower::Service;
+use tower_lsp_server::Client;
+use tower_lsp_server::jsonrpc::{self, Id, Request};
+use tower_lsp_server::ls_types::notification::Cancel;
+use tower_lsp_server::ls_types::request::{ApplyWorkspaceEdit, Request as LspRequest};
+use tower_lsp_server::ls_types::{
+    ApplyWorkspaceEditParams, ApplyWorkspaceEditResponse, CancelParams, ChangeAnnotation, NumberOrString,
+};
 
 use crate::doc_key::DocKey;
 use crate::error::{ErrorKind, ProtocolError};
@@ -110,7 +118,7 @@ pub async fn apply_through_editor(
         .map_err(|message| ProtocolError::new(ErrorKind::EditorError, message))?;
     tracing::info!(agent = %agent.name, pending_id, "sending workspace/applyEdit: {label}");
 
-    let request = link.client.send_request::<ApplyWorkspaceEdit>(ApplyWorkspaceEditParams { edit, label: Some(label) });
+    let request = send_apply_edit(&link.client, ApplyWorkspaceEditParams { edit, label: Some(label) });
     let answer = tokio::select! {
         answer = async {
             match link.options.apply_timeout_ms {
@@ -144,6 +152,66 @@ pub async fn apply_through_editor(
         return Err(refusal(state, documents, answer.failure_reason));
     }
     wait_for_sync(state, documents, &mut changes, Duration::from_millis(link.options.sync_timeout_ms)).await
+}
+
+/// Sends `workspace/applyEdit` and resolves to the editor's answer. If the returned
+/// future is dropped before the answer arrives (the agent cancelled or went away),
+/// the editor is sent `$/cancelRequest` so it can withdraw the review.
+fn send_apply_edit(
+    client: &Client,
+    params: ApplyWorkspaceEditParams,
+) -> impl Future<Output = jsonrpc::Result<ApplyWorkspaceEditResponse>> + use<> {
+    let id = client.next_request_id();
+    let request = Request::build(<ApplyWorkspaceEdit as LspRequest>::METHOD)
+        .id(id.clone())
+        .params(serde_json::to_value(params).unwrap_or_default())
+        .finish();
+    let mut cancel = CancelOnDrop { client: client.clone(), id: Some(id) };
+    let call = client.clone().call(request);
+    async move {
+        let response = call.await;
+        cancel.disarm();
+        let Ok(Some(response)) = response else {
+            return Err(jsonrpc::Error::internal_error());
+        };
+        let (_, result) = response.into_parts();
+        result.and_then(|value| {
+            serde_json::from_value(value).map_err(|error| jsonrpc::Error::invalid_params(error.to_string()))
+        })
+    }
+}
+
+/// Tells the editor to forget a request that nobody waits for any more.
+struct CancelOnDrop {
+    client: Client,
+    id: Option<Id>,
+}
+
+impl CancelOnDrop {
+    /// The answer arrived: nothing to cancel.
+    fn disarm(&mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let client = self.client.clone();
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                client.send_notification::<Cancel>(CancelParams { id: to_number_or_string(id) }).await;
+            });
+        }
+    }
+}
+
+fn to_number_or_string(id: Id) -> NumberOrString {
+    match id {
+        Id::Number(number) => NumberOrString::Number(i32::try_from(number).unwrap_or(i32::MAX)),
+        Id::String(text) => NumberOrString::String(text),
+        Id::Null => NumberOrString::String(String::new()),
+    }
 }
 
 fn editor_gone() -> ProtocolError {

@@ -14,6 +14,7 @@ use std::io;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 /// The largest message accepted unless configured otherwise (`VERBATIM_MAX_MESSAGE_BYTES`).
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
@@ -36,7 +37,8 @@ impl Default for FrameLimits {
 
 /// Puts the guard between a raw connection and the LSP server. Returns the
 /// streams the server reads from and writes to.
-pub fn guard<R, W>(input: R, output: W, limits: FrameLimits) -> (DuplexStream, DuplexStream)
+/// The token is cancelled when the input ends (the peer closed the connection).
+pub fn guard<R, W>(input: R, output: W, limits: FrameLimits) -> (DuplexStream, DuplexStream, CancellationToken)
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -44,10 +46,13 @@ where
     let (mut to_server, server_input) = tokio::io::duplex(PIPE_CAPACITY);
     let (server_output, from_server) = tokio::io::duplex(PIPE_CAPACITY);
     let (errors_tx, errors_rx) = mpsc::unbounded_channel();
+    let input_closed = CancellationToken::new();
+    let closed = input_closed.clone();
     tokio::spawn(async move {
         if let Err(error) = read_loop(input, &mut to_server, &errors_tx, limits).await {
             tracing::debug!("connection input ended: {error}");
         }
+        closed.cancel();
         let _ = to_server.shutdown().await;
     });
     tokio::spawn(async move {
@@ -55,7 +60,7 @@ where
             tracing::debug!("connection output ended: {error}");
         }
     });
-    (server_input, server_output)
+    (server_input, server_output, input_closed)
 }
 
 /// Why a frame was refused.
@@ -273,7 +278,7 @@ mod tests {
     async fn bad_frames_are_answered_and_good_ones_pass() {
         let (client, server_side) = tokio::io::duplex(4096);
         let (server_read, server_write) = tokio::io::split(server_side);
-        let (mut from_guard, _to_guard) = guard(server_read, server_write, FrameLimits { max_message_bytes: 100 });
+        let (mut from_guard, _to_guard, _closed) = guard(server_read, server_write, FrameLimits { max_message_bytes: 100 });
         let (mut client_read, mut client_write) = tokio::io::split(client);
         let good = encode(&json!({"jsonrpc": "2.0", "method": "ok"}));
         let mut input = Vec::new();

@@ -53,7 +53,13 @@ pub async fn accept_agents(listener: UnixListener, state: Arc<State>) {
 
 async fn serve_agent(stream: UnixStream, state: Arc<State>) {
     let (read, write) = stream.into_split();
-    let (input, output) = guard(read, write, FrameLimits::default());
+    let (input, output, input_closed) = guard(read, write, FrameLimits::default());
     let (service, socket) = AgentSession::service(state);
-    Server::new(input, output, socket).concurrency_level(16).serve(service).await;
+    let serve = Server::new(input, output, socket).concurrency_level(16).serve(service);
+    // An agent that closes its connection is gone: its requests still waiting (for a
+    // review, say) are dropped with it, which withdraws them from the editor.
+    tokio::select! {
+        () = serve => {}
+        () = input_closed.cancelled() => {}
+    }
 }

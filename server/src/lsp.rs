@@ -63,7 +63,7 @@ pub async fn run(options: LspOptions) -> io::Result<Ending> {
     .custom_method(method::STATUS, EditorBackend::status)
     .finish();
     let service = OrderedSync::new(service, state.clone());
-    let (input, output) = guard(tokio::io::stdin(), tokio::io::stdout(), FrameLimits::default());
+    let (input, output, _input_closed) = guard(tokio::io::stdin(), tokio::io::stdout(), FrameLimits::default());
     let serve = Server::new(input, output, socket).serve(service);
 
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;

@@ -46,6 +46,8 @@ pub struct State {
     lanes: Mutex<HashMap<DocKey, Arc<tokio::sync::Mutex<()>>>>,
     endpoint: Mutex<Option<Endpoint>>,
     started_at: String,
+    /// Status notifications go through one channel, in the order they were taken.
+    status_sender: Mutex<Option<tokio::sync::mpsc::UnboundedSender<StatusResult>>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -65,6 +67,7 @@ impl Default for State {
             lanes: Mutex::default(),
             endpoint: Mutex::default(),
             started_at: crate::clock::now_rfc3339(),
+            status_sender: Mutex::default(),
         }
     }
 }
@@ -170,16 +173,28 @@ impl State {
     }
 
     /// Tells the editor that agents or pending edits changed, if it asked to know.
+    /// Notifications leave in the order their snapshots were taken.
     pub fn notify_status(self: &Arc<Self>) {
         let Some(link) = self.editor() else { return };
         if !link.options.status_notifications {
             return;
         }
-        let status = self.status();
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+        let mut sender = lock(&self.status_sender);
+        if sender.is_none() {
+            let Ok(handle) = tokio::runtime::Handle::try_current() else { return };
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<StatusResult>();
+            let client = link.client.clone();
             handle.spawn(async move {
-                link.client.send_notification::<StatusChanged>(status).await;
+                while let Some(status) = rx.recv().await {
+                    client.send_notification::<StatusChanged>(status).await;
+                }
             });
+            *sender = Some(tx);
+        }
+        // Taken while holding the sender's lock, so snapshots and sends stay in one order.
+        let status = self.status();
+        if let Some(tx) = sender.as_ref() {
+            let _ = tx.send(status);
         }
     }
 }

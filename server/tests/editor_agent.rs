@@ -498,3 +498,53 @@ async fn agents_must_initialize_first() {
     assert_eq!(error.code, -32002);
     let _agent = Agent::connect(std::path::Path::new(discovery["socket"].as_str().unwrap()), "late", &["utf-8"]).await;
 }
+
+async fn wait_until(mut condition: impl FnMut() -> bool) {
+    for _ in 0..400 {
+        if condition() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("condition not met in time");
+}
+
+#[tokio::test]
+async fn an_agent_that_cancels_or_disconnects_withdraws_its_pending_edit() {
+    let (editor, uri) = editor_with_main().await;
+    editor.set_review(Review::Manual);
+    // Cancel with $/cancelRequest.
+    let agent = editor.agent("canceller").await;
+    let (request_id, response) = agent
+        .connection
+        .start_request("verbatim/strReplace", json!({"uri": uri, "oldStr": "fn other", "newStr": "fn x", "summary": "s"}))
+        .await;
+    let first_review = editor.next_review().await;
+    agent.connection.notify("$/cancelRequest", json!({"id": request_id})).await;
+    let answer = tokio::time::timeout(Duration::from_secs(10), response).await.unwrap().unwrap();
+    assert_eq!(answer.unwrap_err().code, -32800);
+    wait_until(|| editor.cancelled().contains(&first_review.id)).await;
+    // Disconnect while waiting.
+    let leaver = editor.agent("leaver").await;
+    let _pending = leaver
+        .connection
+        .start_request("verbatim/strReplace", json!({"uri": uri, "oldStr": "run(x)", "newStr": "go(x)", "summary": "s"}))
+        .await;
+    let second_review = editor.next_review().await;
+    drop(leaver);
+    wait_until(|| editor.cancelled().contains(&second_review.id)).await;
+    let observer = editor.agent("observer").await;
+    let status = observer.call("verbatim/status", Value::Null).await.unwrap();
+    assert_eq!(status["pending"], json!([]), "{status}");
+    assert_eq!(status["agents"].as_array().unwrap().iter().map(|agent| agent["name"].clone()).collect::<Vec<_>>(), vec![json!("canceller"), json!("observer")]);
+    // A late answer to a withdrawn edit corrupts nothing: the server mirrors the editor.
+    editor.decide(second_review, Review::Accept).await;
+    editor.sync().await;
+    assert_eq!(observer.read(&uri).await["text"], MAIN.replace("run(x)", "go(x)"));
+    editor.set_review(Review::Accept);
+    let result = observer
+        .call("verbatim/strReplace", json!({"uri": uri, "oldStr": "fn other", "newStr": "fn another", "summary": "s"}))
+        .await
+        .unwrap();
+    assert_eq!(result["applied"], true);
+}

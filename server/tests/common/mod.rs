@@ -242,6 +242,8 @@ pub fn position_of(text: &str, offset: usize, encoding: &str) -> Value {
 
 struct EditorShared {
     documents: Mutex<HashMap<String, EditorDocument>>,
+    /// Ids of `$/cancelRequest` notifications received from the server.
+    cancelled: Mutex<Vec<Value>>,
     review: Mutex<Review>,
     encoding: Mutex<String>,
 }
@@ -301,6 +303,7 @@ impl ScriptedEditor {
         let (connection, mut incoming) = Connection::start(stdout, stdin);
         let shared = Arc::new(EditorShared {
             documents: Mutex::default(),
+            cancelled: Mutex::default(),
             review: Mutex::new(Review::Accept),
             encoding: Mutex::new("utf-16".into()),
         });
@@ -336,6 +339,10 @@ impl ScriptedEditor {
         tokio::spawn(async move {
             while let Some(message) = incoming.recv().await {
                 let Some(method) = message["method"].as_str() else { continue };
+                if method == "$/cancelRequest" {
+                    loop_shared.cancelled.lock().unwrap().push(message["params"]["id"].clone());
+                    continue;
+                }
                 let Some(id) = message.get("id").cloned() else { continue };
                 if method != "workspace/applyEdit" {
                     loop_connection.respond(&id, Value::Null).await;
@@ -352,6 +359,11 @@ impl ScriptedEditor {
             }
         });
         Self { connection, shared, reviews: tokio::sync::Mutex::new(reviews_rx), child, runtime_dir, workspace, encoding }
+    }
+
+    /// The applyEdit requests the server has cancelled so far.
+    pub fn cancelled(&self) -> Vec<Value> {
+        self.shared.cancelled.lock().unwrap().clone()
     }
 
     pub fn set_review(&self, review: Review) {
