@@ -117,8 +117,13 @@ export class Server implements vscode.Disposable {
         this.client = client;
         this.clientDisposables.push(
             client.onDidChangeState((event) => {
-                if (event.newState === State.Stopped && this.client === client) {
+                if (this.client !== client) return;
+                if (event.newState === State.Stopped) {
                     this.setState({ kind: "stopped" });
+                } else if (event.newState === State.Running && this.stateValue.kind === "stopped") {
+                    // The client restarted a server that crashed.
+                    this.setState({ kind: "running", status: undefined });
+                    void this.refreshStatus();
                 }
             }),
             client.onNotification(lsp_ext.statusChanged, (status) => this.setState({ kind: "running", status })),

@@ -63,10 +63,19 @@ function freePort() {
     });
 }
 
+/** Rejects when `promise` has not settled after `ms`: a step must fail, not hang. */
+function withTimeout(promise, what, ms = 30_000) {
+    let timer;
+    const timeout = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+    });
+    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
 /** Resolves with the error of a request that must fail. */
 async function expectError(promise) {
     try {
-        const result = await promise;
+        const result = await withTimeout(promise, "the agent's answer");
         assert.fail(`expected an error, got ${JSON.stringify(result)}`);
     } catch (error) {
         if (!(error instanceof ResponseError)) throw error;
@@ -319,7 +328,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
 
         await panel().locator(".monaco-button", { hasText: "Apply" }).first().click();
 
-        const result = await pending;
+        const result = await withTimeout(pending, "the agent's answer");
         assert.equal(result.applied, true);
         assert.equal(result.dryRun, false);
         assert.equal(result.modifiedByEditor, false);
@@ -364,25 +373,50 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         assert.equal((await read()).text, "alpha\nBETA\ngamma\ndelta!");
     });
 
+    step("the person types while the edit waits in the preview: Apply is refused as stale", async () => {
+        const before = await read();
+        const pending = strReplace("gamma", "GAMMA", "Shout gamma again", before.rev);
+        await waitForPreview("test-agent: Shout gamma again");
+        await typeAtEndOfNotes("?");
+        const moved = await waitForServerText(`${before.text}?`);
+
+        const box = panel().locator(".monaco-checkbox").first();
+        if ((await box.getAttribute("aria-checked")) !== "true") await box.click();
+        await panel().locator(".monaco-button", { hasText: "Apply" }).first().click();
+        // VS Code refuses in a modal dialog; the person acknowledges it.
+        const dialog = page.locator(".monaco-dialog-box", { hasText: "has changed in the meantime" });
+        await dialog.waitFor({ state: "visible" });
+        await page.screenshot({ path: path.join(output, "changed-in-the-meantime.png") });
+        await dialog.locator(".monaco-button", { hasText: "OK" }).click();
+
+        const error = await expectError(pending);
+        assert.equal(error.data?.kind, "stale", `expected stale, got ${error.message}`);
+        assert.equal(error.code, -33003);
+        assert.equal(error.data?.currentRev, moved.rev);
+        assert.equal((await read()).text, moved.text, "VS Code applied nothing");
+        await page.keyboard.press("Escape");
+    });
+
     step("Toggle Auto-Apply: the next edit is applied at once, without the preview", async () => {
         await notesTab().click();
         await runCommand("Verbatim: Toggle Auto-Apply for This Session");
         await statusBar().getByText("(auto-apply)").first().waitFor({ state: "visible", timeout: 30_000 });
 
         const before = await read();
-        const result = await strReplace("alpha", "ALPHA", "Shout alpha", before.rev);
+        const result = await withTimeout(strReplace("alpha", "ALPHA", "Shout alpha", before.rev), "the agent's answer");
         assert.equal(result.applied, true);
-        assert.equal((await read()).text, "ALPHA\nBETA\ngamma\ndelta!");
+        assert.equal((await read()).text, before.text.replace("alpha", "ALPHA"));
         assert.equal(readFileSync(notesPath, "utf8"), ORIGINAL);
         await page.locator(".monaco-editor .view-lines", { hasText: "ALPHA" }).first().waitFor({ state: "visible" });
 
         // One undo step takes the whole agent edit back.
         await page.locator(".monaco-editor .view-lines", { hasText: "ALPHA" }).first().click();
         await page.keyboard.press("Control+z");
-        await waitForServerText("alpha\nBETA\ngamma\ndelta!");
+        await waitForServerText(before.text);
     });
 
     step("Restart Server: a new server takes over, and the unsaved text is still what it reads", async () => {
+        const unsaved = (await read()).text;
         const before = discovery;
         await runCommand("Verbatim: Restart Server");
         discovery = await waitFor("a new discovery file", () => discoveryFiles(runtimeDir).find((file) => file.pid !== before.pid), {
@@ -391,7 +425,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         await waitFor("the old server to remove its discovery file", () => !existsSync(path.join(runtimeDir, `${before.pid}.json`)));
         await agent.close();
         agent = await Agent.connect(discovery.socket, "test-agent");
-        assert.equal((await waitForServerText("alpha\nBETA\ngamma\ndelta!")).source, "editor");
+        assert.equal((await waitForServerText(unsaved)).source, "editor");
         await statusBar().getByText("Verbatim: 1 agent").first().waitFor({ state: "visible", timeout: 30_000 });
     });
 });
