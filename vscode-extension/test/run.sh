@@ -107,7 +107,7 @@ mkdir -p "$VERBATIM_TEST_OUTPUT"
 cd "$EXT_DIR"
 log "type-checking, building and packaging the extension"
 npm run --silent check
-npm run --silent package
+npm run --silent package | tail -n 1
 
 log "unit tests"
 npm run --silent test:unit
@@ -122,5 +122,6 @@ if [[ ! -x "$VERBATIM_BIN" ]]; then
     exit 1
 fi
 
+VERBATIM_BIN="$(realpath "$VERBATIM_BIN")"
 log "end-to-end test in code-server $CODE_SERVER_VERSION (output: $VERBATIM_TEST_OUTPUT)"
 CODE_SERVER_BIN="$REPO/.code-server/node_modules/.bin/code-server" npm run --silent test:e2e
