@@ -22,6 +22,9 @@ enum Command {
         /// Write logs to this file instead of stderr.
         #[arg(long)]
         log_file: Option<PathBuf>,
+        /// Accepted and ignored: the editor is always served on stdio (LSP clients add this flag).
+        #[arg(long, hide = true)]
+        stdio: bool,
     },
 }
 
@@ -46,7 +49,7 @@ fn init_logging(log_file: Option<&PathBuf>) -> Result<(), String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Lsp { socket, log_file } => {
+        Command::Lsp { socket, log_file, stdio: _ } => {
             if let Err(message) = init_logging(log_file.as_ref()) {
                 eprintln!("verbatim: {message}");
                 return ExitCode::FAILURE;

@@ -3,7 +3,9 @@
 //! The search runs `memchr::memmem` over the rope's chunks in place (no copy of the
 //! document), and checks each seam between two chunks for a match that straddles it.
 //! Matches may overlap: `"aa"` occurs twice in `"aaa"`, and both count when deciding
-//! whether a quote is unique.
+//! whether a quote is unique. Windows of several megabytes are split between threads
+//! (the rope is shared, not copied): walking a rope's ~1 KB chunks costs more than
+//! scanning contiguous memory, and the split wins that back.
 
 use std::ops::Range;
 
@@ -14,6 +16,56 @@ use ropey::Rope;
 /// included) that lies entirely inside `window`. `window` must lie on char
 /// boundaries of `rope`; `needle` must not be empty.
 pub fn find_all(rope: &Rope, needle: &str, window: Range<usize>) -> Vec<usize> {
+    let parts = parallel_parts(window.len());
+    if parts < 2 || needle.is_empty() {
+        return find_all_sequential(rope, needle, window);
+    }
+    // Each part searches for matches that *start* in its span; its window reaches
+    // m - 1 bytes further so that a match across the split is still whole.
+    let m = needle.len();
+    let mut splits: Vec<usize> = (1..parts)
+        .map(|part| char_boundary_at_or_after(rope, window.start + window.len() / parts * part))
+        .collect();
+    splits.insert(0, window.start);
+    splits.push(window.end);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = splits
+            .windows(2)
+            .map(|span| {
+                let (from, to) = (span[0], span[1]);
+                let reach = char_boundary_at_or_after(rope, (to + m - 1).min(window.end));
+                scope.spawn(move || {
+                    let mut starts = find_all_sequential(rope, needle, from..reach);
+                    starts.retain(|&start| start < to);
+                    starts
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    })
+}
+
+/// Windows at least this large are searched on several threads.
+const PARALLEL_THRESHOLD: usize = 4 * 1024 * 1024;
+
+fn parallel_parts(window_len: usize) -> usize {
+    if window_len < PARALLEL_THRESHOLD {
+        return 1;
+    }
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+}
+
+fn char_boundary_at_or_after(rope: &Rope, byte: usize) -> usize {
+    let byte = byte.min(rope.len_bytes());
+    let char_index = rope.byte_to_char(byte);
+    let start = rope.char_to_byte(char_index);
+    if start == byte { byte } else { rope.char_to_byte(char_index + 1) }
+}
+
+fn find_all_sequential(rope: &Rope, needle: &str, window: Range<usize>) -> Vec<usize> {
     let mut starts = Vec::new();
     for_each_match(rope, needle, window, |start| {
         starts.push(start);
@@ -84,9 +136,15 @@ fn for_each_match(rope: &Rope, needle: &str, window: Range<usize>, mut on_match:
             from = at + 1;
         }
         if m > 1 {
-            seam.extend_from_slice(bytes);
-            let excess = seam.len().saturating_sub(m - 1);
-            seam.drain(..excess);
+            // Keep only the last m - 1 bytes seen: copying whole chunks would copy the document.
+            if bytes.len() >= m - 1 {
+                seam.clear();
+                seam.extend_from_slice(&bytes[bytes.len() - (m - 1)..]);
+            } else {
+                seam.extend_from_slice(bytes);
+                let excess = seam.len().saturating_sub(m - 1);
+                seam.drain(..excess);
+            }
         }
         chunk_start += bytes.len();
     }
@@ -120,6 +178,19 @@ mod tests {
         for needle in ["f0123", "9abcdef0123456789a", "ef0"] {
             assert_eq!(find_all(&rope, needle, 0..text.len()), naive(&text, needle, 0..text.len()));
         }
+    }
+
+    #[test]
+    fn a_parallel_search_finds_matches_across_its_splits() {
+        // Big enough to be split; the quote sits on every possible split point.
+        let unit = "abcdefghij😀\n";
+        let text = unit.repeat(PARALLEL_THRESHOLD / unit.len() + 1000);
+        let rope = Rope::from_str(&text);
+        for needle in ["j😀\nab", "😀", "\n"] {
+            assert_eq!(find_all(&rope, needle, 0..text.len()), naive(&text, needle, 0..text.len()), "{needle:?}");
+        }
+        let window = 5..text.len() - 7;
+        assert_eq!(find_all(&rope, "cde", window.clone()), naive(&text, "cde", window));
     }
 
     #[test]
