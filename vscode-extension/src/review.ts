@@ -7,6 +7,11 @@
  * agent's connection and change the socket path): the client rewrites the
  * flag on the way in, so VS Code opens the Refactor Preview (`true`) or
  * applies at once (`false`) as the current mode says.
+ *
+ * VS Code shows an annotation as "label - description". The server's label is
+ * "<agent>: <summary>" and its description the summary alone, so the summary
+ * would show twice; a description that merely repeats the end of the label is
+ * dropped.
  */
 
 import type { ApplyWorkspaceEditParams, ChangeAnnotation } from "vscode-languageserver-protocol";
@@ -18,7 +23,9 @@ export function withReviewMode(params: ApplyWorkspaceEditParams, mode: ReviewMod
     const needsConfirmation = mode === "confirm";
     const rewritten: { [id: string]: ChangeAnnotation } = {};
     for (const [id, annotation] of Object.entries(annotations)) {
-        rewritten[id] = { ...annotation, needsConfirmation };
+        const { description, ...rest } = annotation;
+        const repeatsLabel = description !== undefined && annotation.label.endsWith(description);
+        rewritten[id] = repeatsLabel ? { ...rest, needsConfirmation } : { ...annotation, needsConfirmation };
     }
     return { ...params, edit: { ...params.edit, changeAnnotations: rewritten } };
 }

@@ -244,11 +244,11 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
 
     /**
      * Waits for the Refactor Preview to show an edit labelled `label`. VS Code
-     * puts the change annotation's label and description in the edit row's
-     * hover (`title="<label> - <description>"`).
+     * puts the change annotation's label (and its description, which the
+     * extension drops when it only repeats the summary) in the edit row's hover.
      */
     async function waitForPreview(label) {
-        const labelled = panel().locator(`.monaco-list-row:has([title^="${label} - "])`).first();
+        const labelled = panel().locator(`.monaco-list-row:has([title^="${label}"])`).first();
         await labelled.waitFor({ state: "visible", timeout: 60_000 });
         await panel().locator(".monaco-button", { hasText: "Apply" }).first().waitFor({ state: "visible" });
         return labelled;
@@ -323,7 +323,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         await page.locator(".monaco-diff-editor .view-lines", { hasText: "BETA" }).first().waitFor({ state: "visible", timeout: 30_000 });
         await page.mouse.move(10, 400);
         await label.hover();
-        await page.getByText("test-agent: Shout beta - Shout beta").first().waitFor({ state: "visible", timeout: 10_000 });
+        await page.getByText("test-agent: Shout beta", { exact: true }).first().waitFor({ state: "visible", timeout: 10_000 });
         await page.screenshot({ path: path.join(output, "refactor-preview.png") });
 
         await panel().locator(".monaco-button", { hasText: "Apply" }).first().click();

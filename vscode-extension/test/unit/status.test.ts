@@ -112,7 +112,7 @@ describe("review mode", () => {
     test("auto clears needsConfirmation without touching the rest", () => {
         const rewritten = withReviewMode(params, "auto");
         assert.deepEqual(rewritten.edit.changeAnnotations, {
-            "verbatim/12": { label: "claude-code: Start x at 2", description: "Start x at 2", needsConfirmation: false },
+            "verbatim/12": { label: "claude-code: Start x at 2", needsConfirmation: false },
         });
         assert.equal(rewritten.label, params.label);
         assert.equal(params.edit.changeAnnotations["verbatim/12"].needsConfirmation, true, "the input is not mutated");
@@ -121,6 +121,11 @@ describe("review mode", () => {
     test("confirm sets it even if the server was started in auto mode", () => {
         const started = withReviewMode(params, "auto");
         assert.equal(withReviewMode(started, "confirm").edit.changeAnnotations?.["verbatim/12"]?.needsConfirmation, true);
+    });
+
+    test("a description that says something the label does not is kept", () => {
+        const other = { ...params, edit: { ...params.edit, changeAnnotations: { "verbatim/12": { label: "claude-code: x", description: "more", needsConfirmation: true } } } };
+        assert.equal(withReviewMode(other, "auto").edit.changeAnnotations?.["verbatim/12"]?.description, "more");
     });
 
     test("an edit without annotations passes through", () => {
