@@ -156,6 +156,8 @@ pub enum Review {
     AcceptAltered(String, String),
     /// Hand the request to the test (see [`ScriptedEditor::next_review`]).
     Manual,
+    /// Answer with a JSON-RPC error, as a broken editor might.
+    Error,
 }
 
 /// A request waiting for the test's decision.
@@ -268,6 +270,8 @@ pub struct EditorOptions {
     pub encodings: Vec<&'static str>,
     pub initialization_options: Value,
     pub document_changes: bool,
+    /// Extra environment for the server process.
+    pub env: Vec<(&'static str, String)>,
 }
 
 impl Default for EditorOptions {
@@ -276,6 +280,7 @@ impl Default for EditorOptions {
             encodings: vec!["utf-16"],
             initialization_options: json!({"needsConfirmation": true, "syncTimeoutMs": 3000}),
             document_changes: true,
+            env: Vec::new(),
         }
     }
 }
@@ -292,6 +297,7 @@ impl ScriptedEditor {
             .arg("lsp")
             .env("VERBATIM_RUNTIME_DIR", runtime_dir.path())
             .env("VERBATIM_LOG", "debug")
+            .envs(options.env.iter().map(|(key, value)| (*key, value.as_str())))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -492,6 +498,12 @@ async fn decide(connection: &Connection, shared: &EditorShared, request: ApplyRe
             return;
         }
         Review::Manual => unreachable!("a manual review must be decided"),
+        Review::Error => {
+            connection
+                .send(&json!({"jsonrpc": "2.0", "id": request.id, "error": {"code": -32603, "message": "the editor fell over"}}))
+                .await;
+            return;
+        }
         _ => {}
     }
     let Some(notifications) = apply_in_model(shared, &request.params, &review) else {
