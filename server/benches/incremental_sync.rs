@@ -45,7 +45,7 @@ fn burst_keeps_the_rope_exact(text: &str) {
             model_line.replace_range(offset..offset + width, "");
         } else {
             apply_change(&mut rope, &TextChange { range: Some(position..position), text: "é".into() }, PositionEncoding::Utf16);
-            model_line.insert_str(offset, "é");
+            model_line.insert(offset, 'é');
         }
     }
     assert!(rope == lines.concat().as_str(), "the rope drifted from the model");

@@ -1,7 +1,7 @@
 //! Target 3: the cost of planning a one-line strReplace once the quote is found
 //! (prediction, minimal edits, ranges, unified diff, the WorkspaceEdit), in a 1 MB
 //! and a 100 MB document; and the size of the WorkspaceEdit sent.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 #[path = "support.rs"]
 mod support;

@@ -1,4 +1,5 @@
 //! Synthetic documents for the benchmarks: code-like lines, each one unique.
+#![allow(dead_code)]
 
 /// About `bytes` bytes of code-like text, one statement per line; line `i`
 /// contains `v{i}`, so any 80-byte slice that spans a line start is unique.

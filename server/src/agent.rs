@@ -21,9 +21,10 @@ use tower_lsp_server::{ExitedError, LanguageServer, LspService};
 
 use crate::clock::now_rfc3339;
 use crate::edits;
-use crate::error::ProtocolError;
+use crate::access::Access;
+use crate::error::{ErrorKind, ProtocolError};
 use crate::position::PositionEncoding;
-use crate::protocol::{PROTOCOL_VERSION, method};
+use crate::protocol::{BatchEditParams, PROTOCOL_VERSION, ReplaceRangeParams, StrReplaceParams, WriteParams, method};
 use crate::registry::AgentInfo;
 use crate::state::State;
 
@@ -32,18 +33,20 @@ use crate::state::State;
 pub struct AgentSession {
     state: Arc<State>,
     id: u64,
+    /// Fixed by the socket the agent came through.
+    access: Access,
     info: OnceLock<AgentInfo>,
 }
 
 impl AgentSession {
-    pub fn new(state: Arc<State>) -> Self {
+    pub fn new(state: Arc<State>, access: Access) -> Self {
         let id = state.registry().next_agent_id();
-        Self { state, id, info: OnceLock::new() }
+        Self { state, id, access, info: OnceLock::new() }
     }
 
     /// Builds the service for one connection, with every custom method routed.
-    pub fn service(state: Arc<State>) -> (EmptyParamsAsNone<AgentSession>, tower_lsp_server::ClientSocket) {
-        let (service, socket) = LspService::build(|_client| AgentSession::new(state))
+    pub fn service(state: Arc<State>, access: Access) -> (EmptyParamsAsNone<AgentSession>, tower_lsp_server::ClientSocket) {
+        let (service, socket) = LspService::build(move |_client| AgentSession::new(state, access))
             .custom_method(method::DOCUMENTS, AgentSession::documents)
             .custom_method(method::STATUS, AgentSession::status)
             .custom_method(method::READ, AgentSession::read)
@@ -62,7 +65,23 @@ impl AgentSession {
             version: None,
             connected_at: now_rfc3339(),
             encoding: PositionEncoding::Utf16,
+            access: self.access,
         })
+    }
+
+    /// Refuses a write on a read-only connection (dry runs write nothing and pass).
+    fn may_write(&self, method: &str, dry_run: bool) -> Result<(), ProtocolError> {
+        if self.access == Access::ReadWrite || dry_run {
+            return Ok(());
+        }
+        Err(ProtocolError::new(
+            ErrorKind::PermissionDenied,
+            format!(
+                "this connection is read-only, so {method} may only be used with dryRun: true. Propose the change \
+                 to the person instead, or connect through the read-write socket if they allow it."
+            ),
+        )
+        .with("method", method))
     }
 
     async fn documents(&self) -> jsonrpc::Result<Value> {
@@ -79,23 +98,42 @@ impl AgentSession {
 
     async fn str_replace(&self, params: Value) -> jsonrpc::Result<Value> {
         let agent = self.agent();
-        guarded(async { edits::str_replace(&self.state, &agent, edits::parse_params(method::STR_REPLACE, params)?).await }).await
+        guarded(async {
+            let params: StrReplaceParams = edits::parse_params(method::STR_REPLACE, params)?;
+            self.may_write(method::STR_REPLACE, params.dry_run)?;
+            edits::str_replace(&self.state, &agent, params).await
+        })
+        .await
     }
 
     async fn replace_range(&self, params: Value) -> jsonrpc::Result<Value> {
         let agent = self.agent();
-        guarded(async { edits::replace_range(&self.state, &agent, edits::parse_params(method::REPLACE_RANGE, params)?).await })
-            .await
+        guarded(async {
+            let params: ReplaceRangeParams = edits::parse_params(method::REPLACE_RANGE, params)?;
+            self.may_write(method::REPLACE_RANGE, params.dry_run)?;
+            edits::replace_range(&self.state, &agent, params).await
+        })
+        .await
     }
 
     async fn batch_edit(&self, params: Value) -> jsonrpc::Result<Value> {
         let agent = self.agent();
-        guarded(async { edits::batch_edit(&self.state, &agent, edits::parse_params(method::BATCH_EDIT, params)?).await }).await
+        guarded(async {
+            let params: BatchEditParams = edits::parse_params(method::BATCH_EDIT, params)?;
+            self.may_write(method::BATCH_EDIT, params.dry_run)?;
+            edits::batch_edit(&self.state, &agent, params).await
+        })
+        .await
     }
 
     async fn write(&self, params: Value) -> jsonrpc::Result<Value> {
         let agent = self.agent();
-        guarded(async { edits::write(&self.state, &agent, edits::parse_params(method::WRITE, params)?).await }).await
+        guarded(async {
+            let params: WriteParams = edits::parse_params(method::WRITE, params)?;
+            self.may_write(method::WRITE, false)?;
+            edits::write(&self.state, &agent, params).await
+        })
+        .await
     }
 }
 
@@ -139,8 +177,19 @@ impl LanguageServer for AgentSession {
             Some(info) if !info.name.trim().is_empty() => (info.name, info.version),
             _ => (format!("agent #{}", self.id), None),
         };
-        let info = AgentInfo { id: self.id, name, version, connected_at: now_rfc3339(), encoding };
-        tracing::info!(agent = %info.name, id = self.id, encoding = encoding.as_str(), "agent connected");
+        let info = AgentInfo { id: self.id, name, version, connected_at: now_rfc3339(), encoding, access: self.access };
+        tracing::info!(agent = %info.name, id = self.id, encoding = encoding.as_str(), access = ?self.access, "agent connected");
+        // A read-only agent is not offered the write methods; it may still preview
+        // changes with dry runs of those that have one.
+        let read_write = self.access == Access::ReadWrite;
+        let methods: Vec<&str> =
+            method::AGENT_METHODS.into_iter().filter(|name| read_write || !method::WRITE_METHODS.contains(name)).collect();
+        let dry_run_only: Vec<&str> = if read_write {
+            Vec::new()
+        } else {
+            method::WRITE_METHODS.into_iter().filter(|name| *name != method::WRITE).collect()
+        };
+        let access = self.access;
         self.state.registry().add_agent(info.clone());
         let _ = self.info.set(info);
         self.state.notify_status();
@@ -149,7 +198,12 @@ impl LanguageServer for AgentSession {
             capabilities: ServerCapabilities {
                 position_encoding: Some(PositionEncodingKind::from(encoding.as_str().to_owned())),
                 experimental: Some(json!({
-                    "verbatim": { "protocolVersion": PROTOCOL_VERSION, "methods": method::AGENT_METHODS }
+                    "verbatim": {
+                        "protocolVersion": PROTOCOL_VERSION,
+                        "methods": methods,
+                        "dryRunOnly": dry_run_only,
+                        "access": access,
+                    }
                 })),
                 ..ServerCapabilities::default()
             },

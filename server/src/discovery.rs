@@ -16,6 +16,8 @@ use crate::protocol::DiscoveryFile;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
     pub socket: PathBuf,
+    /// Agents connected here may only read.
+    pub read_only_socket: PathBuf,
     pub discovery_file: PathBuf,
 }
 
@@ -23,12 +25,22 @@ impl Endpoint {
     /// The default endpoint of this process inside `dir`.
     pub fn in_dir(dir: &Path) -> Self {
         let pid = std::process::id();
-        Self { socket: dir.join(format!("{pid}.sock")), discovery_file: dir.join(format!("{pid}.json")) }
+        Self::for_socket(dir.join(format!("{pid}.sock")))
+    }
+
+    /// The endpoint whose main socket is `socket`; the other files sit beside it.
+    pub fn for_socket(socket: PathBuf) -> Self {
+        Self {
+            read_only_socket: socket.with_extension("ro.sock"),
+            discovery_file: socket.with_extension("json"),
+            socket,
+        }
     }
 
     /// Removes the socket and the discovery file; missing files are fine.
     pub fn remove(&self) {
         let _ = fs::remove_file(&self.socket);
+        let _ = fs::remove_file(&self.read_only_socket);
         let _ = fs::remove_file(&self.discovery_file);
     }
 }
@@ -108,6 +120,9 @@ pub fn live_servers(dir: &Path) -> Vec<DiscoveryFile> {
             servers.push(discovery);
         } else {
             let _ = fs::remove_file(&discovery.socket);
+            if let Some(read_only) = &discovery.read_only_socket {
+                let _ = fs::remove_file(read_only);
+            }
             let _ = fs::remove_file(&path);
         }
     }
@@ -123,6 +138,7 @@ mod tests {
         DiscoveryFile {
             pid,
             socket: socket.display().to_string(),
+            read_only_socket: None,
             workspace_folders: vec![],
             client_info: None,
             protocol_version: 1,

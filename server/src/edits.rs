@@ -225,8 +225,15 @@ async fn run(
         .enumerate()
         .map(|(index, request)| parse_key(&request.uri).map_err(|error| name_entry(error, index)))
         .collect::<Result<_, _>>()?;
-    if !dry_run && state.editor().is_none() {
-        return Err(ProtocolError::editor_unavailable());
+    if !dry_run {
+        let policy = state.path_policy();
+        let workspace = state.workspace();
+        for (index, key) in keys.iter().enumerate() {
+            policy.check_write(key, &workspace).map_err(|error| name_entry(error, index))?;
+        }
+        if state.editor().is_none() {
+            return Err(ProtocolError::editor_unavailable());
+        }
     }
     let mut lane_keys = keys.clone();
     lane_keys.sort();
@@ -378,6 +385,7 @@ fn disk_snapshot(state: &State, key: &DocKey, allow_create: bool) -> Result<Snap
         };
         return Err(ProtocolError::new(ErrorKind::OutsideWorkspace, message).with("uri", uri).with("workspaceFolders", folders));
     }
+    state.path_policy().check_read(key)?;
     let label = workspace.label(key);
     match read_text(path) {
         Ok(disk) => Ok(Snapshot {

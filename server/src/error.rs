@@ -29,10 +29,11 @@ pub enum ErrorKind {
     NotText,
     Io,
     EditorError,
+    PermissionDenied,
 }
 
 impl ErrorKind {
-    pub const ALL: [Self; 16] = [
+    pub const ALL: [Self; 17] = [
         Self::NotFound,
         Self::Ambiguous,
         Self::Stale,
@@ -49,6 +50,7 @@ impl ErrorKind {
         Self::NotText,
         Self::Io,
         Self::EditorError,
+        Self::PermissionDenied,
     ];
 
     /// The JSON-RPC error code, in the range -33099..=-33000.
@@ -70,6 +72,7 @@ impl ErrorKind {
             Self::NotText => -33014,
             Self::Io => -33015,
             Self::EditorError => -33016,
+            Self::PermissionDenied => -33017,
         }
     }
 
@@ -92,6 +95,7 @@ impl ErrorKind {
             Self::NotText => "notText",
             Self::Io => "io",
             Self::EditorError => "editorError",
+            Self::PermissionDenied => "permissionDenied",
         }
     }
 

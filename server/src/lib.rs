@@ -7,7 +7,7 @@
 //!   [`document`] and [`store`] (live buffers), [`doc_key`] (document identity),
 //!   [`quote`] (finding quotes), [`plan`] (quote-addressed requests to replacements),
 //!   [`diff`] (minimal edits and unified diffs), [`disk`] (files that are not open),
-//!   [`workspace`] (which files are in reach);
+//!   [`workspace`] (which files are in reach), [`access`] (read-only agents, denied paths);
 //! - the protocol: [`protocol`] (wire types), [`error`] (error kinds and codes),
 //!   [`feedback`] (errors an agent can act on), [`to_proto`] (engine to LSP types);
 //! - the service: [`state`] (shared between connections), [`registry`] (agents and
@@ -27,6 +27,7 @@ pub mod plan;
 pub mod diff;
 pub mod disk;
 pub mod workspace;
+pub mod access;
 pub mod protocol;
 pub mod error;
 pub mod feedback;

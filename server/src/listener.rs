@@ -10,6 +10,7 @@ use std::sync::Arc;
 use tokio::net::{UnixListener, UnixStream};
 use tower_lsp_server::Server;
 
+use crate::access::Access;
 use crate::agent::AgentSession;
 use crate::framing::{FrameLimits, guard};
 use crate::state::State;
@@ -24,8 +25,17 @@ pub fn bind(path: &Path) -> io::Result<UnixListener> {
     Ok(listener)
 }
 
+/// Which socket a connection came through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SocketKind {
+    /// Access as the editor configured it (`agentAccess`, read-write by default).
+    Main,
+    /// Always read-only.
+    ReadOnly,
+}
+
 /// Accepts agents until the process ends.
-pub async fn accept_agents(listener: UnixListener, state: Arc<State>) {
+pub async fn accept_agents(listener: UnixListener, state: Arc<State>, kind: SocketKind) {
     let own_uid = rustix::process::getuid().as_raw();
     loop {
         let stream = match listener.accept().await {
@@ -47,14 +57,18 @@ pub async fn accept_agents(listener: UnixListener, state: Arc<State>) {
                 continue;
             }
         }
-        tokio::spawn(serve_agent(stream, state.clone()));
+        let access = match kind {
+            SocketKind::Main => state.main_socket_access(),
+            SocketKind::ReadOnly => Access::ReadOnly,
+        };
+        tokio::spawn(serve_agent(stream, state.clone(), access));
     }
 }
 
-async fn serve_agent(stream: UnixStream, state: Arc<State>) {
+async fn serve_agent(stream: UnixStream, state: Arc<State>, access: Access) {
     let (read, write) = stream.into_split();
     let (input, output, input_closed) = guard(read, write, FrameLimits::default());
-    let (service, socket) = AgentSession::service(state);
+    let (service, socket) = AgentSession::service(state, access);
     let serve = Server::new(input, output, socket).concurrency_level(16).serve(service);
     // An agent that closes its connection is gone: its requests still waiting (for a
     // review, say) are dropped with it, which withdraws them from the editor.

@@ -11,7 +11,7 @@ use tower_lsp_server::{LspService, Server};
 use crate::discovery::{Endpoint, live_servers, prepare_dir, runtime_dir};
 use crate::editor::EditorBackend;
 use crate::framing::{FrameLimits, guard};
-use crate::listener::{accept_agents, bind};
+use crate::listener::{SocketKind, accept_agents, bind};
 use crate::ordered_sync::OrderedSync;
 use crate::protocol::method;
 use crate::state::State;
@@ -36,10 +36,7 @@ pub enum Ending {
 pub async fn run(options: LspOptions) -> io::Result<Ending> {
     let state = State::new();
     let endpoint = match options.socket {
-        Some(socket) => {
-            let discovery_file = socket.with_extension("json");
-            Endpoint { socket, discovery_file }
-        }
+        Some(socket) => Endpoint::for_socket(socket),
         None => {
             let dir = runtime_dir();
             prepare_dir(&dir)?;
@@ -47,12 +44,15 @@ pub async fn run(options: LspOptions) -> io::Result<Ending> {
             Endpoint::in_dir(&dir)
         }
     };
-    let listener = bind(&endpoint.socket).map_err(|error| {
-        io::Error::new(error.kind(), format!("cannot listen on {}: {error}", endpoint.socket.display()))
-    })?;
+    let listen = |path: &std::path::Path| {
+        bind(path).map_err(|error| io::Error::new(error.kind(), format!("cannot listen on {}: {error}", path.display())))
+    };
+    let listener = listen(&endpoint.socket)?;
+    let read_only_listener = listen(&endpoint.read_only_socket)?;
     state.set_endpoint(endpoint.clone());
-    tracing::info!(socket = %endpoint.socket.display(), "agents can connect");
-    let accept = tokio::spawn(accept_agents(listener, state.clone()));
+    tracing::info!(socket = %endpoint.socket.display(), read_only = %endpoint.read_only_socket.display(), "agents can connect");
+    let accept = tokio::spawn(accept_agents(listener, state.clone(), SocketKind::Main));
+    let accept_read_only = tokio::spawn(accept_agents(read_only_listener, state.clone(), SocketKind::ReadOnly));
 
     let shutdown_requested = Arc::new(AtomicBool::new(false));
     let (service, socket) = LspService::build({
@@ -80,6 +80,7 @@ pub async fn run(options: LspOptions) -> io::Result<Ending> {
     }
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     accept.abort();
+    accept_read_only.abort();
     endpoint.remove();
     Ok(if shutdown_requested.load(Ordering::SeqCst) { Ending::Clean } else { Ending::Abrupt })
 }

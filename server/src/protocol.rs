@@ -23,6 +23,8 @@ pub mod method {
 
     /// The methods an agent may call, as announced in its `initialize` result.
     pub const AGENT_METHODS: [&str; 7] = [DOCUMENTS, READ, STR_REPLACE, REPLACE_RANGE, BATCH_EDIT, WRITE, STATUS];
+    /// The methods that change documents (refused on read-only connections, but for dry runs).
+    pub const WRITE_METHODS: [&str; 4] = [STR_REPLACE, REPLACE_RANGE, BATCH_EDIT, WRITE];
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -187,6 +189,8 @@ pub struct BatchResult {
 pub struct AgentStatus {
     pub id: u64,
     pub name: String,
+    /// `readWrite` or `readOnly`.
+    pub access: crate::access::Access,
     pub version: Option<String>,
     pub connected_at: String,
     pub pending_edits: usize,
@@ -208,6 +212,8 @@ pub struct PendingStatus {
 #[serde(rename_all = "camelCase")]
 pub struct StatusResult {
     pub socket: Option<String>,
+    #[serde(default)]
+    pub read_only_socket: Option<String>,
     pub discovery_file: Option<String>,
     pub editor_connected: bool,
     pub agents: Vec<AgentStatus>,
@@ -222,11 +228,24 @@ pub struct InitializationOptions {
     pub status_notifications: bool,
     pub sync_timeout_ms: u64,
     pub apply_timeout_ms: Option<u64>,
+    /// The access of agents on the main socket (the read-only socket is always read-only).
+    pub agent_access: crate::access::Access,
+    /// Path patterns agents may not write (nor read from disk); `None` keeps the defaults.
+    pub write_deny_list: Option<Vec<String>>,
+    pub allow_writes_outside_workspace: bool,
 }
 
 impl Default for InitializationOptions {
     fn default() -> Self {
-        Self { needs_confirmation: true, status_notifications: false, sync_timeout_ms: 5000, apply_timeout_ms: None }
+        Self {
+            needs_confirmation: true,
+            status_notifications: false,
+            sync_timeout_ms: 5000,
+            apply_timeout_ms: None,
+            agent_access: crate::access::Access::ReadWrite,
+            write_deny_list: None,
+            allow_writes_outside_workspace: false,
+        }
     }
 }
 
@@ -243,6 +262,9 @@ pub struct ClientInfo {
 pub struct DiscoveryFile {
     pub pid: u32,
     pub socket: String,
+    /// A second socket whose agents may only read (hand it to agents you trust less).
+    #[serde(default)]
+    pub read_only_socket: Option<String>,
     pub workspace_folders: Vec<String>,
     pub client_info: Option<ClientInfo>,
     pub protocol_version: u32,

@@ -16,6 +16,7 @@ pub struct AgentInfo {
     pub connected_at: String,
     /// The position encoding negotiated with this agent.
     pub encoding: PositionEncoding,
+    pub access: crate::access::Access,
 }
 
 /// Agents and pending edits.
@@ -67,6 +68,7 @@ impl Registry {
             .map(|agent| AgentStatus {
                 id: agent.id,
                 name: agent.name.clone(),
+                access: agent.access,
                 version: agent.version.clone(),
                 connected_at: agent.connected_at.clone(),
                 pending_edits: self.pending.values().filter(|pending| pending.agent_id == agent.id).count(),

@@ -93,6 +93,18 @@ impl State {
         *lock(&self.editor) = Some(link);
     }
 
+    /// The path rules the editor configured (the defaults without an editor).
+    pub fn path_policy(&self) -> crate::access::PathPolicy {
+        self.editor().map_or_else(crate::access::PathPolicy::default, |link| {
+            crate::access::PathPolicy::new(link.options.write_deny_list.clone(), link.options.allow_writes_outside_workspace)
+        })
+    }
+
+    /// The access of agents on the main socket, as the editor configured it.
+    pub fn main_socket_access(&self) -> crate::access::Access {
+        self.editor().map_or_else(Default::default, |link| link.options.agent_access)
+    }
+
     pub fn editor_info(&self) -> Option<ClientInfo> {
         lock(&self.editor_info).clone()
     }
@@ -135,6 +147,7 @@ impl State {
         let discovery = crate::protocol::DiscoveryFile {
             pid: std::process::id(),
             socket: endpoint.socket.display().to_string(),
+            read_only_socket: Some(endpoint.read_only_socket.display().to_string()),
             workspace_folders: self.workspace().folder_uris(),
             client_info: self.editor_info(),
             protocol_version: crate::protocol::PROTOCOL_VERSION,
@@ -165,6 +178,7 @@ impl State {
         let registry = self.registry();
         StatusResult {
             socket: endpoint.as_ref().map(|endpoint| endpoint.socket.display().to_string()),
+            read_only_socket: endpoint.as_ref().map(|endpoint| endpoint.read_only_socket.display().to_string()),
             discovery_file: endpoint.as_ref().map(|endpoint| endpoint.discovery_file.display().to_string()),
             editor_connected: self.editor().is_some(),
             agents: registry.agents(),

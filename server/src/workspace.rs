@@ -68,7 +68,7 @@ impl Workspace {
 
 /// Canonicalises the longest existing ancestor of `path` and appends the rest, so
 /// that files that do not exist yet are judged by where their directory really is.
-fn resolve_existing_prefix(path: &Path) -> PathBuf {
+pub fn resolve_existing_prefix(path: &Path) -> PathBuf {
     let mut existing = path.to_path_buf();
     let mut rest = Vec::new();
     loop {

@@ -36,12 +36,23 @@ export interface InitializationOptions {
     syncTimeoutMs?: number;
     /** How long to wait for the editor's answer to `workspace/applyEdit`; `null` waits forever. */
     applyTimeoutMs?: number | null;
+    /** The access of agents on the main socket (default `"readWrite"`). */
+    agentAccess?: Access;
+    /** Paths agents may not write nor read from disk; `null` keeps the server's defaults. */
+    writeDenyList?: string[] | null;
+    /** Let agents write open documents outside every workspace folder (default `false`). */
+    allowWritesOutsideWorkspace?: boolean;
 }
+
+/** What an agent connection may do. */
+export type Access = "readWrite" | "readOnly";
 
 /** The discovery file `<runtime dir>/<pid>.json` that tells agents where the socket is. */
 export interface DiscoveryFile {
     pid: number;
     socket: string;
+    /** Agents connected through this socket may only read. */
+    readOnlySocket: string;
     workspaceFolders: string[];
     clientInfo: { name: string; version?: string } | null;
     protocolVersion: number;
@@ -54,6 +65,9 @@ export interface ServerExperimentalCapabilities {
     verbatim: {
         protocolVersion: number;
         methods: string[];
+        /** Write methods a read-only connection may still call with `dryRun: true`. */
+        dryRunOnly: string[];
+        access: Access;
     };
 }
 
@@ -194,6 +208,7 @@ export const write = new RequestType<WriteParams, EditResult, ErrorData>("verbat
 export interface AgentInfo {
     id: number;
     name: string;
+    access: Access;
     version: string | null;
     connectedAt: string;
     pendingEdits: number;
@@ -210,6 +225,7 @@ export interface PendingEdit {
 
 export interface StatusResult {
     socket: string;
+    readOnlySocket: string;
     discoveryFile: string;
     editorConnected: boolean;
     agents: AgentInfo[];
@@ -252,6 +268,7 @@ export const ERROR_CODES = {
     notText: -33014,
     io: -33015,
     editorError: -33016,
+    permissionDenied: -33017,
 } as const;
 
 export type ErrorKind = keyof typeof ERROR_CODES;
@@ -287,6 +304,10 @@ export interface ErrorData {
     field?: string;
     phase?: "answer" | "sync";
     editorError?: unknown;
+    /** `permissionDenied`: the method a read-only connection may not call. */
+    method?: string;
+    /** `permissionDenied`: the deny-list pattern the path matches. */
+    pattern?: string;
 }
 
 export function isErrorKind(value: unknown): value is ErrorKind {

@@ -41,6 +41,7 @@ M.errors = {
   notText = -33014,
   io = -33015,
   editorError = -33016,
+  permissionDenied = -33017,
 }
 
 --- Change annotations sent by the server carry ids `verbatim/<pending id>`.
@@ -51,10 +52,14 @@ M.ANNOTATION_PREFIX = "verbatim/"
 ---@field statusNotifications? boolean send `verbatim/statusChanged` to the editor
 ---@field syncTimeoutMs? integer wait for the `didChange` that carries an applied edit
 ---@field applyTimeoutMs? integer|vim.NIL wait for the editor's answer to `workspace/applyEdit`
+---@field agentAccess? "readWrite"|"readOnly" access of agents on the main socket
+---@field writeDenyList? string[]|vim.NIL paths agents may not write nor read from disk
+---@field allowWritesOutsideWorkspace? boolean let agents write open documents outside the workspace
 
 ---@class verbatim.StatusAgent
 ---@field id integer
 ---@field name string
+---@field access "readWrite"|"readOnly"
 ---@field version? string
 ---@field connectedAt string
 ---@field pendingEdits integer
@@ -69,6 +74,7 @@ M.ANNOTATION_PREFIX = "verbatim/"
 
 ---@class verbatim.Status The result of `verbatim/status` and the params of `verbatim/statusChanged`.
 ---@field socket string
+---@field readOnlySocket string agents connected here may only read
 ---@field discoveryFile string
 ---@field editorConnected boolean
 ---@field agents verbatim.StatusAgent[]

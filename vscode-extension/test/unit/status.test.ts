@@ -7,6 +7,7 @@ import { agentListItems, connectionInfo, displayUri, since, statusBarView } from
 
 const idle: StatusResult = {
     socket: "/run/user/1000/verbatim/41233.sock",
+    readOnlySocket: "/run/user/1000/verbatim/41233.ro.sock",
     discoveryFile: "/run/user/1000/verbatim/41233.json",
     editorConnected: true,
     agents: [],
@@ -16,8 +17,8 @@ const idle: StatusResult = {
 const busy: StatusResult = {
     ...idle,
     agents: [
-        { id: 3, name: "claude-code", version: "2.1.0", connectedAt: "2026-11-30T09:13:02Z", pendingEdits: 1 },
-        { id: 4, name: "agent #4", version: null, connectedAt: "2026-11-30T09:14:00Z", pendingEdits: 0 },
+        { id: 3, name: "claude-code", access: "readWrite", version: "2.1.0", connectedAt: "2026-11-30T09:13:02Z", pendingEdits: 1 },
+        { id: 4, name: "agent #4", access: "readOnly", version: null, connectedAt: "2026-11-30T09:14:00Z", pendingEdits: 0 },
     ],
     pending: [
         {
