@@ -548,3 +548,30 @@ async fn an_agent_that_cancels_or_disconnects_withdraws_its_pending_edit() {
         .unwrap();
     assert_eq!(result["applied"], true);
 }
+
+#[tokio::test]
+async fn workspace_folders_follow_the_editor() {
+    let editor = ScriptedEditor::start().await;
+    let agent = editor.agent("agent").await;
+    let second = tempfile::tempdir().unwrap();
+    std::fs::write(second.path().join("b.txt"), "bee\n").unwrap();
+    let b_uri = common::file_uri(&second.path().join("b.txt"));
+    assert_eq!(agent.call("verbatim/read", json!({"uri": b_uri})).await.unwrap_err().kind(), "outsideWorkspace");
+    let folder = json!({"uri": common::file_uri(second.path()), "name": "second"});
+    editor.connection.notify("workspace/didChangeWorkspaceFolders", json!({"event": {"added": [folder], "removed": []}})).await;
+    editor.sync().await;
+    wait_until(|| {
+        let discovery: Value = serde_json::from_slice(&std::fs::read(editor.runtime_dir.path().join(format!("{}.json", editor.child.id().unwrap()))).unwrap()).unwrap();
+        discovery["workspaceFolders"].as_array().unwrap().len() == 2
+    })
+    .await;
+    assert_eq!(agent.read(&b_uri).await["text"], "bee\n");
+    editor.connection.notify("workspace/didChangeWorkspaceFolders", json!({"event": {"added": [], "removed": [folder]}})).await;
+    editor.sync().await;
+    wait_until(|| {
+        let discovery: Value = serde_json::from_slice(&std::fs::read(editor.runtime_dir.path().join(format!("{}.json", editor.child.id().unwrap()))).unwrap()).unwrap();
+        discovery["workspaceFolders"].as_array().unwrap().len() == 1
+    })
+    .await;
+    assert_eq!(agent.call("verbatim/read", json!({"uri": b_uri})).await.unwrap_err().kind(), "outsideWorkspace");
+}
