@@ -24,6 +24,7 @@ use crate::edits;
 use crate::access::Access;
 use crate::error::{ErrorKind, ProtocolError};
 use crate::position::PositionEncoding;
+use crate::to_proto;
 use crate::protocol::{BatchEditParams, PROTOCOL_VERSION, ReplaceRangeParams, StrReplaceParams, WriteParams, method};
 use crate::registry::AgentInfo;
 use crate::state::State;
@@ -165,14 +166,7 @@ async fn guarded<T: Serialize>(handler: impl Future<Output = Result<T, ProtocolE
 
 impl LanguageServer for AgentSession {
     async fn initialize(&self, params: InitializeParams) -> jsonrpc::Result<InitializeResult> {
-        let offered: Vec<String> = params
-            .capabilities
-            .general
-            .as_ref()
-            .and_then(|general| general.position_encodings.as_ref())
-            .map(|encodings| encodings.iter().map(|encoding| encoding.as_str().to_owned()).collect())
-            .unwrap_or_default();
-        let encoding = PositionEncoding::negotiate(offered.iter().map(String::as_str));
+        let encoding = to_proto::negotiated_encoding(&params.capabilities);
         let (name, version) = match params.client_info {
             Some(info) if !info.name.trim().is_empty() => (info.name, info.version),
             _ => (format!("agent #{}", self.id), None),

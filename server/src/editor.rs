@@ -14,7 +14,7 @@ use tower_lsp_server::ls_types::{
 use tower_lsp_server::{Client, LanguageServer};
 
 use crate::doc_key::DocKey;
-use crate::position::PositionEncoding;
+use crate::to_proto;
 use crate::protocol::{ClientInfo, InitializationOptions, StatusResult};
 use crate::state::{EditorLink, State};
 use crate::workspace::Workspace;
@@ -43,14 +43,7 @@ fn folder_path(uri: &tower_lsp_server::ls_types::Uri) -> Option<std::path::PathB
 
 impl LanguageServer for EditorBackend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
-        let offered: Vec<String> = params
-            .capabilities
-            .general
-            .as_ref()
-            .and_then(|general| general.position_encodings.as_ref())
-            .map(|encodings| encodings.iter().map(|encoding| encoding.as_str().to_owned()).collect())
-            .unwrap_or_default();
-        let encoding = PositionEncoding::negotiate(offered.iter().map(String::as_str));
+        let encoding = to_proto::negotiated_encoding(&params.capabilities);
         self.state.set_editor_encoding(encoding);
 
         let workspace_edit = params.capabilities.workspace.as_ref().and_then(|workspace| workspace.workspace_edit.as_ref());

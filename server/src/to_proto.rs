@@ -16,6 +16,12 @@ use crate::plan::Replacement;
 use crate::position::{PositionEncoding, byte_range_to_positions};
 use crate::protocol::WireEdit;
 
+/// The position encoding for a peer, from what its `initialize` offers.
+pub fn negotiated_encoding(capabilities: &ls_types::ClientCapabilities) -> PositionEncoding {
+    let offered = capabilities.general.as_ref().and_then(|general| general.position_encodings.as_ref());
+    PositionEncoding::negotiate(offered.into_iter().flatten().map(|encoding| encoding.as_str()))
+}
+
 pub fn position(position: crate::position::Position) -> ls_types::Position {
     ls_types::Position::new(position.line, position.character)
 }
