@@ -1,7 +1,13 @@
 //! Applying a plan through the editor: send `workspace/applyEdit`, wait for the
 //! person's answer, then wait for the `didChange` that carries the edit and compare
 //! the live buffer with the prediction. Never claim what did not happen.
+//!
+//! A plan may also create, delete or move files (`verbatim/write`,
+//! `verbatim/applyPatch`): the editor must advertise the resource operation, a
+//! deleted file counts as applied once it is gone from disk, and a moved file once
+//! its text shows up under the new name (in the editor, or on disk).
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,6 +26,7 @@ use tower_lsp_server::ls_types::{
 
 use crate::doc_key::DocKey;
 use crate::error::{ErrorKind, ProtocolError};
+use crate::normalize::Normalization;
 use crate::plan::Replacement;
 use crate::registry::AgentInfo;
 use crate::rev::Rev;
@@ -29,6 +36,8 @@ use crate::to_proto::{self, EditorChange, EditorEditOptions};
 /// After the edit's change arrived but differs from the prediction, wait this long
 /// for further changes (an editor may split one edit into several notifications).
 const SETTLE: Duration = Duration::from_millis(250);
+/// How often the disk is looked at while a deleted or moved file is awaited.
+const POLL: Duration = Duration::from_millis(50);
 
 /// One document of a plan, ready to be sent.
 #[derive(Debug, Clone)]
@@ -47,12 +56,26 @@ pub struct PlannedDocument {
     pub replacements: Vec<Replacement>,
     pub predicted: Rope,
     pub create: bool,
+    /// Delete the file: no text edit is sent, and `predicted` is empty.
+    pub delete: bool,
+    /// Move the file to this document (key and URI) after its text edits.
+    pub rename_to: Option<(DocKey, String)>,
+    /// What it took to find the plan's quotes (reported to the agent).
+    pub normalizations: BTreeSet<Normalization>,
+}
+
+impl PlannedDocument {
+    /// The file itself is created, deleted or moved.
+    fn changes_the_file(&self) -> bool {
+        self.create || self.delete || self.rename_to.is_some()
+    }
 }
 
 /// What the editor did with one document.
 #[derive(Debug, Clone)]
 pub struct AppliedDocument {
-    pub rev: Rev,
+    /// `None` for a deleted file.
+    pub rev: Option<Rev>,
     /// The live text, when it differs from the prediction.
     pub differs: Option<Rope>,
 }
@@ -86,6 +109,19 @@ pub async fn apply_through_editor(
              (workspace.workspaceEdit.resourceOperations lacks \"create\"). Create the file in the editor first.",
         ));
     }
+    if documents.iter().any(|document| document.delete) && !link.can_delete_files {
+        return Err(unsupported("deleting", "delete", "Delete the file in the editor yourself, or leave it out of the edit"));
+    }
+    if documents.iter().any(|document| document.rename_to.is_some()) && !link.can_rename_files {
+        return Err(unsupported("moving", "rename", "Move the file in the editor yourself, or leave the move out of the edit"));
+    }
+    if documents.iter().any(|document| document.delete || document.rename_to.is_some()) && !link.document_changes {
+        return Err(ProtocolError::new(
+            ErrorKind::EditorError,
+            "The editor does not accept documentChanges in workspace edits, so it cannot delete or move files. Nothing \
+             was applied; leave the deletion or move out of the edit.",
+        ));
+    }
     // Subscribe before sending, so a change that arrives before the answer is seen.
     let mut changes = state.documents.subscribe();
     let uris = documents.iter().map(|document| document.key.to_uri()).collect();
@@ -112,6 +148,8 @@ pub async fn apply_through_editor(
             base: &document.base,
             replacements: &document.replacements,
             create: document.create,
+            delete: document.delete,
+            rename_to: document.rename_to.as_ref().map(|(_, uri)| uri.as_str()),
         })
         .collect();
     let edit = to_proto::workspace_edit(&changes_for_editor, &options)
@@ -214,6 +252,16 @@ fn to_number_or_string(id: Id) -> NumberOrString {
     }
 }
 
+fn unsupported(doing: &str, kind: &str, instead: &str) -> ProtocolError {
+    ProtocolError::new(
+        ErrorKind::EditorError,
+        format!(
+            "The editor does not support {doing} files through workspace edits \
+             (workspace.workspaceEdit.resourceOperations lacks \"{kind}\"). Nothing was applied. {instead}."
+        ),
+    )
+}
+
 fn editor_gone() -> ProtocolError {
     ProtocolError::new(
         ErrorKind::EditorUnavailable,
@@ -260,6 +308,8 @@ async fn wait_for_sync(
 ) -> Result<Vec<AppliedDocument>, ProtocolError> {
     let deadline = Instant::now() + timeout;
     let mut settle_deadline: Option<Instant> = None;
+    // The disk does not tick the store's watch channel: look at it now and then.
+    let poll = documents.iter().any(|document| document.delete || document.rename_to.is_some());
     loop {
         let observed = observe(state, documents);
         let now = Instant::now();
@@ -275,7 +325,10 @@ async fn wait_for_sync(
         } else if now >= deadline {
             return finish_without_sync(state, documents, observed, timeout);
         }
-        let wake = settle_deadline.map_or(deadline, |settle| settle.min(deadline));
+        let mut wake = settle_deadline.map_or(deadline, |settle| settle.min(deadline));
+        if poll {
+            wake = wake.min(Instant::now() + POLL);
+        }
         tokio::select! {
             changed = changes.changed() => {
                 if changed.is_err() {
@@ -288,23 +341,50 @@ async fn wait_for_sync(
     }
 }
 
-/// The live text and rev of each document once the edit's change has arrived.
-fn observe(state: &State, documents: &[PlannedDocument]) -> Vec<Option<(Rope, Rev)>> {
+/// The live text and rev of each document once the edit's change has arrived: for
+/// a deleted file, once it is gone from disk; for a moved one, its text under the
+/// new name.
+fn observe(state: &State, documents: &[PlannedDocument]) -> Vec<Option<(Rope, Option<Rev>)>> {
+    // The disk is looked at before the store is locked, never under the lock.
+    let on_disk: Vec<Option<(Rope, Option<Rev>)>> = documents
+        .iter()
+        .map(|document| {
+            if document.delete {
+                let gone = document.key.path().is_none_or(|path| !path.exists());
+                return gone.then(|| (Rope::new(), None));
+            }
+            let (target, _) = document.rename_to.as_ref()?;
+            let source_gone = document.key.path().is_none_or(|path| !path.exists());
+            let disk = crate::disk::read_text(target.path()?).ok().filter(|_| source_gone)?;
+            Some((Rope::from_str(&disk.text), Some(disk.rev)))
+        })
+        .collect();
     let store = state.documents.lock();
     documents
         .iter()
-        .map(|document| {
+        .zip(on_disk)
+        .map(|(document, on_disk)| {
+            if document.delete {
+                return on_disk;
+            }
+            if let Some((target, _)) = &document.rename_to {
+                // An editor moves an open buffer, unsaved edits and all: prefer it to the disk.
+                return match store.get(target) {
+                    Some(current) => Some((current.text.clone(), Some(current.rev()))),
+                    None => on_disk,
+                };
+            }
             let current = store.get(&document.key)?;
             let arrived = match document.open {
                 Some((session, version)) => current.session != session || current.version != version,
                 None => true,
             };
-            arrived.then(|| (current.text.clone(), current.rev()))
+            arrived.then(|| (current.text.clone(), Some(current.rev())))
         })
         .collect()
 }
 
-fn finish(observed: Vec<Option<(Rope, Rev)>>, documents: &[PlannedDocument]) -> Vec<AppliedDocument> {
+fn finish(observed: Vec<Option<(Rope, Option<Rev>)>>, documents: &[PlannedDocument]) -> Vec<AppliedDocument> {
     observed
         .into_iter()
         .zip(documents)
@@ -321,7 +401,7 @@ fn finish(observed: Vec<Option<(Rope, Rev)>>, documents: &[PlannedDocument]) -> 
 fn finish_without_sync(
     state: &State,
     documents: &[PlannedDocument],
-    observed: Vec<Option<(Rope, Rev)>>,
+    observed: Vec<Option<(Rope, Option<Rev>)>>,
     timeout: Duration,
 ) -> Result<Vec<AppliedDocument>, ProtocolError> {
     let workspace = state.workspace();
@@ -332,6 +412,19 @@ fn finish_without_sync(
             applied.push(AppliedDocument { rev, differs });
             continue;
         }
+        if document.changes_the_file() && !document.create {
+            return Err(ProtocolError::new(
+                ErrorKind::Timeout,
+                format!(
+                    "The editor said it {} {}, but the server could not see that happen within {} ms \
+                     (syncTimeoutMs). Look at the workspace before retrying.",
+                    if document.delete { "deleted" } else { "moved" },
+                    document.label,
+                    timeout.as_millis()
+                ),
+            )
+            .with("phase", "sync"));
+        }
         let on_disk = document
             .key
             .path()
@@ -339,7 +432,7 @@ fn finish_without_sync(
             .and_then(|path| crate::disk::read_text(path).ok())
             .filter(|disk| document.open.is_none() && disk.text == document.predicted);
         match on_disk {
-            Some(disk) => applied.push(AppliedDocument { rev: disk.rev, differs: None }),
+            Some(disk) => applied.push(AppliedDocument { rev: Some(disk.rev), differs: None }),
             None => {
                 return Err(ProtocolError::new(
                     ErrorKind::Timeout,

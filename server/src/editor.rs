@@ -48,9 +48,12 @@ impl LanguageServer for EditorBackend {
 
         let workspace_edit = params.capabilities.workspace.as_ref().and_then(|workspace| workspace.workspace_edit.as_ref());
         let document_changes = workspace_edit.and_then(|edit| edit.document_changes).unwrap_or(false);
-        let can_create_files = workspace_edit
-            .and_then(|edit| edit.resource_operations.as_ref())
-            .is_some_and(|operations| operations.contains(&ResourceOperationKind::Create));
+        let supports = |kind: ResourceOperationKind| {
+            workspace_edit.and_then(|edit| edit.resource_operations.as_ref()).is_some_and(|operations| operations.contains(&kind))
+        };
+        let can_create_files = supports(ResourceOperationKind::Create);
+        let can_delete_files = supports(ResourceOperationKind::Delete);
+        let can_rename_files = supports(ResourceOperationKind::Rename);
         let options = match params.initialization_options {
             Some(value) if !value.is_null() => serde_json::from_value::<InitializationOptions>(value).unwrap_or_else(|error| {
                 tracing::warn!("initializationOptions ignored ({error}); using the defaults");
@@ -78,9 +81,24 @@ impl LanguageServer for EditorBackend {
         }
         self.state.set_editor_info(params.client_info.map(|info| ClientInfo { name: info.name, version: info.version }));
         self.state.update_workspace(|workspace| *workspace = Workspace::new(folders));
-        tracing::info!(encoding = encoding.as_str(), document_changes, can_create_files, "editor initialized");
+        tracing::info!(
+            encoding = encoding.as_str(),
+            document_changes,
+            can_create_files,
+            can_delete_files,
+            can_rename_files,
+            "editor initialized"
+        );
         // Known from now on: an agent may ask for an edit before `initialized` arrives.
-        self.state.set_editor(EditorLink { client: self.client.clone(), encoding, document_changes, can_create_files, options });
+        self.state.set_editor(EditorLink {
+            client: self.client.clone(),
+            encoding,
+            document_changes,
+            can_create_files,
+            can_delete_files,
+            can_rename_files,
+            options,
+        });
 
         Ok(InitializeResult {
             server_info: Some(ServerInfo { name: "verbatim".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),

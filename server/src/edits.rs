@@ -5,7 +5,7 @@
 //! once, check each `baseRev`, plan every edit against the snapshot, refuse
 //! overlaps, then either report the plan (dry run) or apply it through the editor.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use ropey::Rope;
@@ -18,7 +18,8 @@ use crate::disk::{DiskError, line_ending_of, read_text};
 use crate::doc_key::DocKey;
 use crate::error::{ErrorKind, ProtocolError, params_error};
 use crate::feedback::{self, Context};
-use crate::plan::{self, Edit, ReplaceRange, Replacement, StrReplace, plan_edit, sort_disjoint};
+use crate::normalize::Normalization;
+use crate::plan::{self, Edit, PlanError, ReplaceRange, Replacement, StrReplace, sort_disjoint};
 use crate::protocol::{
     BatchEditParams, BatchEntry, BatchResult, DocumentInfo, DocumentResult, EditResult, ReadParams, ReadResult,
     ReplaceRangeParams, StrReplaceParams, WriteParams,
@@ -78,6 +79,7 @@ pub async fn str_replace(state: &Arc<State>, agent: &AgentInfo, params: StrRepla
             before: params.before,
             occurrence: params.occurrence,
             replace_all: params.replace_all,
+            exact: params.exact,
         }),
     };
     single(state, agent, request, &params.summary, params.dry_run, false).await
@@ -97,6 +99,7 @@ pub async fn replace_range(
             new_str: params.new_str,
             after: params.after,
             before: params.before,
+            exact: params.exact,
         }),
     };
     single(state, agent, request, &params.summary, params.dry_run, false).await
@@ -135,6 +138,7 @@ fn batch_entry(entry: BatchEntry) -> Result<EntryRequest, ProtocolError> {
             before: entry.before,
             occurrence: entry.occurrence,
             replace_all: entry.replace_all,
+            exact: entry.exact,
         }),
         (None, Some(from_str), Some(to_str)) => {
             if entry.occurrence.is_some() || entry.replace_all {
@@ -143,7 +147,14 @@ fn batch_entry(entry: BatchEntry) -> Result<EntryRequest, ProtocolError> {
                     "`occurrence` and `replaceAll` apply to oldStr entries only; a fromStr/toStr entry must quote unique text.",
                 ));
             }
-            Edit::ReplaceRange(ReplaceRange { from_str, to_str, new_str: entry.new_str, after: entry.after, before: entry.before })
+            Edit::ReplaceRange(ReplaceRange {
+                from_str,
+                to_str,
+                new_str: entry.new_str,
+                after: entry.after,
+                before: entry.before,
+                exact: entry.exact,
+            })
         }
         _ => {
             return Err(ProtocolError::invalid_params(
@@ -173,9 +184,9 @@ enum Mode {
     Write,
 }
 
-struct Outcome {
-    applied: bool,
-    documents: Vec<DocumentResult>,
+pub(crate) struct Outcome {
+    pub(crate) applied: bool,
+    pub(crate) documents: Vec<DocumentResult>,
 }
 
 async fn single(
@@ -196,13 +207,13 @@ async fn single(
 
 /// A document as it was when the plan was made.
 #[derive(Debug, Clone)]
-struct Snapshot {
-    editor_uri: String,
-    label: String,
-    text: Rope,
+pub(crate) struct Snapshot {
+    pub(crate) editor_uri: String,
+    pub(crate) label: String,
+    pub(crate) text: Rope,
     /// `None` when the file does not exist yet.
-    rev: Option<Rev>,
-    open: Option<(u64, i32)>,
+    pub(crate) rev: Option<Rev>,
+    pub(crate) open: Option<(u64, i32)>,
 }
 
 async fn run(
@@ -244,6 +255,7 @@ async fn run(
     // Plan every entry against the one snapshot, grouping by document in first-mention order.
     let mut order: Vec<DocKey> = Vec::new();
     let mut per_document: BTreeMap<DocKey, Vec<(usize, Replacement)>> = BTreeMap::new();
+    let mut normalizations: BTreeMap<DocKey, BTreeSet<Normalization>> = BTreeMap::new();
     for (index, (request, key)) in requests.iter().zip(&keys).enumerate() {
         let snapshot = &snapshots[key];
         check_base_rev(snapshot, request.base_rev.as_deref(), mode == Mode::Write).map_err(|error| name_entry(error, index))?;
@@ -254,8 +266,10 @@ async fn run(
                 _ => Vec::new(),
             }
         } else {
-            plan_edit(&snapshot.text, &request.edit)
-                .map_err(|error| name_entry(feedback::plan_error(error, feedback_context(snapshot, agent)), index))?
+            let planned = plan::plan(&snapshot.text, &request.edit)
+                .map_err(|error| name_entry(explain(state, key, snapshot, agent, error), index))?;
+            normalizations.entry(key.clone()).or_default().extend(planned.normalizations);
+            planned.replacements
         };
         if !order.contains(key) {
             order.push(key.clone());
@@ -278,16 +292,30 @@ async fn run(
             open: snapshot.open,
             replacements,
             create: snapshot.rev.is_none(),
+            delete: false,
+            rename_to: None,
+            normalizations: normalizations.remove(key).unwrap_or_default(),
         });
     }
+    deliver(state, agent, &planned, summary, dry_run).await
+}
+
+/// Reports a plan (dry run) or applies it through the editor, with one result per document.
+pub(crate) async fn deliver(
+    state: &Arc<State>,
+    agent: &AgentInfo,
+    planned: &[PlannedDocument],
+    summary: &str,
+    dry_run: bool,
+) -> Result<Outcome, ProtocolError> {
     let mut results: Vec<DocumentResult> = planned.iter().map(|document| proposal(document, agent)).collect();
     if dry_run {
         return Ok(Outcome { applied: false, documents: results });
     }
-    recheck_disk(state, &planned)?;
-    let applied = apply_through_editor(state, agent, summary, &planned).await?;
-    for ((result, document), outcome) in results.iter_mut().zip(&planned).zip(applied) {
-        result.rev = Some(outcome.rev.to_string());
+    recheck_disk(state, planned)?;
+    let applied = apply_through_editor(state, agent, summary, planned).await?;
+    for ((result, document), outcome) in results.iter_mut().zip(planned).zip(applied) {
+        result.rev = outcome.rev.map(|rev| rev.to_string());
         if let Some(actual) = outcome.differs {
             result.modified_by_editor = true;
             result.editor_diff = Some(unified_diff_of_texts(
@@ -300,6 +328,23 @@ async fn run(
     }
     tracing::info!(agent = %agent.name, "applied: {summary}");
     Ok(Outcome { applied: true, documents: results })
+}
+
+/// A refused plan as an error for the agent; a quote that is not in the document is
+/// also looked for, verbatim, in the other open documents.
+pub(crate) fn explain(state: &State, key: &DocKey, snapshot: &Snapshot, agent: &AgentInfo, error: PlanError) -> ProtocolError {
+    let needle = error.missing_quote().map(|searched| searched.needle.clone());
+    let explained = feedback::plan_error(error, feedback_context(snapshot, agent));
+    let Some(needle) = needle else { return explained };
+    let workspace = state.workspace();
+    let others: Vec<(String, String, Rope)> = state
+        .documents
+        .lock()
+        .iter()
+        .filter(|(other, _)| *other != key)
+        .map(|(other, document)| (workspace.label(other), other.to_uri(), document.text.clone()))
+        .collect();
+    feedback::also_in(explained, &needle, &others)
 }
 
 fn feedback_context<'a>(snapshot: &'a Snapshot, agent: &AgentInfo) -> Context<'a> {
@@ -326,6 +371,15 @@ fn proposal(document: &PlannedDocument, agent: &AgentInfo) -> DocumentResult {
         diff: unified_diff(&document.base, &document.replacements, &document.label),
         modified_by_editor: false,
         editor_diff: None,
+        normalizations: document.normalizations.iter().map(|step| step.as_str().to_owned()).collect(),
+        operation: if document.create {
+            Some("create".into())
+        } else if document.delete {
+            Some("delete".into())
+        } else {
+            document.rename_to.as_ref().map(|_| "move".into())
+        },
+        new_uri: document.rename_to.as_ref().map(|(target, _)| target.to_uri()),
     }
 }
 
@@ -334,7 +388,7 @@ pub fn parse_key(uri: &str) -> Result<DocKey, ProtocolError> {
 }
 
 /// Snapshots every document at one moment: open documents under one lock, the rest from disk.
-fn take_snapshots(
+pub(crate) fn take_snapshots(
     state: &State,
     keys: &[DocKey],
     allow_create: bool,

@@ -1,12 +1,20 @@
 //! Turning a refused plan into an error an agent can act on at once: which quote,
-//! where every match is (numbered, with line numbers and context), and what to send next.
+//! where every match is (numbered, with line numbers and context), what it took to
+//! find them, for a quote that is not there the region most like it (with a diff),
+//! and what to send next.
+
+use std::collections::BTreeSet;
+use std::ops::Range;
 
 use ropey::Rope;
 use serde_json::json;
 
 use crate::error::{ErrorKind, ProtocolError};
-use crate::plan::{PlanError, QuoteField};
+use crate::near_miss;
+use crate::normalize::{LADDER, Normalization};
+use crate::plan::{PlanError, QuoteField, Searched};
 use crate::position::PositionEncoding;
+use crate::quote::find_all;
 use crate::rev::Rev;
 use crate::to_proto;
 
@@ -27,7 +35,7 @@ pub struct Context<'a> {
 }
 
 pub fn plan_error(error: PlanError, context: Context<'_>) -> ProtocolError {
-    let Context { label, rev, .. } = context;
+    let Context { label, .. } = context;
     match error {
         PlanError::EmptyQuote(quote) => ProtocolError::new(
             ErrorKind::EmptyQuote,
@@ -37,7 +45,7 @@ pub fn plan_error(error: PlanError, context: Context<'_>) -> ProtocolError {
             ),
         )
         .with("quote", quote.as_str()),
-        PlanError::NotFound { quote, match_count, occurrence: Some(occurrence) } => ProtocolError::new(
+        PlanError::NotFound { quote, match_count, occurrence: Some(occurrence), .. } => ProtocolError::new(
             ErrorKind::NotFound,
             format!(
                 "occurrence {occurrence} names no match: {quote} matches {match_count} time{} in the window of \
@@ -47,17 +55,8 @@ pub fn plan_error(error: PlanError, context: Context<'_>) -> ProtocolError {
         )
         .with("quote", quote.as_str())
         .with("matchCount", match_count),
-        PlanError::NotFound { quote, .. } => ProtocolError::new(
-            ErrorKind::NotFound,
-            format!(
-                "{quote} was not found in {label} (rev {rev}){}. Read the document again (verbatim/read) and \
-                 quote it exactly, including whitespace, indentation and line endings.",
-                window_note(quote)
-            ),
-        )
-        .with("quote", quote.as_str())
-        .with("matchCount", 0),
-        PlanError::Ambiguous { quote, starts, quote_len } => ambiguous(quote, &starts, quote_len, context),
+        PlanError::NotFound { quote, searched, .. } => not_found(quote, &searched, context),
+        PlanError::Ambiguous { quote, ranges, normalizations } => ambiguous(quote, &ranges, &normalizations, context),
         PlanError::NoChange => ProtocolError::new(
             ErrorKind::NoChange,
             format!(
@@ -93,9 +92,111 @@ pub fn plan_error(error: PlanError, context: Context<'_>) -> ProtocolError {
     }
 }
 
+/// At most this many lines are listed where a quote occurs outside its window.
+const MAX_LISTED_LINES: usize = 5;
+
+fn not_found(quote: QuoteField, searched: &Searched, context: Context<'_>) -> ProtocolError {
+    let Context { text, label, rev, encoding } = context;
+    let whole = 0..text.len_bytes();
+    let mut notes = Vec::new();
+    let ladder_note = if searched.ladder {
+        let ignored: Vec<&str> = LADDER.iter().map(|step| step.describe()).collect();
+        format!(", not even ignoring {}", listed(&ignored, "or"))
+    } else {
+        String::new()
+    };
+    let outside: Vec<usize> = if searched.window != whole {
+        find_all(text, &searched.needle, whole).into_iter().take(MAX_LISTED_LINES).map(|start| text.byte_to_line(start) + 1).collect()
+    } else {
+        Vec::new()
+    };
+    if !outside.is_empty() {
+        let lines: Vec<String> = outside.iter().map(ToString::to_string).collect();
+        notes.push(format!(
+            "It does occur outside the window that after/before leave (line {}): check those quotes.",
+            lines.join(", ")
+        ));
+    }
+    let region_label = |lines: &Range<usize>| format!("{label} lines {}-{}", lines.start + 1, lines.end);
+    let near = near_miss::closest(text, &searched.needle, searched.window.clone(), "")
+        .map(|mut near| {
+            near.diff = near.diff.replacen("+++ \n", &format!("+++ {}\n", region_label(&near.lines)), 1);
+            near
+        });
+    if let Some(near) = &near {
+        notes.push(format!(
+            "The closest text is {} ({:.0}% alike); data.closest has it and a diff from your quote. Quote it exactly.",
+            region_label(&near.lines),
+            near.similarity * 100.0
+        ));
+    } else {
+        notes.push(format!(
+            "Read the document again (verbatim/read) and quote it exactly, including whitespace, indentation and line \
+             endings{}.",
+            if quote == QuoteField::OldLines { "; a patch hunk's context and - lines must be the file's lines" } else { "" }
+        ));
+    }
+    let mut error = ProtocolError::new(
+        ErrorKind::NotFound,
+        format!("{quote} was not found in {label} (rev {rev}){}{ladder_note}. {}", window_note(quote), notes.join(" ")),
+    )
+    .with("quote", quote.as_str())
+    .with("matchCount", 0);
+    if !outside.is_empty() {
+        error = error.with("outsideWindow", outside);
+    }
+    if let Some(near) = near {
+        error = error
+            .with(
+                "closest",
+                json!({
+                    "startLine": near.lines.start + 1,
+                    "endLine": near.lines.end,
+                    "similarity": (f64::from(near.similarity) * 100.0).round() / 100.0,
+                    "range": to_proto::range(text, &near.range, encoding),
+                    "text": near.text,
+                    "diff": near.diff,
+                }),
+            )
+            .with("positionEncoding", encoding.as_str());
+    }
+    error
+}
+
+/// Says which other open documents hold the quote verbatim (`documents` pairs a
+/// name for messages with the document's URI and text).
+pub fn also_in(error: ProtocolError, needle: &str, documents: &[(String, String, Rope)]) -> ProtocolError {
+    let holding: Vec<&(String, String, Rope)> = documents
+        .iter()
+        .filter(|(_, _, text)| crate::quote::count_up_to(text, needle, 0..text.len_bytes(), 1) > 0)
+        .collect();
+    if holding.is_empty() {
+        return error;
+    }
+    let names: Vec<&str> = holding.iter().map(|(label, _, _)| label.as_str()).collect();
+    let uris: Vec<&str> = holding.iter().map(|(_, uri, _)| uri.as_str()).collect();
+    let message = format!(
+        "{} It does occur verbatim in {}: did you mean {}?",
+        error.message,
+        names.join(", "),
+        if names.len() == 1 { "that document" } else { "one of those documents" }
+    );
+    ProtocolError { message, ..error }.with("alsoIn", uris)
+}
+
+/// `a, b or c` (with `or` or `and`).
+fn listed(items: &[&str], last: &str) -> String {
+    match items {
+        [] => String::new(),
+        [only] => (*only).to_owned(),
+        [init @ .., tail] => format!("{} {last} {tail}", init.join(", ")),
+    }
+}
+
 fn window_note(quote: QuoteField) -> &'static str {
     match quote {
-        QuoteField::After | QuoteField::Before => "",
+        QuoteField::After | QuoteField::Before | QuoteField::Context => "",
+        QuoteField::OldLines => " (after the hunk's @@ lines and the hunks before it)",
         _ => " (within the window, if after/before were given)",
     }
 }
@@ -104,52 +205,68 @@ fn plural(count: usize) -> &'static str {
     if count == 1 { "" } else { "s" }
 }
 
-fn ambiguous(quote: QuoteField, starts: &[usize], quote_len: usize, context: Context<'_>) -> ProtocolError {
+fn ambiguous(
+    quote: QuoteField,
+    ranges: &[Range<usize>],
+    normalizations: &BTreeSet<Normalization>,
+    context: Context<'_>,
+) -> ProtocolError {
     let Context { text, label, encoding, .. } = context;
-    let count = starts.len();
-    let lines: Vec<usize> = starts.iter().map(|&start| text.byte_to_line(start) + 1).collect();
+    let count = ranges.len();
+    let lines: Vec<usize> = ranges.iter().map(|range| text.byte_to_line(range.start) + 1).collect();
     let mut shown_lines: Vec<String> = lines.iter().take(MAX_LISTED_MATCHES).map(ToString::to_string).collect();
     if count > MAX_LISTED_MATCHES {
         shown_lines.push("…".into());
     }
     let advice = match quote {
         QuoteField::OldStr => format!("Resend with occurrence: N (1-{count}), or narrow the window with after/before."),
-        QuoteField::After | QuoteField::Before => {
+        QuoteField::After | QuoteField::Before | QuoteField::Context => {
             format!("Quote more of the text around it so that {quote} is unique.")
         }
         QuoteField::FromStr | QuoteField::ToStr => {
             format!("Quote more of the text so that {quote} is unique, or narrow the window with after/before.")
         }
+        QuoteField::OldLines => "Add context lines (or an @@ line naming the enclosing function) so that the hunk is unique.".into(),
     };
     let hint = match quote {
         QuoteField::OldStr => "resend with occurrence: N, or narrow with after/before",
         _ => "quote more text so that the quote is unique",
     };
-    let matches: Vec<_> = starts
+    let ignoring = if normalizations.is_empty() {
+        String::new()
+    } else {
+        let ignored: Vec<&str> = normalizations.iter().map(|step| step.describe()).collect();
+        format!(" when ignoring {}", listed(&ignored, "and"))
+    };
+    let matches: Vec<_> = ranges
         .iter()
         .take(MAX_LISTED_MATCHES)
         .enumerate()
-        .map(|(index, &start)| {
-            let line = text.byte_to_line(start);
-            let column = text.byte_to_char(start) - text.line_to_char(line);
+        .map(|(index, range)| {
+            let line = text.byte_to_line(range.start);
+            let column = text.byte_to_char(range.start) - text.line_to_char(line);
             json!({
                 "occurrence": index + 1,
                 "line": line + 1,
                 "column": column + 1,
-                "range": to_proto::range(text, &(start..start + quote_len), encoding),
-                "context": snippet(text, start, start + quote_len),
+                "range": to_proto::range(text, range, encoding),
+                "context": snippet(text, range.start, range.end),
             })
         })
         .collect();
-    ProtocolError::new(
+    let mut error = ProtocolError::new(
         ErrorKind::Ambiguous,
-        format!("{quote} matches {count} times in {label} (lines {}). {advice}", shown_lines.join(", ")),
+        format!("{quote} matches {count} times in {label}{ignoring} (lines {}). {advice}", shown_lines.join(", ")),
     )
     .with("quote", quote.as_str())
     .with("matchCount", count)
     .with("hint", hint)
     .with("matches", matches)
-    .with("positionEncoding", encoding.as_str())
+    .with("positionEncoding", encoding.as_str());
+    if !normalizations.is_empty() {
+        error = error.with("normalizations", normalizations.iter().map(|step| step.as_str()).collect::<Vec<_>>());
+    }
+    error
 }
 
 /// The lines of a match with one line of context on each side, numbered, the
@@ -182,7 +299,8 @@ mod tests {
     fn ambiguous_errors_number_every_match() {
         let text = Rope::from_str("fn main() {\n    let x = 1;\n    run(x);\n    let x = 1;\n}\n");
         let context = Context { text: &text, label: "src/main.rs", rev: Rev::Editor { session: 1, version: 4 }, encoding: PositionEncoding::Utf16 };
-        let error = plan_error(PlanError::Ambiguous { quote: QuoteField::OldStr, starts: vec![16, 43], quote_len: 10 }, context);
+        let ambiguous = PlanError::Ambiguous { quote: QuoteField::OldStr, ranges: vec![16..26, 43..53], normalizations: BTreeSet::new() };
+        let error = plan_error(ambiguous, context);
         assert_eq!(error.kind, ErrorKind::Ambiguous);
         assert_eq!(
             error.message,
@@ -194,5 +312,43 @@ mod tests {
         assert_eq!(matches[1]["column"], 5);
         assert_eq!(matches[0]["context"], "    1 | fn main() {\n>   2 |     let x = 1;\n    3 |     run(x);");
         assert_eq!(matches[0]["range"]["start"], json!({"line": 1, "character": 4}));
+    }
+
+    #[test]
+    fn a_missing_quote_points_at_the_closest_region_with_a_diff() {
+        let text = Rope::from_str("fn main() {\n}\n\nfn start() {\n    let x = 1;\n    run(x);\n}\n");
+        let context = Context { text: &text, label: "src/main.rs", rev: Rev::Editor { session: 3, version: 17 }, encoding: PositionEncoding::Utf16 };
+        let searched = Searched { needle: "    let x = 2;\n    run(x);\n".into(), window: 0..text.len_bytes(), ladder: true };
+        let error = plan_error(PlanError::NotFound { quote: QuoteField::OldStr, match_count: 0, occurrence: None, searched }, context);
+        assert_eq!(error.kind, ErrorKind::NotFound);
+        assert_eq!(
+            error.message,
+            "oldStr was not found in src/main.rs (rev e3.17) (within the window, if after/before were given), not even \
+             ignoring line-number prefixes, typographic quotes, dashes and non-breaking spaces, line endings, trailing \
+             whitespace or indentation. The closest text is src/main.rs lines 5-6 (95% alike); data.closest has it and a \
+             diff from your quote. Quote it exactly."
+        );
+        assert_eq!(
+            error.data["closest"],
+            json!({
+                "startLine": 5, "endLine": 6, "similarity": 0.95,
+                "range": {"start": {"line": 4, "character": 0}, "end": {"line": 5, "character": 11}},
+                "text": "    let x = 1;\n    run(x);",
+                "diff": "--- quote\n+++ src/main.rs lines 5-6\n-    let x = 2;\n+    let x = 1;\n     run(x);\n",
+            })
+        );
+        let elsewhere = also_in(error, "run(x);", &[("src/other.rs".into(), "file:///p/src/other.rs".into(), Rope::from_str("run(x);\n"))]);
+        assert!(elsewhere.message.ends_with("It does occur verbatim in src/other.rs: did you mean that document?"), "{}", elsewhere.message);
+        assert_eq!(elsewhere.data["alsoIn"], json!(["file:///p/src/other.rs"]));
+    }
+
+    #[test]
+    fn a_quote_outside_the_window_is_pointed_at() {
+        let text = Rope::from_str("a\nb\nc\n");
+        let context = Context { text: &text, label: "f", rev: Rev::Editor { session: 1, version: 1 }, encoding: PositionEncoding::Utf8 };
+        let searched = Searched { needle: "a".into(), window: 2..6, ladder: false };
+        let error = plan_error(PlanError::NotFound { quote: QuoteField::OldStr, match_count: 0, occurrence: None, searched }, context);
+        assert!(error.message.contains("It does occur outside the window that after/before leave (line 1)"), "{}", error.message);
+        assert_eq!(error.data["outsideWindow"], json!([1]));
     }
 }

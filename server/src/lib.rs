@@ -5,7 +5,9 @@
 //! - the engine, which knows nothing of LSP or JSON:
 //!   [`position`] (line/column in utf-8, utf-16, utf-32), [`rev`] (revisions),
 //!   [`document`] and [`store`] (live buffers), [`doc_key`] (document identity),
-//!   [`quote`] (finding quotes), [`plan`] (quote-addressed requests to replacements),
+//!   [`quote`] (finding quotes), [`normalize`] (the normalization ladder),
+//!   [`plan`] (quote-addressed requests to replacements), [`near_miss`] (the region
+//!   most like a missing quote),
 //!   [`diff`] (minimal edits and unified diffs), [`disk`] (files that are not open),
 //!   [`workspace`] (which files are in reach), [`access`] (read-only agents, denied paths);
 //! - the protocol: [`protocol`] (wire types), [`error`] (error kinds and codes),
@@ -23,7 +25,9 @@ pub mod document;
 pub mod store;
 pub mod doc_key;
 pub mod quote;
+pub mod normalize;
 pub mod plan;
+pub mod near_miss;
 pub mod diff;
 pub mod disk;
 pub mod workspace;

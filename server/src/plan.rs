@@ -4,15 +4,21 @@
 //! This is the heart of the protocol's semantics: quotes must be non-empty and
 //! unique in their window, `after`/`before` narrow the window, `occurrence` picks one
 //! of several matches, `replaceAll` takes every non-overlapping match, and a change
-//! that changes nothing is refused. Nothing here knows about LSP or JSON: offsets are
-//! bytes into the snapshot's text.
+//! that changes nothing is refused. Every quote (`oldStr`, `fromStr`, `toStr`,
+//! `after`, `before`) is looked up the same way: exactly first, then up the
+//! normalization ladder of [`crate::normalize`] unless the request says `exact`; the
+//! uniqueness rules apply to whatever rung found it. One nicety: an empty `newStr`
+//! whose match is exactly whole lines without their last line break takes that
+//! line break too. Nothing here knows about LSP or JSON: offsets are bytes into the
+//! snapshot's text.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::ops::Range;
 
 use ropey::Rope;
 
-use crate::quote::{count_up_to, find_all, non_overlapping};
+use crate::normalize::{self, Found, IndentShift, Match, Normalization};
 
 /// Which field of a request a quote came from; errors name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +28,10 @@ pub enum QuoteField {
     ToStr,
     After,
     Before,
+    /// The `@@` line of a patch hunk.
+    Context,
+    /// The lines a patch hunk (or a SEARCH block) replaces.
+    OldLines,
 }
 
 impl QuoteField {
@@ -33,6 +43,8 @@ impl QuoteField {
             Self::ToStr => "toStr",
             Self::After => "after",
             Self::Before => "before",
+            Self::Context => "context",
+            Self::OldLines => "oldLines",
         }
     }
 }
@@ -53,6 +65,8 @@ pub struct StrReplace {
     /// 1-based index of the match to take, within the window.
     pub occurrence: Option<u64>,
     pub replace_all: bool,
+    /// Match quotes exactly only: no normalization ladder, no deletion nicety.
+    pub exact: bool,
 }
 
 /// Replace a block from the start of one quote through the end of another.
@@ -63,6 +77,8 @@ pub struct ReplaceRange {
     pub new_str: String,
     pub after: Option<String>,
     pub before: Option<String>,
+    /// Match quotes exactly only: no normalization ladder, no deletion nicety.
+    pub exact: bool,
 }
 
 /// One requested change to one document.
@@ -82,14 +98,33 @@ pub struct Replacement {
     pub new_text: String,
 }
 
+/// The replacements of one edit, and what it took to find its quotes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Planned {
+    /// Sorted and disjoint.
+    pub replacements: Vec<Replacement>,
+    pub normalizations: BTreeSet<Normalization>,
+}
+
+/// Where a quote was looked for, so that a failure can be explained.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Searched {
+    pub needle: String,
+    pub window: Range<usize>,
+    /// The normalization ladder was tried too.
+    pub ladder: bool,
+}
+
 /// Why a request cannot be planned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PlanError {
     EmptyQuote(QuoteField),
-    /// The quote does not occur in the window, or `occurrence` is past the last match.
-    NotFound { quote: QuoteField, match_count: usize, occurrence: Option<u64> },
-    /// The quote occurs more than once; `starts` are the byte offsets of every match.
-    Ambiguous { quote: QuoteField, starts: Vec<usize>, quote_len: usize },
+    /// The quote does not occur in the window (not even up the ladder), or
+    /// `occurrence` is past the last match.
+    NotFound { quote: QuoteField, match_count: usize, occurrence: Option<u64>, searched: Searched },
+    /// The quote occurs more than once; `ranges` are every match, `normalizations`
+    /// what it took to find them (empty when they are exact).
+    Ambiguous { quote: QuoteField, ranges: Vec<Range<usize>>, normalizations: BTreeSet<Normalization> },
     NoChange,
     /// `toStr` only occurs before `fromStr`, or `before` only before `after`.
     RangeOrder { quote: QuoteField },
@@ -99,8 +134,18 @@ pub enum PlanError {
     Invalid { field: &'static str, message: String },
 }
 
+impl PlanError {
+    /// The quote that was not found, if that is the error.
+    pub fn missing_quote(&self) -> Option<&Searched> {
+        match self {
+            Self::NotFound { occurrence: None, searched, .. } => Some(searched),
+            _ => None,
+        }
+    }
+}
+
 /// Plans one edit against a snapshot.
-pub fn plan_edit(text: &Rope, edit: &Edit) -> Result<Vec<Replacement>, PlanError> {
+pub fn plan(text: &Rope, edit: &Edit) -> Result<Planned, PlanError> {
     match edit {
         Edit::StrReplace(request) => plan_str_replace(text, request),
         Edit::ReplaceRange(request) => plan_replace_range(text, request),
@@ -108,12 +153,122 @@ pub fn plan_edit(text: &Rope, edit: &Edit) -> Result<Vec<Replacement>, PlanError
             if text.len_bytes() == new_text.len() && *text == new_text.as_str() {
                 return Err(PlanError::NoChange);
             }
-            Ok(vec![Replacement { range: 0..text.len_bytes(), new_text: new_text.clone() }])
+            let replacements = vec![Replacement { range: 0..text.len_bytes(), new_text: new_text.clone() }];
+            Ok(Planned { replacements, normalizations: BTreeSet::new() })
         }
     }
 }
 
-fn plan_str_replace(text: &Rope, request: &StrReplace) -> Result<Vec<Replacement>, PlanError> {
+/// Looks quotes up in one snapshot and remembers what it took.
+pub(crate) struct Lookup<'a> {
+    text: &'a Rope,
+    ladder: bool,
+    pub(crate) used: BTreeSet<Normalization>,
+}
+
+impl<'a> Lookup<'a> {
+    pub(crate) fn new(text: &'a Rope, exact: bool) -> Self {
+        Self { text, ladder: !exact, used: BTreeSet::new() }
+    }
+
+    /// Every match of `quote` in `window` (exact, else up the ladder).
+    pub(crate) fn find(&self, quote: &str, window: Range<usize>) -> Found {
+        normalize::find(self.text, quote, window, self.ladder)
+    }
+
+    /// The one match of `quote` in `window`.
+    pub(crate) fn unique(&mut self, field: QuoteField, quote: &str, window: Range<usize>) -> Result<(Found, Match), PlanError> {
+        non_empty(quote, field)?;
+        let found = self.find(quote, window.clone());
+        let only = self.only(field, &found, quote, window)?;
+        Ok((found, only))
+    }
+
+    /// The one match in `found`, recorded as used.
+    pub(crate) fn only(&mut self, field: QuoteField, found: &Found, quote: &str, window: Range<usize>) -> Result<Match, PlanError> {
+        match found.matches.as_slice() {
+            [] => Err(not_found(field, quote, window, self.ladder)),
+            [only] => {
+                self.used.extend(only.used.iter().copied());
+                Ok(only.clone())
+            }
+            _ => Err(PlanError::Ambiguous {
+                quote: field,
+                ranges: found.matches.iter().map(|found| found.range.clone()).collect(),
+                normalizations: found.normalizations(),
+            }),
+        }
+    }
+
+    /// The replacement for one match, written in the document's terms.
+    pub(crate) fn adapt(&mut self, found: &Found, found_match: &Match, replacement: &str) -> String {
+        self.used.extend(found_match.used.iter().copied());
+        let span = self.text.byte_slice(found_match.range.clone()).to_string();
+        normalize::adapt(found, found_match, &span, replacement, normalize::placement(self.text, &found_match.range))
+    }
+
+    /// The byte window left by `after` (unique in the document) and `before` (unique
+    /// in the text after `after`).
+    fn window(&mut self, after: Option<&str>, before: Option<&str>) -> Result<Range<usize>, PlanError> {
+        let mut window = 0..self.text.len_bytes();
+        if let Some(after) = after {
+            let (_, found) = self.unique(QuoteField::After, after, window.clone())?;
+            window.start = found.range.end;
+        }
+        if let Some(before) = before {
+            non_empty(before, QuoteField::Before)?;
+            let found = self.find(before, window.clone());
+            if found.matches.is_empty() && !self.find(before, 0..self.text.len_bytes()).matches.is_empty() {
+                return Err(PlanError::RangeOrder { quote: QuoteField::Before });
+            }
+            window.end = self.only(QuoteField::Before, &found, before, window.clone())?.range.start;
+        }
+        Ok(window)
+    }
+
+    /// An empty replacement of whole lines (without the last line break) takes that
+    /// line break too.
+    fn delete_whole_lines(&mut self, replacement: &mut Replacement) {
+        let text = self.text;
+        let range = &mut replacement.range;
+        if !replacement.new_text.is_empty() || range.start == range.end || range.end >= text.len_bytes() {
+            return;
+        }
+        let at_line_start = range.start == 0 || matches!(text.byte(range.start - 1), b'\n' | b'\r');
+        if !at_line_start || matches!(text.byte(range.end - 1), b'\n' | b'\r') {
+            return;
+        }
+        match text.byte(range.end) {
+            b'\n' => range.end += 1,
+            b'\r' => {
+                range.end += 1;
+                if range.end < text.len_bytes() && text.byte(range.end) == b'\n' {
+                    range.end += 1;
+                }
+            }
+            _ => return,
+        }
+        self.used.insert(Normalization::DeletedTrailingNewline);
+    }
+
+    fn finish(mut self, mut replacements: Vec<Replacement>, exact: bool) -> Result<Planned, PlanError> {
+        if replacements.iter().all(|replacement| self.text.byte_slice(replacement.range.clone()) == replacement.new_text.as_str()) {
+            return Err(PlanError::NoChange);
+        }
+        if !exact {
+            for replacement in &mut replacements {
+                self.delete_whole_lines(replacement);
+            }
+        }
+        Ok(Planned { replacements, normalizations: self.used })
+    }
+}
+
+fn not_found(quote: QuoteField, needle: &str, window: Range<usize>, ladder: bool) -> PlanError {
+    PlanError::NotFound { quote, match_count: 0, occurrence: None, searched: Searched { needle: needle.to_owned(), window, ladder } }
+}
+
+fn plan_str_replace(text: &Rope, request: &StrReplace) -> Result<Planned, PlanError> {
     non_empty(&request.old_str, QuoteField::OldStr)?;
     if request.replace_all && request.occurrence.is_some() {
         return Err(PlanError::Invalid {
@@ -130,83 +285,83 @@ fn plan_str_replace(text: &Rope, request: &StrReplace) -> Result<Vec<Replacement
     if request.old_str == request.new_str {
         return Err(PlanError::NoChange);
     }
-    let window = window(text, request.after.as_deref(), request.before.as_deref())?;
+    let mut lookup = Lookup::new(text, request.exact);
+    let window = lookup.window(request.after.as_deref(), request.before.as_deref())?;
     let quote = QuoteField::OldStr;
-    let starts = find_all(text, &request.old_str, window);
-    let len = request.old_str.len();
-    let replacement = |start: usize| Replacement { range: start..start + len, new_text: request.new_str.clone() };
-    if request.replace_all {
-        let kept = non_overlapping(&starts, len);
+    let found = lookup.find(&request.old_str, window.clone());
+    let selected: Vec<Match> = if request.replace_all {
+        let kept = non_overlapping(&found.matches);
         if kept.is_empty() {
-            return Err(PlanError::NotFound { quote, match_count: 0, occurrence: None });
+            return Err(not_found(quote, &request.old_str, window, !request.exact));
         }
-        return Ok(kept.into_iter().map(replacement).collect());
-    }
-    if let Some(occurrence) = request.occurrence {
+        kept
+    } else if let Some(occurrence) = request.occurrence {
         let index = usize::try_from(occurrence - 1).unwrap_or(usize::MAX);
-        return match starts.get(index) {
-            Some(&start) => Ok(vec![replacement(start)]),
-            None => Err(PlanError::NotFound { quote, match_count: starts.len(), occurrence: Some(occurrence) }),
-        };
-    }
-    let start = unique(starts, quote, len)?;
-    Ok(vec![replacement(start)])
+        match found.matches.get(index) {
+            Some(found_match) => vec![found_match.clone()],
+            None => {
+                return Err(PlanError::NotFound {
+                    quote,
+                    match_count: found.matches.len(),
+                    occurrence: Some(occurrence),
+                    searched: Searched { needle: request.old_str.clone(), window, ladder: !request.exact },
+                });
+            }
+        }
+    } else {
+        vec![lookup.only(quote, &found, &request.old_str, window)?]
+    };
+    let replacements = selected
+        .iter()
+        .map(|found_match| Replacement {
+            range: found_match.range.clone(),
+            new_text: lookup.adapt(&found, found_match, &request.new_str),
+        })
+        .collect();
+    lookup.finish(replacements, request.exact)
 }
 
-fn plan_replace_range(text: &Rope, request: &ReplaceRange) -> Result<Vec<Replacement>, PlanError> {
+fn plan_replace_range(text: &Rope, request: &ReplaceRange) -> Result<Planned, PlanError> {
     non_empty(&request.from_str, QuoteField::FromStr)?;
     non_empty(&request.to_str, QuoteField::ToStr)?;
-    let window = window(text, request.after.as_deref(), request.before.as_deref())?;
-    let from_len = request.from_str.len();
-    let from_start = unique(find_all(text, &request.from_str, window.clone()), QuoteField::FromStr, from_len)?;
-    let from_end = from_start + from_len;
-    let to_len = request.to_str.len();
-    let to_starts = find_all(text, &request.to_str, from_end..window.end);
-    if to_starts.is_empty() {
-        return Err(if count_up_to(text, &request.to_str, window, 1) > 0 {
-            PlanError::RangeOrder { quote: QuoteField::ToStr }
+    let mut lookup = Lookup::new(text, request.exact);
+    let window = lookup.window(request.after.as_deref(), request.before.as_deref())?;
+    let (from_found, from) = lookup.unique(QuoteField::FromStr, &request.from_str, window.clone())?;
+    let to_window = from.range.end..window.end;
+    let to_found = lookup.find(&request.to_str, to_window.clone());
+    if to_found.matches.is_empty() {
+        return Err(if lookup.find(&request.to_str, window).matches.is_empty() {
+            not_found(QuoteField::ToStr, &request.to_str, to_window, !request.exact)
         } else {
-            PlanError::NotFound { quote: QuoteField::ToStr, match_count: 0, occurrence: None }
+            PlanError::RangeOrder { quote: QuoteField::ToStr }
         });
     }
-    let to_start = unique(to_starts, QuoteField::ToStr, to_len)?;
-    let range = from_start..to_start + to_len;
-    if text.byte_slice(range.clone()) == request.new_str.as_str() {
-        return Err(PlanError::NoChange);
-    }
-    Ok(vec![Replacement { range, new_text: request.new_str.clone() }])
-}
-
-/// The byte window left by `after` (unique in the document) and `before` (unique in
-/// the text after `after`).
-fn window(text: &Rope, after: Option<&str>, before: Option<&str>) -> Result<Range<usize>, PlanError> {
-    let mut window = 0..text.len_bytes();
-    if let Some(after) = after {
-        non_empty(after, QuoteField::After)?;
-        let start = unique(find_all(text, after, window.clone()), QuoteField::After, after.len())?;
-        window.start = start + after.len();
-    }
-    if let Some(before) = before {
-        non_empty(before, QuoteField::Before)?;
-        let starts = find_all(text, before, window.clone());
-        if starts.is_empty() && count_up_to(text, before, 0..text.len_bytes(), 1) > 0 {
-            return Err(PlanError::RangeOrder { quote: QuoteField::Before });
-        }
-        window.end = unique(starts, QuoteField::Before, before.len())?;
-    }
-    Ok(window)
+    let to = lookup.only(QuoteField::ToStr, &to_found, &request.to_str, to_window)?;
+    let range = from.range.start..to.range.end;
+    let span = text.byte_slice(range.clone()).to_string();
+    // The two quotes say how the agent's text differs from the document's; the
+    // replacement is rewritten as a whole (there is no quote of the middle to align with).
+    let shift = if from.shift == IndentShift::Same { to.shift.clone() } else { from.shift.clone() };
+    let used: BTreeSet<Normalization> = from.used.union(&to.used).copied().collect();
+    let samples = [(from_found.quote.as_str(), &span[..from.range.len()]), (to_found.quote.as_str(), &span[span.len() - to.range.len()..])];
+    let prefixes = from_found.prefixes.or(to_found.prefixes);
+    let new_text = normalize::adapt_whole(&request.new_str, prefixes, &used, &shift, &samples, normalize::placement(text, &range));
+    lookup.finish(vec![Replacement { range, new_text }], request.exact)
 }
 
 fn non_empty(quote: &str, field: QuoteField) -> Result<(), PlanError> {
     if quote.is_empty() { Err(PlanError::EmptyQuote(field)) } else { Ok(()) }
 }
 
-fn unique(starts: Vec<usize>, quote: QuoteField, quote_len: usize) -> Result<usize, PlanError> {
-    match starts.as_slice() {
-        [] => Err(PlanError::NotFound { quote, match_count: 0, occurrence: None }),
-        [only] => Ok(*only),
-        _ => Err(PlanError::Ambiguous { quote, starts, quote_len }),
+/// Keeps only matches that do not overlap an earlier kept match (leftmost first).
+fn non_overlapping(matches: &[Match]) -> Vec<Match> {
+    let mut kept: Vec<Match> = Vec::new();
+    for found in matches {
+        if kept.last().is_none_or(|last| found.range.start >= last.range.end) {
+            kept.push(found.clone());
+        }
     }
+    kept
 }
 
 /// Sorts replacements gathered from several edits of one document and refuses any
@@ -239,12 +394,45 @@ pub fn apply(text: &Rope, replacements: &[Replacement]) -> Rope {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
-    /// Plans `edit` against `before` and checks the resulting text, or the error.
-    fn check(before: &str, edit: Edit, expected: Result<&str, PlanError>) {
+    /// An error in a few words, so that tables stay readable.
+    fn brief(error: PlanError) -> String {
+        match error {
+            PlanError::EmptyQuote(quote) => format!("emptyQuote {quote}"),
+            PlanError::NotFound { quote, occurrence: None, .. } => format!("notFound {quote}"),
+            PlanError::NotFound { quote, match_count, occurrence: Some(n), .. } => {
+                format!("notFound {quote} occurrence {n} of {match_count}")
+            }
+            PlanError::Ambiguous { quote, ranges, normalizations } if normalizations.is_empty() => {
+                format!("ambiguous {quote} {ranges:?}")
+            }
+            PlanError::Ambiguous { quote, ranges, normalizations } => {
+                let steps: Vec<&str> = normalizations.iter().map(|step| step.as_str()).collect();
+                format!("ambiguous {quote} {ranges:?} ignoring {}", steps.join(","))
+            }
+            PlanError::NoChange => "noChange".into(),
+            PlanError::RangeOrder { quote } => format!("rangeOrder {quote}"),
+            PlanError::Overlap { first, second } => format!("overlap {first} {second}"),
+            PlanError::Invalid { field, .. } => format!("invalid {field}"),
+        }
+    }
+
+    /// Plans `edit` against `before` and checks the resulting text (or the error) and
+    /// the normalizations it took.
+    fn check_steps(before: &str, edit: Edit, expected: Result<&str, &str>, steps: &[&str]) {
         let rope = Rope::from_str(before);
-        let got = plan_edit(&rope, &edit).map(|plan| apply(&rope, &plan).to_string());
-        assert_eq!(got.as_deref().map_err(Clone::clone), expected, "edit: {edit:?}");
+        let planned = plan(&rope, &edit);
+        let got = planned.clone().map(|planned| apply(&rope, &planned.replacements).to_string()).map_err(brief);
+        assert_eq!(got.as_deref().map_err(String::as_str), expected, "edit: {edit:?}");
+        if let Ok(planned) = planned {
+            let used: Vec<&str> = planned.normalizations.iter().map(|step| step.as_str()).collect();
+            assert_eq!(used, steps, "normalizations of {edit:?}");
+        }
+    }
+
+    fn check(before: &str, edit: Edit, expected: Result<&str, &str>) {
+        check_steps(before, edit, expected, &[]);
     }
 
     fn replace(old: &str, new: &str) -> StrReplace {
@@ -259,8 +447,6 @@ mod tests {
         ReplaceRange { from_str: from.into(), to_str: to.into(), new_str: new.into(), ..ReplaceRange::default() }
     }
 
-    use QuoteField::*;
-
     #[test]
     fn unique_quote_is_replaced() {
         check("let x = 1;\nlet y = 2;\n", sr(replace("x = 1", "x = 5")), Ok("let x = 5;\nlet y = 2;\n"));
@@ -270,36 +456,35 @@ mod tests {
 
     #[test]
     fn missing_and_empty_quotes_fail() {
-        check("abc", sr(replace("x", "y")), Err(PlanError::NotFound { quote: OldStr, match_count: 0, occurrence: None }));
-        check("abc", sr(replace("", "y")), Err(PlanError::EmptyQuote(OldStr)));
-        check("abc", sr(replace("b", "b")), Err(PlanError::NoChange));
+        check("abc", sr(replace("x", "y")), Err("notFound oldStr"));
+        check("abc", sr(replace("", "y")), Err("emptyQuote oldStr"));
+        check("abc", sr(replace("b", "b")), Err("noChange"));
     }
 
     #[test]
     fn ambiguous_quotes_list_every_match() {
-        check("ab ab ab", sr(replace("ab", "x")), Err(PlanError::Ambiguous { quote: OldStr, starts: vec![0, 3, 6], quote_len: 2 }));
-        check("aaa", sr(replace("aa", "b")), Err(PlanError::Ambiguous { quote: OldStr, starts: vec![0, 1], quote_len: 2 }));
+        check("ab ab ab", sr(replace("ab", "x")), Err("ambiguous oldStr [0..2, 3..5, 6..8]"));
+        check("aaa", sr(replace("aa", "b")), Err("ambiguous oldStr [0..2, 1..3]"));
     }
 
     #[test]
     fn occurrence_picks_one_match() {
         check("ab ab ab", sr(StrReplace { occurrence: Some(2), ..replace("ab", "x") }), Ok("ab x ab"));
-        check("ab ab ab", sr(StrReplace { occurrence: Some(4), ..replace("ab", "x") }),
-            Err(PlanError::NotFound { quote: OldStr, match_count: 3, occurrence: Some(4) }));
-        check("ab", sr(StrReplace { occurrence: Some(u64::MAX), ..replace("ab", "x") }),
-            Err(PlanError::NotFound { quote: OldStr, match_count: 1, occurrence: Some(u64::MAX) }));
-        assert!(matches!(
-            plan_edit(&Rope::from_str("ab"), &sr(StrReplace { occurrence: Some(0), ..replace("ab", "x") })),
-            Err(PlanError::Invalid { field: "occurrence", .. })
-        ));
+        check("ab ab ab", sr(StrReplace { occurrence: Some(4), ..replace("ab", "x") }), Err("notFound oldStr occurrence 4 of 3"));
+        check(
+            "ab",
+            sr(StrReplace { occurrence: Some(u64::MAX), ..replace("ab", "x") }),
+            Err(&format!("notFound oldStr occurrence {} of 1", u64::MAX)),
+        );
+        check("ab", sr(StrReplace { occurrence: Some(0), ..replace("ab", "x") }), Err("invalid occurrence"));
+        check("ab", sr(StrReplace { occurrence: Some(1), replace_all: true, ..replace("ab", "x") }), Err("invalid occurrence"));
     }
 
     #[test]
     fn replace_all_takes_non_overlapping_matches() {
         check("ab ab ab", sr(StrReplace { replace_all: true, ..replace("ab", "x") }), Ok("x x x"));
         check("aaaa", sr(StrReplace { replace_all: true, ..replace("aa", "b") }), Ok("bb"));
-        check("aaaa", sr(StrReplace { replace_all: true, ..replace("c", "b") }),
-            Err(PlanError::NotFound { quote: OldStr, match_count: 0, occurrence: None }));
+        check("aaaa", sr(StrReplace { replace_all: true, ..replace("c", "b") }), Err("notFound oldStr"));
     }
 
     #[test]
@@ -313,32 +498,30 @@ mod tests {
         check(text, sr(StrReplace { after: Some("fn b".into()), before: Some("}".into()), ..replace("x();", "z();") }),
             Ok("fn a() {\n    x();\n}\nfn b() {\n    z();\n}\n"));
         check(text, sr(StrReplace { after: Some("fn a".into()), before: Some("}".into()), ..replace("x();", "z();") }),
-            Err(PlanError::Ambiguous { quote: Before, starts: vec![18, 38], quote_len: 1 }));
-        check(text, sr(StrReplace { after: Some("fn".into()), ..replace("x();", "y();") }),
-            Err(PlanError::Ambiguous { quote: After, starts: vec![0, 20], quote_len: 2 }));
+            Err("ambiguous before [18..19, 38..39]"));
+        check(text, sr(StrReplace { after: Some("fn".into()), ..replace("x();", "y();") }), Err("ambiguous after [0..2, 20..22]"));
         check(text, sr(StrReplace { after: Some("fn b".into()), before: Some("fn a".into()), ..replace("x", "y") }),
-            Err(PlanError::RangeOrder { quote: Before }));
-        check(text, sr(StrReplace { after: Some("".into()), ..replace("x", "y") }), Err(PlanError::EmptyQuote(After)));
-        check(text, sr(StrReplace { after: Some("fn b".into()), ..replace("fn a", "y") }),
-            Err(PlanError::NotFound { quote: OldStr, match_count: 0, occurrence: None }));
+            Err("rangeOrder before"));
+        check(text, sr(StrReplace { after: Some("".into()), ..replace("x", "y") }), Err("emptyQuote after"));
+        check(text, sr(StrReplace { after: Some("fn b".into()), ..replace("fn a", "y") }), Err("notFound oldStr"));
     }
 
     #[test]
     fn replace_range_covers_both_quotes() {
         let text = "a\nfn old() {\n  body\n}\nz\n";
         check(text, Edit::ReplaceRange(range("fn old", "}\n", "fn new() {}\n")), Ok("a\nfn new() {}\nz\n"));
-        check(text, Edit::ReplaceRange(range("body", "fn old", "x")), Err(PlanError::RangeOrder { quote: ToStr }));
-        check(text, Edit::ReplaceRange(range("fn old", "nope", "x")), Err(PlanError::NotFound { quote: ToStr, match_count: 0, occurrence: None }));
-        check(text, Edit::ReplaceRange(range("fn old", "", "x")), Err(PlanError::EmptyQuote(ToStr)));
-        check("x1 y x2 y", Edit::ReplaceRange(range("x1", "y", "z")), Err(PlanError::Ambiguous { quote: ToStr, starts: vec![3, 8], quote_len: 1 }));
+        check(text, Edit::ReplaceRange(range("body", "fn old", "x")), Err("rangeOrder toStr"));
+        check(text, Edit::ReplaceRange(range("fn old", "nope", "x")), Err("notFound toStr"));
+        check(text, Edit::ReplaceRange(range("fn old", "", "x")), Err("emptyQuote toStr"));
+        check("x1 y x2 y", Edit::ReplaceRange(range("x1", "y", "z")), Err("ambiguous toStr [3..4, 8..9]"));
         check("x1 y x2 y", Edit::ReplaceRange(ReplaceRange { before: Some("x2".into()), ..range("x1", "y", "z") }), Ok("z x2 y"));
-        check("ab", Edit::ReplaceRange(range("a", "b", "ab")), Err(PlanError::NoChange));
+        check("ab", Edit::ReplaceRange(range("a", "b", "ab")), Err("noChange"));
     }
 
     #[test]
     fn write_all_replaces_everything() {
         check("old\n", Edit::WriteAll { text: "new\n".into() }, Ok("new\n"));
-        check("same", Edit::WriteAll { text: "same".into() }, Err(PlanError::NoChange));
+        check("same", Edit::WriteAll { text: "same".into() }, Err("noChange"));
     }
 
     #[test]
@@ -348,5 +531,204 @@ mod tests {
         assert_eq!(sort_disjoint(vec![(0, r(0..4)), (1, r(3..5))]), Err(PlanError::Overlap { first: 0, second: 1 }));
         assert_eq!(sort_disjoint(vec![(2, r(3..3)), (0, r(3..3))]), Err(PlanError::Overlap { first: 0, second: 2 }));
         assert_eq!(sort_disjoint(vec![(0, r(0..3)), (1, r(3..5))]), Ok(vec![r(0..3), r(3..5)]));
+    }
+
+    // --- The normalization ladder, one table per rung -----------------------------------
+
+    /// `(document, oldStr, newStr, expected text or error, normalizations)`.
+    type Case = (&'static str, &'static str, &'static str, Result<&'static str, &'static str>, &'static [&'static str]);
+
+    fn check_table(cases: &[Case]) {
+        for &(before, old, new, expected, steps) in cases {
+            check_steps(before, sr(replace(old, new)), expected, steps);
+        }
+    }
+
+    const FN_A: &str = "fn a() {\n    x();\n}\n";
+
+    #[test]
+    fn rung_1_strips_line_numbers_copied_from_a_read() {
+        check_table(&[
+            (FN_A, "     1\tfn a() {\n     2\t    x();\n", "     1\tfn a() {\n     2\t    y();\n", Ok("fn a() {\n    y();\n}\n"), &["lineNumbers"]),
+            (FN_A, "  2→    x();", "  2→    z();", Ok("fn a() {\n    z();\n}\n"), &["lineNumbers"]),
+            (FN_A, "L2:     x();\nL3: }", "L2:     w();\nL3: }", Ok("fn a() {\n    w();\n}\n"), &["lineNumbers"]),
+            (FN_A, ">   2 |     x();", "    v();", Ok("fn a() {\n    v();\n}\n"), &["lineNumbers"]),
+            // New lines of the replacement carry no prefix and are kept as they are.
+            (FN_A, "  2→    x();\n", "  2→    x();\n    extra();\n", Ok("fn a() {\n    x();\n    extra();\n}\n"), &["lineNumbers"]),
+            // Not every line carries a prefix, or the numbers skip: no normalization.
+            (FN_A, "1\tfn a() {\n    x();", "y", Err("notFound oldStr"), &[]),
+            (FN_A, "1→fn a() {\n3→    x();", "y", Err("notFound oldStr"), &[]),
+            // Stripped, the quote is ambiguous: refused, never guessed.
+            ("a\nb\na\n", "  7→a\n", "c\n", Err("ambiguous oldStr [0..2, 4..6] ignoring lineNumbers"), &[]),
+        ]);
+    }
+
+    #[test]
+    fn rung_2_matches_typography_to_ascii_and_writes_the_files_style() {
+        check_table(&[
+            ("say(\"hi\");\n", "say(“hi”);", "say(“hello”);", Ok("say(\"hello\");\n"), &["typography"]),
+            ("It’s done.\n", "It's done.", "It's over.", Ok("It’s over.\n"), &["typography"]),
+            ("He said “yes” — twice.\n", "He said \"yes\" - twice.", "He said \"no\" - twice.", Ok("He said “no” — twice.\n"), &["typography"]),
+            ("a\u{a0}b = 1;\n", "a b = 1;", "a b = 2;", Ok("a\u{a0}b = 2;\n"), &["typography"]),
+            ("He said “yes” — twice.\n", "He said \"yes\" - twice.", "He said \"yes\" - three times.", Ok("He said “yes” — three times.\n"), &["typography"]),
+            ("x = 'a';\nx = ‘a’;\n", "x = ’a’;", "y", Err("ambiguous oldStr [0..8, 9..21] ignoring typography"), &[]),
+            ("x = 'a';\n", "x = ‘b’;", "y", Err("notFound oldStr"), &[]),
+        ]);
+    }
+
+    #[test]
+    fn rung_3_matches_line_endings_and_writes_the_documents() {
+        check_table(&[
+            ("a\r\nb\r\nc\r\n", "a\nb\n", "a\nB\nextra\n", Ok("a\r\nB\r\nextra\r\nc\r\n"), &["lineEndings"]),
+            ("a\nb\n", "a\r\nb", "x\r\ny", Ok("x\ny\n"), &["lineEndings"]),
+            ("a\r\nb\na\nb\r\n", "a\nb\n", "c\n", Err("ambiguous oldStr [0..5, 5..10] ignoring lineEndings"), &[]),
+        ]);
+    }
+
+    #[test]
+    fn rung_4_ignores_trailing_whitespace_and_keeps_the_documents_on_kept_lines() {
+        check_table(&[
+            ("if x {  \n    y();\t\n}\n", "if x {\n    y();\n", "if x {\n    z();\n", Ok("if x {  \n    z();\n}\n"), &["trailingWhitespace"]),
+            ("a\nb\n", "a   \nb", "a\nc", Ok("a\nc\n"), &["trailingWhitespace"]),
+            ("a \nb\na\t\nb\n", "a\nb\n", "c\n", Err("ambiguous oldStr [0..5, 5..10] ignoring trailingWhitespace"), &[]),
+        ]);
+    }
+
+    #[test]
+    fn rung_5_ignores_a_uniform_indentation_shift_and_reindents_new_lines() {
+        let nested = "impl A {\n    fn f() {\n        g();\n    }\n}\n";
+        let tabs = "fn f() {\n\tif x {\n\t\ty();\n\t}\n}\n";
+        check_table(&[
+            (nested, "fn f() {\n    g();\n}\n", "fn f() {\n    g();\n    h();\n}\n",
+                Ok("impl A {\n    fn f() {\n        g();\n        h();\n    }\n}\n"), &["indentation"]),
+            (tabs, "    if x {\n        y();\n    }\n", "    if x {\n        z();\n    }\n", Ok("fn f() {\n\tif x {\n\t\tz();\n\t}\n}\n"), &["indentation"]),
+            ("a:\n  b\n  c\n", "    b\n    c\n", "    b\n    d\n", Ok("a:\n  b\n  d\n"), &["indentation"]),
+            // Not uniform: one line deeper, the other not.
+            ("  a\n    b\n", "  a\n  b\n", "x", Err("notFound oldStr"), &[]),
+            // Both lines match once indentation is ignored.
+            ("  x();\n    x();\n", "\tx();\n", "y();\n", Err("ambiguous oldStr [0..7, 7..16] ignoring indentation"), &[]),
+        ]);
+    }
+
+    #[test]
+    fn rungs_combine_and_exact_turns_the_ladder_off() {
+        check_table(&[(
+            "def f():\r\n    return “x”  \r\n",
+            "   1→def f():\n   2→  return \"x\"\n",
+            "   1→def f():\n   2→  return \"y\"\n",
+            Ok("def f():\r\n    return “y”\r\n"),
+            &["lineNumbers", "typography", "lineEndings", "trailingWhitespace", "indentation"],
+        )]);
+        // The example of docs/protocol.md.
+        check_table(&[(
+            "\tif ready {\r\n\t\tstart();  \r\n\t}\r\n",
+            "     7→if ready {\n     8→    start();\n",
+            "     7→if ready {\n     8→    start();\n     9→    log();\n",
+            Ok("\tif ready {\r\n\t\tstart();  \r\n\t\tlog();\r\n\t}\r\n"),
+            &["lineNumbers", "lineEndings", "trailingWhitespace", "indentation"],
+        )]);
+        check("a\r\nb\r\n", sr(StrReplace { exact: true, ..replace("a\nb", "c") }), Err("notFound oldStr"));
+        let text = "fn a() {\n  x();\n}\nfn b() {\n  x();\n}\n";
+        check_steps(text, sr(StrReplace { after: Some("4→fn b() {".into()), ..replace("x();", "y();") }),
+            Ok("fn a() {\n  x();\n}\nfn b() {\n  y();\n}\n"), &["lineNumbers"]);
+        check_steps(
+            "a\r\nfn old() {\r\n  body\r\n}\r\nz\r\n",
+            Edit::ReplaceRange(range("fn old() {\n", "}\n", "fn new() {\n}\n")),
+            Ok("a\r\nfn new() {\r\n}\r\nz\r\n"),
+            &["lineEndings"],
+        );
+    }
+
+    #[test]
+    fn an_empty_replacement_of_whole_lines_takes_their_line_break() {
+        check_steps("a\nb\nc\n", sr(replace("b", "")), Ok("a\nc\n"), &["deletedTrailingNewline"]);
+        check_steps("a\nb\nc\n", sr(replace("a\nb", "")), Ok("c\n"), &["deletedTrailingNewline"]);
+        check_steps("a\r\nb\r\nc", sr(replace("b", "")), Ok("a\r\nc"), &["deletedTrailingNewline"]);
+        check("ab\n", sr(replace("b", "")), Ok("a\n"));
+        check("a\nb\nc\n", sr(replace("b\n", "")), Ok("a\nc\n"));
+        check("a\nb", sr(replace("b", "")), Ok("a\n"));
+        check("a\nb\nc\n", sr(StrReplace { exact: true, ..replace("b", "") }), Ok("a\n\nc\n"));
+        check_steps("x\ny\nx\n", sr(StrReplace { replace_all: true, ..replace("x", "") }), Ok("y\n"), &["deletedTrailingNewline"]);
+    }
+
+    /// A document whose every line is unique (`tokN`), with random indentation,
+    /// trailing whitespace, typography and line endings.
+    fn document() -> impl Strategy<Value = Vec<(String, String, String, &'static str)>> {
+        let line = (
+            prop_oneof![Just(""), Just("  "), Just("    "), Just("\t"), Just("\t\t")],
+            "[a-c“”—\u{a0} ]{0,6}",
+            prop_oneof![Just(""), Just(" "), Just("\t"), Just("  ")],
+            prop_oneof![Just("\n"), Just("\r\n")],
+        );
+        proptest::collection::vec(line, 2..12).prop_map(|lines| {
+            lines
+                .into_iter()
+                .map(|(indent, body, trailing, ending)| (indent.to_owned(), body, trailing.to_owned(), ending))
+                .collect()
+        })
+    }
+
+    proptest! {
+        /// A quote that needs the ladder (trailing whitespace dropped, LF line endings,
+        /// ASCII typography, indentation dedented or deepened) finds its lines, and a
+        /// replacement that changes one of them changes only that line: every other
+        /// byte of the document stays as it was.
+        #[test]
+        fn a_normalized_edit_changes_nothing_outside_its_span(
+            lines in document(),
+            from in 0usize..12,
+            len in 1usize..5,
+            changed in 0usize..5,
+            deepen in proptest::bool::ANY,
+        ) {
+            let from = from % lines.len();
+            let len = len.min(lines.len() - from);
+            let changed = changed % len;
+            let text: String = lines
+                .iter()
+                .enumerate()
+                .map(|(i, (indent, body, trailing, ending))| format!("{indent}tok{i} {body}{trailing}{ending}"))
+                .collect();
+            let block = &lines[from..from + len];
+            let common = block.iter().map(|(indent, ..)| indent.as_str()).fold(None::<&str>, |common, indent| {
+                Some(match common {
+                    None => indent,
+                    Some(common) => {
+                        let shared = common.bytes().zip(indent.bytes()).take_while(|(a, b)| a == b).count();
+                        &common[..shared]
+                    }
+                })
+            }).unwrap_or("");
+            let ascii = |body: &str| -> String {
+                body.chars().map(|c| match c { '“' | '”' => '"', '—' => '-', '\u{a0}' => ' ', c => c }).collect()
+            };
+            let quote_line = |i: usize, (indent, body, _, _): &(String, String, String, &str)| -> String {
+                let indent = if deepen { format!("  {indent}") } else { indent[common.len()..].to_owned() };
+                format!("{indent}tok{} {}", from + i, ascii(body).trim_end())
+            };
+            let quote: String = block.iter().enumerate().map(|(i, line)| format!("{}\n", quote_line(i, line))).collect();
+            let new: String = block
+                .iter()
+                .enumerate()
+                .map(|(i, line)| if i == changed { "    CHANGED\n".to_owned() } else { format!("{}\n", quote_line(i, line)) })
+                .collect();
+            let rope = Rope::from_str(&text);
+            let planned = plan(&rope, &sr(replace(&quote, &new)));
+            let planned = match planned {
+                Ok(planned) => planned,
+                Err(error) => return Err(TestCaseError::fail(format!("{error:?} for {quote:?} in {text:?}"))),
+            };
+            let result = apply(&rope, &planned.replacements).to_string();
+            let before: Vec<&str> = text.split_inclusive('\n').collect();
+            let after: Vec<&str> = result.split_inclusive('\n').collect();
+            prop_assert_eq!(before.len(), after.len(), "{:?} -> {:?}", text, result);
+            for (i, (old_line, new_line)) in before.iter().zip(&after).enumerate() {
+                if i == from + changed {
+                    prop_assert!(new_line.contains("CHANGED"), "{:?}", new_line);
+                } else {
+                    prop_assert_eq!(old_line, new_line, "line {} of {:?} -> {:?}", i, text, result);
+                }
+            }
+        }
     }
 }

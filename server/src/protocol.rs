@@ -20,6 +20,7 @@ pub mod method {
     pub const WRITE: &str = "verbatim/write";
     pub const STATUS: &str = "verbatim/status";
     pub const STATUS_CHANGED: &str = "verbatim/statusChanged";
+    pub const APPLY_PATCH: &str = "verbatim/applyPatch";
 
     /// The methods an agent may call, as announced in its `initialize` result.
     pub const AGENT_METHODS: [&str; 7] = [DOCUMENTS, READ, STR_REPLACE, REPLACE_RANGE, BATCH_EDIT, WRITE, STATUS];
@@ -49,6 +50,9 @@ pub struct StrReplaceParams {
     pub occurrence: Option<u64>,
     #[serde(default)]
     pub replace_all: bool,
+    /// Match quotes exactly: no normalization ladder, no deletion nicety.
+    #[serde(default)]
+    pub exact: bool,
     #[serde(default)]
     pub dry_run: bool,
     pub summary: String,
@@ -67,6 +71,9 @@ pub struct ReplaceRangeParams {
     pub after: Option<String>,
     #[serde(default)]
     pub before: Option<String>,
+    /// Match quotes exactly: no normalization ladder, no deletion nicety.
+    #[serde(default)]
+    pub exact: bool,
     #[serde(default)]
     pub dry_run: bool,
     pub summary: String,
@@ -95,6 +102,9 @@ pub struct BatchEntry {
     pub occurrence: Option<u64>,
     #[serde(default)]
     pub replace_all: bool,
+    /// Match quotes exactly: no normalization ladder, no deletion nicety.
+    #[serde(default)]
+    pub exact: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -104,6 +114,19 @@ pub struct BatchEditParams {
     pub summary: String,
     #[serde(default)]
     pub dry_run: bool,
+}
+
+/// `verbatim/applyPatch`: an OpenAI `apply_patch` patch or SEARCH/REPLACE blocks.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApplyPatchParams {
+    pub patch: String,
+    pub summary: String,
+    #[serde(default)]
+    pub dry_run: bool,
+    /// Match hunks exactly: no normalization ladder.
+    #[serde(default)]
+    pub exact: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -162,6 +185,17 @@ pub struct DocumentResult {
     pub modified_by_editor: bool,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub editor_diff: Option<String>,
+    /// What it took to find the quotes (`lineNumbers`, `typography`, `lineEndings`,
+    /// `trailingWhitespace`, `indentation`) and `deletedTrailingNewline`; empty when
+    /// every quote matched exactly.
+    #[serde(default)]
+    pub normalizations: Vec<String>,
+    /// `create`, `delete` or `move` when the file itself is created, deleted or moved.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub operation: Option<String>,
+    /// Where a moved file goes.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub new_uri: Option<String>,
 }
 
 /// The result of `strReplace`, `replaceRange` and `write`.
@@ -181,6 +215,18 @@ pub struct BatchResult {
     pub applied: bool,
     pub dry_run: bool,
     pub modified_by_editor: bool,
+    pub documents: Vec<DocumentResult>,
+}
+
+/// The result of `applyPatch`: a `BatchResult` that also says how the patch was read.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplyPatchResult {
+    pub applied: bool,
+    pub dry_run: bool,
+    pub modified_by_editor: bool,
+    /// `applyPatch` (OpenAI's format) or `searchReplace`.
+    pub format: String,
     pub documents: Vec<DocumentResult>,
 }
 

@@ -26,6 +26,10 @@ pub struct EditorLink {
     pub document_changes: bool,
     /// The editor can create files through a WorkspaceEdit.
     pub can_create_files: bool,
+    /// The editor can delete files through a WorkspaceEdit.
+    pub can_delete_files: bool,
+    /// The editor can rename files through a WorkspaceEdit.
+    pub can_rename_files: bool,
     pub options: InitializationOptions,
 }
 

@@ -1,5 +1,6 @@
 //! Conversion of engine results to LSP wire types: ranges in a position encoding,
-//! the edits reported to agents, and the WorkspaceEdit sent to the editor.
+//! the edits reported to agents, and the WorkspaceEdit sent to the editor (text
+//! edits, and the create, delete and rename operations of files).
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -7,8 +8,9 @@ use std::str::FromStr;
 
 use ropey::Rope;
 use tower_lsp_server::ls_types::{
-    self, AnnotatedTextEdit, ChangeAnnotation, CreateFile, CreateFileOptions, DocumentChangeOperation, DocumentChanges,
-    OneOf, OptionalVersionedTextDocumentIdentifier, ResourceOp, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
+    self, AnnotatedTextEdit, ChangeAnnotation, CreateFile, CreateFileOptions, DeleteFile, DeleteFileOptions,
+    DocumentChangeOperation, DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier, RenameFile,
+    RenameFileOptions, ResourceOp, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
 };
 
 use crate::diff::minimal_edits;
@@ -59,6 +61,10 @@ pub struct EditorChange<'a> {
     pub replacements: &'a [Replacement],
     /// Create the file first.
     pub create: bool,
+    /// Delete the file (no text edits are sent for it).
+    pub delete: bool,
+    /// Move the file to this URI after its text edits.
+    pub rename_to: Option<&'a str>,
 }
 
 /// How the WorkspaceEdit is labelled and what the editor supports.
@@ -78,6 +84,14 @@ pub fn workspace_edit(changes: &[EditorChange<'_>], options: &EditorEditOptions)
     let mut plain: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
     for change in changes {
         let uri = Uri::from_str(change.uri).map_err(|error| format!("cannot send {} to the editor: {error}", change.uri))?;
+        if change.delete && options.document_changes {
+            operations.push(DocumentChangeOperation::Op(ResourceOp::Delete(DeleteFile {
+                uri,
+                options: Some(DeleteFileOptions { recursive: Some(false), ignore_if_not_exists: Some(false) }),
+                annotation_id: Some(options.annotation_id.clone()),
+            })));
+            continue;
+        }
         let text_edits: Vec<TextEdit> = minimal_edits(change.base, change.replacements)
             .into_iter()
             .map(|edit| TextEdit { range: range(change.base, &edit.range, options.encoding), new_text: edit.new_text })
@@ -93,14 +107,26 @@ pub fn workspace_edit(changes: &[EditorChange<'_>], options: &EditorEditOptions)
                 annotation_id: Some(options.annotation_id.clone()),
             })));
         }
-        let edits = text_edits
+        let edits: Vec<_> = text_edits
             .into_iter()
             .map(|text_edit| OneOf::Right(AnnotatedTextEdit { text_edit, annotation_id: options.annotation_id.clone() }))
             .collect();
-        operations.push(DocumentChangeOperation::Edit(TextDocumentEdit {
-            text_document: OptionalVersionedTextDocumentIdentifier { uri, version: change.version },
-            edits,
-        }));
+        // A pure move carries no text edit (an empty one would still pin the version).
+        if !edits.is_empty() || change.rename_to.is_none() {
+            operations.push(DocumentChangeOperation::Edit(TextDocumentEdit {
+                text_document: OptionalVersionedTextDocumentIdentifier { uri: uri.clone(), version: change.version },
+                edits,
+            }));
+        }
+        if let Some(target) = change.rename_to {
+            let new_uri = Uri::from_str(target).map_err(|error| format!("cannot send {target} to the editor: {error}"))?;
+            operations.push(DocumentChangeOperation::Op(ResourceOp::Rename(RenameFile {
+                old_uri: uri,
+                new_uri,
+                options: Some(RenameFileOptions { overwrite: Some(false), ignore_if_exists: Some(false) }),
+                annotation_id: Some(options.annotation_id.clone()),
+            })));
+        }
     }
     if !options.document_changes {
         return Ok(WorkspaceEdit { changes: Some(plain), ..WorkspaceEdit::default() });

@@ -112,6 +112,8 @@ export interface StrReplaceParams {
     before?: string;
     occurrence?: number;
     replaceAll?: boolean;
+    /** Match quotes exactly: no normalization ladder, no deletion nicety. */
+    exact?: boolean;
     dryRun?: boolean;
 }
 
@@ -124,6 +126,7 @@ export interface ReplaceRangeParams {
     baseRev?: string;
     after?: string;
     before?: string;
+    exact?: boolean;
     dryRun?: boolean;
 }
 
@@ -146,7 +149,21 @@ export interface DocumentResult {
     modifiedByEditor: boolean;
     /** Set when `modifiedByEditor`: a unified diff from the proposal to the live text. */
     editorDiff?: string;
+    /** What it took to find the quotes, in ladder order; empty when they matched exactly. */
+    normalizations: Normalization[];
+    /** Set when the file itself is created, deleted or moved. */
+    operation?: "create" | "delete" | "move";
+    /** Where a moved file goes. */
+    newUri?: string;
 }
+
+export type Normalization =
+    | "lineNumbers"
+    | "typography"
+    | "lineEndings"
+    | "trailingWhitespace"
+    | "indentation"
+    | "deletedTrailingNewline";
 
 export interface EditResult extends DocumentResult {
     applied: boolean;
@@ -165,6 +182,7 @@ export interface StrReplaceEntry {
     before?: string;
     occurrence?: number;
     replaceAll?: boolean;
+    exact?: boolean;
 }
 
 export interface ReplaceRangeEntry {
@@ -175,6 +193,7 @@ export interface ReplaceRangeEntry {
     baseRev?: string;
     after?: string;
     before?: string;
+    exact?: boolean;
 }
 
 export interface BatchEditParams {
@@ -273,7 +292,7 @@ export const ERROR_CODES = {
 
 export type ErrorKind = keyof typeof ERROR_CODES;
 
-export type QuoteField = "oldStr" | "fromStr" | "toStr" | "after" | "before";
+export type QuoteField = "oldStr" | "fromStr" | "toStr" | "after" | "before" | "context" | "oldLines";
 
 export interface Match {
     occurrence: number;
@@ -285,6 +304,19 @@ export interface Match {
     context: string;
 }
 
+/** `notFound`: the region of the document most like the quote. */
+export interface NearMiss {
+    /** 1-based. */
+    startLine: number;
+    endLine: number;
+    /** 0 to 1. */
+    similarity: number;
+    range: Range;
+    text: string;
+    /** A unified diff from the quote to the region. */
+    diff: string;
+}
+
 /** `data` of every Verbatim error; which fields are set depends on `kind`. */
 export interface ErrorData {
     kind: ErrorKind;
@@ -294,6 +326,16 @@ export interface ErrorData {
     matchCount?: number;
     matches?: Match[];
     hint?: string;
+    /** `ambiguous`: what was ignored to find the matches. */
+    normalizations?: Normalization[];
+    /** `notFound`: the region most like the quote. */
+    closest?: NearMiss;
+    /** `notFound`: 1-based lines where the quote occurs outside the window. */
+    outsideWindow?: number[];
+    /** `notFound`: other open documents that hold the quote verbatim. */
+    alsoIn?: string[];
+    /** The encoding of the ranges in `matches` and `closest`. */
+    positionEncoding?: "utf-8" | "utf-16" | "utf-32";
     baseRev?: string;
     currentRev?: string;
     /** `overlap`: the indexes of the two overlapping entries. */

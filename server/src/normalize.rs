@@ -1,0 +1,1080 @@
+//! The normalization ladder: finding a quote that is *almost* verbatim, with
+//! certainty, and writing the replacement so that it fits the document.
+//!
+//! Agents quote almost right more often than they quote wrong. When a quote does not
+//! occur exactly in its window, the ladder is climbed one rung at a time; each rung
+//! keeps the normalizations of the rungs below it and adds one:
+//!
+//! 1. line-number prefixes copied from a read (`   42\t`, `42→`, `L42:`, `  42 | `)
+//!    are stripped from the quote, but only when every line of the quote carries one
+//!    and the numbers count up by one; the lines of the replacement that carry one
+//!    lose it too;
+//! 2. typographic quotes, dashes and non-breaking spaces compare equal to `'`, `"`,
+//!    `-` and a space;
+//! 3. `\r\n`, `\r` and `\n` compare equal;
+//! 4. spaces and tabs at the end of a line are ignored;
+//! 5. indentation is ignored, provided the document's lines are indented by one
+//!    uniform shift of the quote's: deeper or shallower by the same prefix, or the
+//!    same levels written with tabs instead of spaces (or back).
+//!
+//! The climb stops at the first rung where the quote matches at all. What to do
+//! with those matches is the caller's rule (unique, `occurrence`, `replaceAll`):
+//! the ladder never picks one of several. Each rung only ever adds matches, so a
+//! quote that is ambiguous on one rung is ambiguous on every rung above it.
+//!
+//! Matching runs on a canonical copy of the window in which every byte remembers
+//! where it came from ([`Canonical`]); a match maps back to an exact byte range of
+//! the original text, so a replacement never reaches outside what was matched.
+//! [`adapt`] then writes the replacement in the document's own terms: lines the
+//! replacement keeps from the quote are taken from the document as they are, new
+//! lines get the document's line ending, indentation shift and typography.
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+use std::time::{Duration, Instant};
+
+use memchr::memmem::Finder;
+use ropey::Rope;
+use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
+
+use crate::quote::find_all;
+
+/// A way in which a quote or a replacement was adjusted. The first five are the
+/// rungs of the ladder, in order; the last is the deletion nicety of `plan.rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Normalization {
+    LineNumbers,
+    Typography,
+    LineEndings,
+    TrailingWhitespace,
+    Indentation,
+    /// An empty replacement of whole lines also removed the line break after them.
+    DeletedTrailingNewline,
+}
+
+impl Normalization {
+    /// The name used on the wire, in `normalizations`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::LineNumbers => "lineNumbers",
+            Self::Typography => "typography",
+            Self::LineEndings => "lineEndings",
+            Self::TrailingWhitespace => "trailingWhitespace",
+            Self::Indentation => "indentation",
+            Self::DeletedTrailingNewline => "deletedTrailingNewline",
+        }
+    }
+
+    /// What the normalization ignores, for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::LineNumbers => "line-number prefixes",
+            Self::Typography => "typographic quotes, dashes and non-breaking spaces",
+            Self::LineEndings => "line endings",
+            Self::TrailingWhitespace => "trailing whitespace",
+            Self::Indentation => "indentation",
+            Self::DeletedTrailingNewline => "the line break after deleted lines",
+        }
+    }
+}
+
+/// The longest the line diff of a replacement against its quote may take.
+const DIFF_TIMEOUT: Duration = Duration::from_millis(200);
+
+/// The rungs of the ladder, in the order they are climbed.
+pub const LADDER: [Normalization; 5] = [
+    Normalization::LineNumbers,
+    Normalization::Typography,
+    Normalization::LineEndings,
+    Normalization::TrailingWhitespace,
+    Normalization::Indentation,
+];
+
+/// Which comparisons a canonical copy relaxes (rungs 2 to 5).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Rules {
+    typography: bool,
+    line_endings: bool,
+    trailing_whitespace: bool,
+    indentation: bool,
+}
+
+impl Rules {
+    /// The rules of rung `rung` (2..=5) and every rung below it.
+    fn up_to(rung: usize) -> Self {
+        Self { typography: rung >= 2, line_endings: rung >= 3, trailing_whitespace: rung >= 4, indentation: rung >= 5 }
+    }
+
+    fn without(self, step: Normalization) -> Self {
+        match step {
+            Normalization::Typography => Self { typography: false, ..self },
+            Normalization::LineEndings => Self { line_endings: false, ..self },
+            Normalization::TrailingWhitespace => Self { trailing_whitespace: false, ..self },
+            Normalization::Indentation => Self { indentation: false, ..self },
+            Normalization::LineNumbers | Normalization::DeletedTrailingNewline => self,
+        }
+    }
+}
+
+/// The matches of a quote in a window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The quote as it was searched for: without its line-number prefixes when rung
+    /// 1 applied.
+    pub quote: String,
+    /// The line-number format stripped from the quote, if any.
+    pub prefixes: Option<PrefixStyle>,
+    /// Ascending by start; overlapping matches all count.
+    pub matches: Vec<Match>,
+}
+
+impl Found {
+    /// Every normalization any match needed, in ladder order.
+    pub fn normalizations(&self) -> BTreeSet<Normalization> {
+        self.matches.iter().flat_map(|found| found.used.iter().copied()).collect()
+    }
+}
+
+/// One match: where it is in the original text, and what it took to find it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Match {
+    /// Byte range in the text, on char boundaries.
+    pub range: Range<usize>,
+    /// Empty for an exact match.
+    pub used: BTreeSet<Normalization>,
+    /// How the document's indentation differs from the quote's.
+    pub shift: IndentShift,
+}
+
+/// Every match of `quote` in `window`: the exact ones if there are any, else (with
+/// `ladder`) those of the lowest rung of the ladder that finds any. `quote` must not
+/// be empty; `window` must lie on char boundaries.
+pub fn find(text: &Rope, quote: &str, window: Range<usize>, ladder: bool) -> Found {
+    let exact = |quote: &str, used: &[Normalization]| -> Vec<Match> {
+        find_all(text, quote, window.clone())
+            .into_iter()
+            .map(|start| Match { range: start..start + quote.len(), used: used.iter().copied().collect(), shift: IndentShift::Same })
+            .collect()
+    };
+    let matches = exact(quote, &[]);
+    if !matches.is_empty() || !ladder {
+        return Found { quote: quote.to_owned(), prefixes: None, matches };
+    }
+    let (quote, prefixes) = match strip_line_numbers(quote) {
+        Some((style, stripped)) if !stripped.is_empty() => {
+            let matches = exact(&stripped, &[Normalization::LineNumbers]);
+            if !matches.is_empty() {
+                return Found { quote: stripped, prefixes: Some(style), matches };
+            }
+            (stripped, Some(style))
+        }
+        _ => (quote.to_owned(), None),
+    };
+    let matches = climb(text, &quote, window, prefixes.is_some());
+    Found { quote, prefixes, matches }
+}
+
+/// Rungs 2 to 5: the matches of the lowest rung that has any.
+fn climb(text: &Rope, quote: &str, window: Range<usize>, stripped: bool) -> Vec<Match> {
+    let haystack = text.byte_slice(window.clone()).to_string();
+    let first_line_is_real = window.start == 0 || {
+        let before = text.byte(window.start - 1);
+        before == b'\n' || before == b'\r'
+    };
+    // Every rung only adds matches: if the loosest finds no candidate, none will.
+    let loosest = Rules::up_to(5);
+    let canonical_quote = Canonical::of(quote, true, loosest);
+    if canonical_quote.text.trim().is_empty() {
+        // A quote of nothing but whitespace means nothing once whitespace is ignored.
+        return Vec::new();
+    }
+    let loosest_haystack = Canonical::of(&haystack, first_line_is_real, loosest);
+    if loosest_haystack.candidates(&canonical_quote.text).is_empty() {
+        return Vec::new();
+    }
+    for rung in 2..=5 {
+        let rules = Rules::up_to(rung);
+        let canonical_haystack;
+        let haystack_for_rung = if rung == 5 {
+            &loosest_haystack
+        } else {
+            canonical_haystack = Canonical::of(&haystack, first_line_is_real, rules);
+            &canonical_haystack
+        };
+        let needle = Canonical::of(quote, true, rules);
+        if needle.text.is_empty() {
+            continue;
+        }
+        let anchored = rules.indentation && starts_with_blank(quote);
+        let mut matches = Vec::new();
+        for candidate in haystack_for_rung.candidates(&needle.text) {
+            if let Some(found) = verify(haystack_for_rung, &haystack, quote, candidate, needle.text.len(), rules, anchored) {
+                let mut used: BTreeSet<Normalization> = BTreeSet::new();
+                if stripped {
+                    used.insert(Normalization::LineNumbers);
+                }
+                let span = &haystack[found.range.clone()];
+                for step in [Normalization::Typography, Normalization::LineEndings, Normalization::TrailingWhitespace] {
+                    let without = rules.without(step);
+                    if without != rules
+                        && Canonical::of(quote, true, without).text != Canonical::of(span, true, without).text
+                    {
+                        used.insert(step);
+                    }
+                }
+                if found.shift != IndentShift::Same {
+                    used.insert(Normalization::Indentation);
+                }
+                let range = window.start + found.range.start..window.start + found.range.end;
+                matches.push(Match { range, used, shift: found.shift });
+            }
+        }
+        if !matches.is_empty() {
+            return matches;
+        }
+    }
+    Vec::new()
+}
+
+/// A candidate checked against what the rules cannot see (where a line starts, and
+/// whether indentation differs uniformly); its range is relative to the haystack.
+struct Verified {
+    range: Range<usize>,
+    shift: IndentShift,
+}
+
+fn verify(
+    canonical: &Canonical,
+    haystack: &str,
+    quote: &str,
+    at: usize,
+    len: usize,
+    rules: Rules,
+    anchored: bool,
+) -> Option<Verified> {
+    let mut start = canonical.map_start(at);
+    let end = canonical.map_end(at + len);
+    if anchored {
+        // The quote starts with indentation, so it must start where a line does.
+        start = canonical.real_line_start(at)?;
+    }
+    if end < start {
+        return None;
+    }
+    let shift = if rules.indentation { IndentShift::between(quote, &haystack[start..end], anchored)? } else { IndentShift::Same };
+    Some(Verified { range: start..end, shift })
+}
+
+fn starts_with_blank(text: &str) -> bool {
+    text.starts_with([' ', '\t'])
+}
+
+fn is_blank(c: char) -> bool {
+    c == ' ' || c == '\t'
+}
+
+/// A copy of a text under some [`Rules`], remembering where each byte came from.
+#[derive(Debug, Default)]
+struct Canonical {
+    text: String,
+    /// Sorted, non-overlapping, in order in both texts. Original bytes between two
+    /// segments were dropped by the rules. A segment whose two sides have the same
+    /// length maps byte for byte; any other has a one-byte canonical side.
+    segments: Vec<Segment>,
+    /// `(canonical offset, original offset)` of every line start that is a line
+    /// start in the original too (the first line of a window cut mid-line is not).
+    line_starts: Vec<(usize, usize)>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Segment {
+    canonical: usize,
+    canonical_len: usize,
+    original: usize,
+    original_len: usize,
+}
+
+impl Canonical {
+    fn of(text: &str, first_line_is_real: bool, rules: Rules) -> Self {
+        let mut out = Self { text: String::with_capacity(text.len()), ..Self::default() };
+        let mut chars: Vec<(usize, char, char)> = Vec::new();
+        for (index, (line_start, content, terminator)) in lines_with_offsets(text).into_iter().enumerate() {
+            chars.clear();
+            chars.extend(content.char_indices().map(|(offset, c)| {
+                let mapped = if rules.typography { ascii_of(c).unwrap_or(c) } else { c };
+                (line_start + offset, c, mapped)
+            }));
+            let mut low = 0;
+            let mut high = chars.len();
+            if rules.indentation {
+                while low < high && is_blank(chars[low].2) {
+                    low += 1;
+                }
+            }
+            if rules.trailing_whitespace && !terminator.is_empty() {
+                while high > low && is_blank(chars[high - 1].2) {
+                    high -= 1;
+                }
+            }
+            if index > 0 || first_line_is_real {
+                out.line_starts.push((out.text.len(), line_start));
+            }
+            for &(offset, original, mapped) in &chars[low..high] {
+                out.push(offset, original.len_utf8(), mapped);
+            }
+            if !terminator.is_empty() {
+                let offset = line_start + content.len();
+                if rules.line_endings {
+                    out.push(offset, terminator.len(), '\n');
+                } else {
+                    for (i, c) in terminator.char_indices() {
+                        out.push(offset + i, 1, c);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn push(&mut self, original: usize, original_len: usize, c: char) {
+        let canonical = self.text.len();
+        self.text.push(c);
+        let canonical_len = c.len_utf8();
+        if let Some(last) = self.segments.last_mut() {
+            let contiguous = last.original + last.original_len == original && last.canonical + last.canonical_len == canonical;
+            if contiguous && last.canonical_len == last.original_len && canonical_len == original_len {
+                last.canonical_len += canonical_len;
+                last.original_len += original_len;
+                return;
+            }
+        }
+        self.segments.push(Segment { canonical, canonical_len, original, original_len });
+    }
+
+    /// Starts of every occurrence of `needle` (overlapping ones included).
+    fn candidates(&self, needle: &str) -> Vec<usize> {
+        let mut starts = Vec::new();
+        if needle.is_empty() {
+            return starts;
+        }
+        let finder = Finder::new(needle.as_bytes());
+        let bytes = self.text.as_bytes();
+        let mut from = 0;
+        while let Some(i) = finder.find(&bytes[from..]) {
+            starts.push(from + i);
+            from += i + 1;
+        }
+        starts
+    }
+
+    /// The original offset of a canonical start offset.
+    fn map_start(&self, at: usize) -> usize {
+        let index = self.segments.partition_point(|segment| segment.canonical <= at);
+        let Some(segment) = index.checked_sub(1).and_then(|index| self.segments.get(index)) else { return 0 };
+        if at >= segment.canonical + segment.canonical_len {
+            // Past the last segment: the end of the text.
+            return segment.original + segment.original_len;
+        }
+        if segment.canonical_len == segment.original_len {
+            segment.original + (at - segment.canonical)
+        } else {
+            segment.original
+        }
+    }
+
+    /// The original offset of a canonical end offset (exclusive).
+    fn map_end(&self, at: usize) -> usize {
+        let index = self.segments.partition_point(|segment| segment.canonical < at);
+        let Some(segment) = index.checked_sub(1).and_then(|index| self.segments.get(index)) else { return 0 };
+        if segment.canonical_len == segment.original_len {
+            segment.original + (at - segment.canonical).min(segment.canonical_len)
+        } else {
+            segment.original + segment.original_len
+        }
+    }
+
+    /// The original start of the line, when `at` is where a real line starts.
+    fn real_line_start(&self, at: usize) -> Option<usize> {
+        let index = self.line_starts.binary_search_by_key(&at, |(canonical, _)| *canonical).ok()?;
+        Some(self.line_starts[index].1)
+    }
+}
+
+/// `(offset, content, terminator)` of each line; `\r\n`, `\n` and `\r` end lines, and
+/// a final empty line after the last terminator is not a line.
+fn lines_with_offsets(text: &str) -> Vec<(usize, &str, &str)> {
+    let bytes = text.as_bytes();
+    let mut lines = Vec::new();
+    let mut start = 0;
+    while let Some(offset) = memchr::memchr2(b'\r', b'\n', &bytes[start..]) {
+        let at = start + offset;
+        let end = if bytes[at] == b'\r' && bytes.get(at + 1) == Some(&b'\n') { at + 2 } else { at + 1 };
+        lines.push((start, &text[start..at], &text[at..end]));
+        start = end;
+    }
+    if start < text.len() {
+        lines.push((start, &text[start..], ""));
+    }
+    lines
+}
+
+/// `(content, terminator)` of each line.
+fn split_lines(text: &str) -> Vec<(&str, &str)> {
+    lines_with_offsets(text).into_iter().map(|(_, content, terminator)| (content, terminator)).collect()
+}
+
+/// The ASCII form of a typographic character.
+fn ascii_of(c: char) -> Option<char> {
+    match c {
+        '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' => Some('\''),
+        '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => Some('"'),
+        '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2015}' | '\u{2212}' => Some('-'),
+        '\u{00A0}' | '\u{2007}' | '\u{202F}' => Some(' '),
+        _ => None,
+    }
+}
+
+// --- Rung 1: line-number prefixes -------------------------------------------------
+
+/// A line-number format copied from a read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrefixStyle {
+    /// `cat -n`: optional spaces, the number, a tab.
+    Tab,
+    /// Optional spaces, the number, `→` (as many agent read tools print it).
+    Arrow,
+    /// `L42:`, followed by one space when `spaced`.
+    L { spaced: bool },
+    /// Verbatim's own context snippets: an optional `>` marker, spaces, the number, ` | `.
+    Bar,
+}
+
+/// The number and the rest of a line that carries a prefix of `style`.
+fn split_prefix(line: &str, style: PrefixStyle) -> Option<(u64, &str)> {
+    let digits_then = |rest: &str| -> Option<(u64, usize)> {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 || digits > 9 {
+            return None;
+        }
+        Some((rest[..digits].parse().ok()?, digits))
+    };
+    match style {
+        PrefixStyle::Tab | PrefixStyle::Arrow => {
+            let rest = line.trim_start_matches(' ');
+            let (number, digits) = digits_then(rest)?;
+            let separator = if style == PrefixStyle::Tab { "\t" } else { "→" };
+            Some((number, rest[digits..].strip_prefix(separator)?))
+        }
+        PrefixStyle::L { spaced } => {
+            let rest = line.strip_prefix('L')?;
+            let (number, digits) = digits_then(rest)?;
+            let rest = rest[digits..].strip_prefix(':')?;
+            Some((number, if spaced { rest.strip_prefix(' ').unwrap_or(rest) } else { rest }))
+        }
+        PrefixStyle::Bar => {
+            let rest = line.strip_prefix('>').unwrap_or(line).trim_start_matches(' ');
+            let (number, digits) = digits_then(rest)?;
+            let rest = rest[digits..].strip_prefix(" |")?;
+            Some((number, rest.strip_prefix(' ').unwrap_or(rest)))
+        }
+    }
+}
+
+/// The quote without its line-number prefixes, when every line carries one of the
+/// same format and the numbers count up by one.
+fn strip_line_numbers(quote: &str) -> Option<(PrefixStyle, String)> {
+    let lines = split_lines(quote);
+    if lines.is_empty() {
+        return None;
+    }
+    let spaced = lines.iter().all(|(content, _)| {
+        split_prefix(content, PrefixStyle::L { spaced: false }).is_some_and(|(_, rest)| rest.is_empty() || rest.starts_with(' '))
+    });
+    let styles = [PrefixStyle::Tab, PrefixStyle::Arrow, PrefixStyle::L { spaced }, PrefixStyle::Bar];
+    'styles: for style in styles {
+        let mut stripped = String::with_capacity(quote.len());
+        let mut previous: Option<u64> = None;
+        for (content, terminator) in &lines {
+            let Some((number, rest)) = split_prefix(content, style) else { continue 'styles };
+            if previous.is_some_and(|previous| previous + 1 != number) {
+                continue 'styles;
+            }
+            previous = Some(number);
+            stripped.push_str(rest);
+            stripped.push_str(terminator);
+        }
+        return Some((style, stripped));
+    }
+    None
+}
+
+/// The replacement without the prefixes of `style` on the lines that carry one.
+fn strip_replacement(replacement: &str, style: PrefixStyle) -> String {
+    split_lines(replacement)
+        .into_iter()
+        .map(|(content, terminator)| {
+            let content = split_prefix(content, style).map_or(content, |(_, rest)| rest);
+            format!("{content}{terminator}")
+        })
+        .collect()
+}
+
+// --- Rung 5: indentation --------------------------------------------------------------
+
+/// How the document's indentation relates to the quote's, line for line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndentShift {
+    Same,
+    /// Every line of the document is indented by this much more.
+    Deeper(String),
+    /// Every line of the document is indented by this much less.
+    Shallower(String),
+    /// The quote is indented with `from` (a space or a tab) where the document uses
+    /// the other, `width` spaces to a tab; after converting, `then` applies.
+    Converted { from: char, width: usize, then: Box<IndentShift> },
+}
+
+/// Tab widths tried when a quote in spaces meets a document in tabs (or back) and
+/// the levels differ too.
+const TAB_WIDTHS: [usize; 3] = [2, 4, 8];
+
+impl IndentShift {
+    /// The shift between the lines of `quote` and of `span`, if it is uniform. The
+    /// first line counts only when `anchored` (otherwise it may start mid-line);
+    /// blank lines never count.
+    fn between(quote: &str, span: &str, anchored: bool) -> Option<Self> {
+        let quote_lines = split_lines(quote);
+        let span_lines = split_lines(span);
+        let pairs: Vec<(&str, &str)> = quote_lines
+            .iter()
+            .zip(&span_lines)
+            .enumerate()
+            .filter(|(index, ((content, _), _))| (*index > 0 || anchored) && !content.chars().all(is_blank))
+            .map(|(_, ((quoted, _), (found, _)))| (leading_blanks(quoted), leading_blanks(found)))
+            .collect();
+        Self::of_pairs(&pairs)
+    }
+
+    fn of_pairs(pairs: &[(&str, &str)]) -> Option<Self> {
+        Self::by_prefix(pairs).or_else(|| Self::conversion(pairs))
+    }
+
+    /// The same characters, one prefix more or less on every line.
+    fn by_prefix<Q: AsRef<str>>(pairs: &[(Q, &str)]) -> Option<Self> {
+        if pairs.iter().all(|(quoted, found)| quoted.as_ref() == *found) {
+            return Some(Self::Same);
+        }
+        let (first_quoted, first_found) = pairs.first()?;
+        let first_quoted = first_quoted.as_ref();
+        if let Some(prefix) = first_found.strip_suffix(first_quoted) {
+            if pairs.iter().all(|(quoted, found)| found.strip_prefix(prefix) == Some(quoted.as_ref())) {
+                return Some(Self::Deeper(prefix.to_owned()));
+            }
+        }
+        if let Some(prefix) = first_quoted.strip_suffix(first_found) {
+            if pairs.iter().all(|(quoted, found)| quoted.as_ref().strip_prefix(prefix) == Some(*found)) {
+                return Some(Self::Shallower(prefix.to_owned()));
+            }
+        }
+        None
+    }
+
+    /// Spaces for tabs (or back): the quote uses only one of them, the document only
+    /// the other. A width that keeps every level is taken first; otherwise exactly
+    /// one common tab width must make the levels differ by a uniform prefix.
+    fn conversion(pairs: &[(&str, &str)]) -> Option<Self> {
+        let kind = |indents: &mut dyn Iterator<Item = &str>| -> Option<char> {
+            let mut kind = None;
+            for indent in indents.filter(|indent| !indent.is_empty()) {
+                let first = indent.chars().next()?;
+                if indent.chars().any(|c| c != first) || kind.is_some_and(|kind| kind != first) {
+                    return None;
+                }
+                kind = Some(first);
+            }
+            kind
+        };
+        let from = kind(&mut pairs.iter().map(|(quoted, _)| *quoted))?;
+        let to = kind(&mut pairs.iter().map(|(_, found)| *found))?;
+        if from == to {
+            return None;
+        }
+        let fits = |width: usize| -> Option<Self> {
+            let converted: Option<Vec<(String, &str)>> = pairs
+                .iter()
+                .map(|(quoted, found)| {
+                    if from == ' ' && quoted.len() % width != 0 {
+                        return None;
+                    }
+                    Some((convert_indent(quoted, from, width), *found))
+                })
+                .collect();
+            let then = Self::by_prefix(&converted?)?;
+            Some(Self::Converted { from, width, then: Box::new(then) })
+        };
+        let mut level_preserving = pairs.iter().filter(|(quoted, found)| !quoted.is_empty() && !found.is_empty()).map(
+            |(quoted, found)| if from == ' ' { quoted.len() / found.len().max(1) } else { found.len() / quoted.len().max(1) },
+        );
+        if let Some(shift) = level_preserving.next().filter(|width| *width > 0).and_then(fits) {
+            if matches!(&shift, Self::Converted { then, .. } if **then == Self::Same) {
+                return Some(shift);
+            }
+        }
+        let mut fitting = TAB_WIDTHS.into_iter().filter_map(fits);
+        let first = fitting.next()?;
+        if fitting.next().is_some() {
+            // Two tab widths explain the quote differently: the new lines' indentation would be a guess.
+            return None;
+        }
+        Some(first)
+    }
+
+    /// The indentation a replacement line written as `indent` gets in the document.
+    fn apply(&self, indent: &str) -> String {
+        match self {
+            Self::Same => indent.to_owned(),
+            Self::Deeper(prefix) => format!("{prefix}{indent}"),
+            Self::Shallower(prefix) => match indent.strip_prefix(prefix.as_str()) {
+                Some(rest) => rest.to_owned(),
+                None => {
+                    let common = indent.bytes().zip(prefix.bytes()).take_while(|(a, b)| a == b).count();
+                    indent[common..].to_owned()
+                }
+            },
+            Self::Converted { from, width, then } => then.apply(&convert_indent(indent, *from, *width)),
+        }
+    }
+}
+
+/// Indentation written with `from` rewritten with the other of space and tab.
+fn convert_indent(indent: &str, from: char, width: usize) -> String {
+    if from == ' ' {
+        if indent.bytes().all(|b| b == b' ') {
+            format!("{}{}", "\t".repeat(indent.len() / width), " ".repeat(indent.len() % width))
+        } else {
+            indent.to_owned()
+        }
+    } else {
+        indent.replace('\t', &" ".repeat(width))
+    }
+}
+
+fn leading_blanks(line: &str) -> &str {
+    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
+}
+
+// --- Writing the replacement ------------------------------------------------------------
+
+/// Where a match sits in the document.
+#[derive(Debug, Clone, Copy)]
+pub struct Placement {
+    /// The match starts at the start of a line.
+    pub at_line_start: bool,
+    /// The document's line ending at the match.
+    pub line_ending: &'static str,
+}
+
+/// Where `range` sits in `text`: whether it starts a line, and the line ending of
+/// its first line (of the line before, for a last line without one; `\n` for a
+/// document of one line).
+pub fn placement(text: &Rope, range: &Range<usize>) -> Placement {
+    let at_line_start = range.start == 0 || matches!(text.byte(range.start - 1), b'\n' | b'\r');
+    let ending_of = |line: usize| -> Option<&'static str> {
+        let slice = text.line(line);
+        let len = slice.len_bytes();
+        match (len.checked_sub(2).map(|at| slice.byte(at)), len.checked_sub(1).map(|at| slice.byte(at))) {
+            (Some(b'\r'), Some(b'\n')) => Some("\r\n"),
+            (_, Some(b'\n')) => Some("\n"),
+            (_, Some(b'\r')) => Some("\r"),
+            _ => None,
+        }
+    };
+    let line = text.byte_to_line(range.start.min(text.len_bytes()));
+    let line_ending = ending_of(line).or_else(|| line.checked_sub(1).and_then(ending_of)).unwrap_or("\n");
+    Placement { at_line_start, line_ending }
+}
+
+/// The replacement for `found_match` (whose original text is `span`), written in the
+/// document's terms: line-number prefixes stripped, lines kept from the quote taken
+/// from the document as they are, new lines given the document's line ending,
+/// indentation shift and typography, each only when the match needed that rung.
+pub fn adapt(found: &Found, found_match: &Match, span: &str, replacement: &str, placement: Placement) -> String {
+    let used = &found_match.used;
+    let replacement = strip_if_used(replacement, found.prefixes, used);
+    if used.iter().all(|step| *step == Normalization::LineNumbers) {
+        return replacement;
+    }
+    let rewriter = Rewriter {
+        used,
+        shift: &found_match.shift,
+        typography: if used.contains(&Normalization::Typography) { Typography::between(&found.quote, span) } else { Typography::default() },
+        placement,
+    };
+    let quote_lines: Vec<String> = split_lines(&found.quote).into_iter().map(|(c, t)| format!("{c}{t}")).collect();
+    let span_lines: Vec<String> = split_lines(span).into_iter().map(|(c, t)| format!("{c}{t}")).collect();
+    let new_lines: Vec<String> = split_lines(&replacement).into_iter().map(|(c, t)| format!("{c}{t}")).collect();
+    // Lines the replacement keeps from the quote are the document's own lines, as
+    // long as the two line up one to one (they do unless rung 5 dropped a last line
+    // of nothing but indentation).
+    let ops = if quote_lines.len() == span_lines.len() {
+        let deadline = Instant::now() + DIFF_TIMEOUT;
+        capture_diff_slices_deadline(Algorithm::Myers, &quote_lines, &new_lines, Some(deadline))
+    } else {
+        vec![DiffOp::Insert { old_index: 0, new_index: 0, new_len: new_lines.len() }]
+    };
+    let mut out = String::with_capacity(replacement.len() + 16);
+    for op in ops {
+        match op {
+            DiffOp::Equal { old_index, len, .. } => {
+                for line in &span_lines[old_index..old_index + len] {
+                    out.push_str(line);
+                }
+            }
+            DiffOp::Delete { .. } => {}
+            DiffOp::Insert { new_index, new_len, .. } => {
+                for line in &new_lines[new_index..new_index + new_len] {
+                    let starts_line = !out.is_empty() || placement.at_line_start;
+                    out.push_str(&rewriter.line(line, starts_line));
+                }
+            }
+            DiffOp::Replace { old_index, old_len, new_index, new_len } => {
+                for (offset, line) in new_lines[new_index..new_index + new_len].iter().enumerate() {
+                    let starts_line = !out.is_empty() || placement.at_line_start;
+                    // A line rewritten in place keeps the document's characters where it
+                    // keeps the quote's (a curly quote, a non-breaking space).
+                    let kept = (offset < old_len)
+                        .then(|| rewriter.merge(&quote_lines[old_index + offset], &span_lines[old_index + offset], line, starts_line))
+                        .flatten();
+                    out.push_str(&kept.unwrap_or_else(|| rewriter.line(line, starts_line)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A replacement with no quote to line up with (the middle of a replaceRange),
+/// rewritten line by line for the normalizations `used` by its quotes; `samples`
+/// pairs each quote with the text it matched, to learn the document's typography.
+pub fn adapt_whole(
+    replacement: &str,
+    prefixes: Option<PrefixStyle>,
+    used: &BTreeSet<Normalization>,
+    shift: &IndentShift,
+    samples: &[(&str, &str)],
+    placement: Placement,
+) -> String {
+    let replacement = strip_if_used(replacement, prefixes, used);
+    if used.iter().all(|step| *step == Normalization::LineNumbers) {
+        return replacement;
+    }
+    let typography = if used.contains(&Normalization::Typography) {
+        let quotes: Vec<&str> = samples.iter().map(|(quote, _)| *quote).collect();
+        let spans: Vec<&str> = samples.iter().map(|(_, span)| *span).collect();
+        Typography::between(&quotes.join("\n"), &spans.join("\n"))
+    } else {
+        Typography::default()
+    };
+    let rewriter = Rewriter { used, shift, typography, placement };
+    split_lines(&replacement)
+        .into_iter()
+        .enumerate()
+        .map(|(index, (content, terminator))| rewriter.line(&format!("{content}{terminator}"), index > 0 || placement.at_line_start))
+        .collect()
+}
+
+fn strip_if_used(replacement: &str, prefixes: Option<PrefixStyle>, used: &BTreeSet<Normalization>) -> String {
+    match prefixes {
+        Some(style) if used.contains(&Normalization::LineNumbers) => strip_replacement(replacement, style),
+        _ => replacement.to_owned(),
+    }
+}
+
+/// Rewrites new lines of a replacement for the normalizations a match needed.
+struct Rewriter<'a> {
+    used: &'a BTreeSet<Normalization>,
+    shift: &'a IndentShift,
+    typography: Typography,
+    placement: Placement,
+}
+
+impl Rewriter<'_> {
+    fn line(&self, line: &str, starts_line: bool) -> String {
+        rewrite_line(line, starts_line, self.used, self.shift, &self.typography, self.placement)
+    }
+
+    /// `new` (replacing the quote's line `quoted`, found as the document's `found`)
+    /// with the document's own characters wherever it keeps the quote's: only when
+    /// typography was normalized (otherwise they are the same characters) and the
+    /// two lines align character for character.
+    fn merge(&self, quoted: &str, found: &str, new: &str, starts_line: bool) -> Option<String> {
+        if !self.used.contains(&Normalization::Typography) {
+            return None;
+        }
+        let trim = |line: &str| -> Vec<char> { line.trim_end_matches(['\r', '\n']).trim_matches([' ', '\t']).chars().collect() };
+        let (quoted, found) = (trim(quoted), trim(found));
+        let same = |a: char, b: char| ascii_of(a).unwrap_or(a) == ascii_of(b).unwrap_or(b);
+        if quoted.len() != found.len() || !quoted.iter().zip(&found).all(|(a, b)| same(*a, *b)) {
+            return None;
+        }
+        let content = new.trim_end_matches(['\r', '\n']);
+        let terminator = &new[content.len()..];
+        let indent = leading_blanks(content);
+        let body: Vec<char> = content[indent.len()..].chars().collect();
+        let styled: Vec<char> = self.typography.apply(&content[indent.len()..]).chars().collect();
+        let deadline = Instant::now() + DIFF_TIMEOUT;
+        let mut merged = String::with_capacity(new.len());
+        for op in capture_diff_slices_deadline(Algorithm::Myers, &quoted, &body, Some(deadline)) {
+            match op {
+                DiffOp::Equal { old_index, len, .. } => merged.extend(&found[old_index..old_index + len]),
+                DiffOp::Delete { .. } => {}
+                DiffOp::Insert { new_index, new_len, .. } | DiffOp::Replace { new_index, new_len, .. } => {
+                    merged.extend(&styled[new_index..new_index + new_len]);
+                }
+            }
+        }
+        // Indentation and line ending as for any other new line.
+        let rewritten = self.line(&format!("{indent}x{terminator}"), starts_line);
+        let (new_indent, rest) = rewritten.split_once('x')?;
+        Some(format!("{new_indent}{merged}{rest}"))
+    }
+}
+
+fn rewrite_line(
+    line: &str,
+    starts_line: bool,
+    used: &BTreeSet<Normalization>,
+    shift: &IndentShift,
+    typography: &Typography,
+    placement: Placement,
+) -> String {
+    let content = line.trim_end_matches(['\r', '\n']);
+    let terminator = &line[content.len()..];
+    let content = typography.apply(content);
+    let content = if used.contains(&Normalization::Indentation) && starts_line && !content.chars().all(is_blank) {
+        let indent = leading_blanks(&content);
+        format!("{}{}", shift.apply(indent), &content[indent.len()..])
+    } else {
+        content
+    };
+    let terminator = if !terminator.is_empty() && used.contains(&Normalization::LineEndings) {
+        placement.line_ending
+    } else {
+        terminator
+    };
+    format!("{content}{terminator}")
+}
+
+/// How typographic characters in new lines are written to match the document.
+#[derive(Debug, Default)]
+struct Typography {
+    double: Style,
+    single: Style,
+    dash: Style,
+    space: Style,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Style {
+    /// Leave the replacement as the agent wrote it.
+    #[default]
+    Keep,
+    /// The document uses ASCII where the quote had typographic characters.
+    Ascii,
+    /// The document uses this typographic form where the quote had ASCII.
+    Typographic(char),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Double,
+    Single,
+    Dash,
+    Space,
+}
+
+fn class_of(c: char) -> Option<(Class, bool)> {
+    let class = |ascii: char| match ascii {
+        '"' => Class::Double,
+        '\'' => Class::Single,
+        '-' => Class::Dash,
+        _ => Class::Space,
+    };
+    match ascii_of(c) {
+        Some(ascii) => Some((class(ascii), true)),
+        None if matches!(c, '"' | '\'' | '-' | ' ') => Some((class(c), false)),
+        None => None,
+    }
+}
+
+impl Typography {
+    /// For each class of characters the quote wrote differently from the document,
+    /// the document's style; a document that mixes both styles is left alone.
+    fn between(quote: &str, span: &str) -> Self {
+        let style = |class: Class| -> Style {
+            let has = |text: &str, typographic: bool| {
+                text.chars().any(|c| class_of(c) == Some((class, typographic)))
+            };
+            let first_typographic = span.chars().find(|c| class_of(*c) == Some((class, true)));
+            if has(quote, true) && !has(span, true) {
+                Style::Ascii
+            } else if let Some(found) = first_typographic.filter(|_| !has(span, false) && has(quote, false)) {
+                Style::Typographic(found)
+            } else {
+                Style::Keep
+            }
+        };
+        Self { double: style(Class::Double), single: style(Class::Single), dash: style(Class::Dash), space: style(Class::Space) }
+    }
+
+    fn apply(&self, line: &str) -> String {
+        let chars: Vec<char> = line.chars().collect();
+        let mut out = String::with_capacity(line.len());
+        for (index, &c) in chars.iter().enumerate() {
+            let previous = index.checked_sub(1).map(|index| chars[index]);
+            let next = chars.get(index + 1).copied();
+            let opens = previous.is_none_or(|p| p.is_whitespace() || "([{<".contains(p));
+            let mapped = match class_of(c) {
+                Some((class, typographic)) => {
+                    let style = match class {
+                        Class::Double => self.double,
+                        Class::Single => self.single,
+                        Class::Dash => self.dash,
+                        Class::Space => self.space,
+                    };
+                    match (style, typographic) {
+                        (Style::Ascii, true) => ascii_of(c).unwrap_or(c),
+                        (Style::Typographic(_), false) if class == Class::Double => {
+                            if opens { '\u{201C}' } else { '\u{201D}' }
+                        }
+                        (Style::Typographic(_), false) if class == Class::Single => {
+                            if opens { '\u{2018}' } else { '\u{2019}' }
+                        }
+                        // Only a hyphen standing alone between spaces is a dash.
+                        (Style::Typographic(dash), false)
+                            if class == Class::Dash && previous == Some(' ') && next == Some(' ') =>
+                        {
+                            dash
+                        }
+                        _ => c,
+                    }
+                }
+                None => c,
+            };
+            out.push(mapped);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn find_in(text: &str, quote: &str) -> Found {
+        find(&Rope::from_str(text), quote, 0..text.len(), true)
+    }
+
+    fn ranges(found: &Found) -> Vec<Range<usize>> {
+        found.matches.iter().map(|found| found.range.clone()).collect()
+    }
+
+    #[test]
+    fn canonical_offsets_map_back_to_the_original() {
+        let text = "a \u{201C}b\u{201D}  \r\n\t c\r\n";
+        let canonical = Canonical::of(text, true, Rules::up_to(5));
+        assert_eq!(canonical.text, "a \"b\"\nc\n");
+        let at = canonical.text.find("\"b").unwrap_or_default();
+        assert_eq!(&text[canonical.map_start(at)..canonical.map_end(at + 2)], "\u{201C}b");
+        let c = canonical.text.find('c').unwrap_or_default();
+        assert_eq!(&text[canonical.map_start(c)..canonical.map_end(c + 2)], "c\r\n");
+        assert_eq!(canonical.real_line_start(c), Some(text.find('\t').unwrap_or_default()));
+    }
+
+    #[test]
+    fn prefixes_are_recognised_only_on_every_line_and_counting_up() {
+        assert_eq!(strip_line_numbers("    41\tfn a() {\n    42\t}\n"), Some((PrefixStyle::Tab, "fn a() {\n}\n".into())));
+        assert_eq!(strip_line_numbers("  7→x\n  8→y"), Some((PrefixStyle::Arrow, "x\ny".into())));
+        assert_eq!(strip_line_numbers("L3: a\nL4:   b\n"), Some((PrefixStyle::L { spaced: true }, "a\n  b\n".into())));
+        assert_eq!(strip_line_numbers("L3:a\nL4: b\n"), Some((PrefixStyle::L { spaced: false }, "a\n b\n".into())));
+        assert_eq!(strip_line_numbers(">  5 |     let x = 1;\n   6 |     run(x);"), Some((PrefixStyle::Bar, "    let x = 1;\n    run(x);".into())));
+        assert_eq!(strip_line_numbers("  7→x\ny\n"), None, "one line without a prefix");
+        assert_eq!(strip_line_numbers("  7→x\n  9→y\n"), None, "numbers that skip");
+        assert_eq!(strip_line_numbers("plain\n"), None);
+    }
+
+    #[test]
+    fn indentation_shifts_are_uniform_or_refused() {
+        assert_eq!(IndentShift::of_pairs(&[("", "    "), ("  ", "      ")]), Some(IndentShift::Deeper("    ".into())));
+        assert_eq!(IndentShift::of_pairs(&[("\t\t", "\t"), ("\t\t\t", "\t\t")]), Some(IndentShift::Shallower("\t".into())));
+        let converted = |from, width, then| Some(IndentShift::Converted { from, width, then: Box::new(then) });
+        assert_eq!(IndentShift::of_pairs(&[("    ", "\t"), ("        ", "\t\t")]), converted(' ', 4, IndentShift::Same));
+        assert_eq!(IndentShift::of_pairs(&[("\t", "  "), ("", "")]), converted('\t', 2, IndentShift::Same));
+        // Spaces for tabs and one level deeper: only a tab width of 4 explains it.
+        assert_eq!(
+            IndentShift::of_pairs(&[("    ", "\t\t"), ("", "\t")]),
+            converted(' ', 4, IndentShift::Deeper("\t".into()))
+        );
+        assert_eq!(IndentShift::of_pairs(&[("", "  "), ("  ", "  ")]), None);
+        assert_eq!(
+            IndentShift::of_pairs(&[("    ", "\t"), ("      ", "\t\t")]),
+            converted(' ', 2, IndentShift::Shallower("\t".into()))
+        );
+        assert_eq!(IndentShift::of_pairs(&[("    ", "\t"), ("     ", "\t\t")]), None);
+        assert_eq!(converted(' ', 4, IndentShift::Same).map(|shift| shift.apply("          ")), Some("\t\t  ".into()));
+        assert_eq!(IndentShift::Shallower("    ".into()).apply("  "), "");
+    }
+
+    #[test]
+    fn the_lowest_rung_that_matches_wins() {
+        // Exact matches keep the ladder away, even when a normalized quote would match more.
+        let found = find_in("a  \nb\na\nb\n", "a\nb\n");
+        assert_eq!(ranges(&found), vec![6..10]);
+        assert!(found.matches[0].used.is_empty());
+        let found = find_in("x = \u{201C}a\u{201D};  \r\n", "x = \"a\";\n");
+        assert_eq!(ranges(&found), vec![0..16]);
+        assert_eq!(
+            found.normalizations(),
+            [Normalization::Typography, Normalization::LineEndings, Normalization::TrailingWhitespace].into()
+        );
+    }
+
+    #[test]
+    fn an_indented_quote_starts_where_the_line_starts() {
+        let text = "fn a() {\n\tif x {\n\t\ty();\n\t}\n}\n";
+        let found = find_in(text, "if x {\n\ty();\n}\n");
+        assert_eq!(ranges(&found), vec![10..27]);
+        assert_eq!(found.matches[0].shift, IndentShift::Deeper("\t".into()));
+        let found = find_in(text, "  if x {\n    y();\n  }\n");
+        assert_eq!(&text[found.matches[0].range.clone()], "\tif x {\n\t\ty();\n\t}\n");
+    }
+
+    #[test]
+    fn whitespace_only_quotes_never_climb() {
+        assert!(find_in("a \n b", "  \n").matches.is_empty());
+    }
+
+    proptest! {
+        /// Whatever the ladder matches maps back to a range of the original text that
+        /// is equal to the quote under the rules of the match.
+        #[test]
+        fn matches_map_back_to_equivalent_text(
+            lines in proptest::collection::vec("[ \t]{0,2}[ab\u{201C}\"-]{0,3}[ \t]{0,2}", 1..8),
+            endings in proptest::collection::vec(prop_oneof!["\n", "\r\n"], 8),
+            from in 0usize..8,
+            len in 1usize..4,
+        ) {
+            let text: String = lines.iter().zip(&endings).map(|(line, ending)| format!("{line}{ending}")).collect();
+            let quote: String = lines.iter().skip(from).take(len).map(|line| format!("{}\n", line.trim())).collect();
+            prop_assume!(!quote.trim().is_empty());
+            let found = find_in(&text, &quote);
+            for found_match in &found.matches {
+                prop_assert!(text.is_char_boundary(found_match.range.start) && text.is_char_boundary(found_match.range.end));
+                let span = &text[found_match.range.clone()];
+                let loosest = Rules::up_to(5);
+                prop_assert_eq!(Canonical::of(span, true, loosest).text, Canonical::of(&found.quote, true, loosest).text);
+            }
+        }
+    }
+}
