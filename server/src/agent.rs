@@ -23,9 +23,12 @@ use crate::clock::now_rfc3339;
 use crate::edits;
 use crate::access::Access;
 use crate::error::{ErrorKind, ProtocolError};
+use crate::patching;
 use crate::position::PositionEncoding;
 use crate::to_proto;
-use crate::protocol::{BatchEditParams, PROTOCOL_VERSION, ReplaceRangeParams, StrReplaceParams, WriteParams, method};
+use crate::protocol::{
+    ApplyPatchParams, BatchEditParams, PROTOCOL_VERSION, ReplaceRangeParams, StrReplaceParams, WriteParams, method,
+};
 use crate::registry::AgentInfo;
 use crate::state::State;
 
@@ -55,6 +58,7 @@ impl AgentSession {
             .custom_method(method::REPLACE_RANGE, AgentSession::replace_range)
             .custom_method(method::BATCH_EDIT, AgentSession::batch_edit)
             .custom_method(method::WRITE, AgentSession::write)
+            .custom_method(method::APPLY_PATCH, AgentSession::apply_patch)
             .finish();
         (EmptyParamsAsNone { inner: service }, socket)
     }
@@ -133,6 +137,16 @@ impl AgentSession {
             let params: WriteParams = edits::parse_params(method::WRITE, params)?;
             self.may_write(method::WRITE, false)?;
             edits::write(&self.state, &agent, params).await
+        })
+        .await
+    }
+
+    async fn apply_patch(&self, params: Value) -> jsonrpc::Result<Value> {
+        let agent = self.agent();
+        guarded(async {
+            let params: ApplyPatchParams = edits::parse_params(method::APPLY_PATCH, params)?;
+            self.may_write(method::APPLY_PATCH, params.dry_run)?;
+            patching::apply_patch(&self.state, &agent, params).await
         })
         .await
     }

@@ -282,22 +282,33 @@ async fn run(
         let items = per_document.remove(key).unwrap_or_default();
         let replacements = sort_disjoint(items)
             .map_err(|error| feedback::plan_error(error, feedback_context(snapshot, agent)))?;
-        planned.push(PlannedDocument {
-            key: key.clone(),
-            editor_uri: snapshot.editor_uri.clone(),
-            label: snapshot.label.clone(),
-            predicted: plan::apply(&snapshot.text, &replacements),
-            base: snapshot.text.clone(),
-            base_rev: snapshot.rev,
-            open: snapshot.open,
-            replacements,
-            create: snapshot.rev.is_none(),
-            delete: false,
-            rename_to: None,
-            normalizations: normalizations.remove(key).unwrap_or_default(),
-        });
+        planned.push(planned_document(key, snapshot, replacements, normalizations.remove(key).unwrap_or_default()));
     }
     deliver(state, agent, &planned, summary, dry_run).await
+}
+
+/// A document's plan: its replacements against the snapshot (creating the file when
+/// it does not exist yet).
+pub(crate) fn planned_document(
+    key: &DocKey,
+    snapshot: &Snapshot,
+    replacements: Vec<Replacement>,
+    normalizations: BTreeSet<Normalization>,
+) -> PlannedDocument {
+    PlannedDocument {
+        key: key.clone(),
+        editor_uri: snapshot.editor_uri.clone(),
+        label: snapshot.label.clone(),
+        predicted: plan::apply(&snapshot.text, &replacements),
+        base: snapshot.text.clone(),
+        base_rev: snapshot.rev,
+        open: snapshot.open,
+        replacements,
+        create: snapshot.rev.is_none(),
+        delete: false,
+        rename_to: None,
+        normalizations,
+    }
 }
 
 /// Reports a plan (dry run) or applies it through the editor, with one result per document.

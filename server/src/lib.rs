@@ -7,13 +7,15 @@
 //!   [`document`] and [`store`] (live buffers), [`doc_key`] (document identity),
 //!   [`quote`] (finding quotes), [`normalize`] (the normalization ladder),
 //!   [`plan`] (quote-addressed requests to replacements), [`near_miss`] (the region
-//!   most like a missing quote),
-//!   [`diff`] (minimal edits and unified diffs), [`disk`] (files that are not open),
-//!   [`workspace`] (which files are in reach), [`access`] (read-only agents, denied paths);
+//!   most like a missing quote), [`patch`] (patch dialects parsed) and [`hunk`] (their
+//!   hunks planned), [`diff`] (minimal edits and unified diffs), [`disk`] (files that
+//!   are not open), [`workspace`] (which files are in reach), [`access`] (read-only
+//!   agents, denied paths);
 //! - the protocol: [`protocol`] (wire types), [`error`] (error kinds and codes),
 //!   [`feedback`] (errors an agent can act on), [`to_proto`] (engine to LSP types);
 //! - the service: [`state`] (shared between connections), [`registry`] (agents and
-//!   pending edits), [`edits`] (the agent methods), [`apply`] (through the editor);
+//!   pending edits), [`edits`] (the agent methods), [`patching`] (`verbatim/applyPatch`),
+//!   [`apply`] (through the editor);
 //! - the transports: [`ordered_sync`] and [`editor`] (the editor on stdio),
 //!   [`agent`] and [`listener`] (agents on the socket), [`framing`] (the frame guard), [`discovery`] (runtime
 //!   directory and discovery files), [`lsp`] (`verbatim lsp`), [`clock`].
@@ -28,6 +30,8 @@ pub mod quote;
 pub mod normalize;
 pub mod plan;
 pub mod near_miss;
+pub mod patch;
+pub mod hunk;
 pub mod diff;
 pub mod disk;
 pub mod workspace;
@@ -39,6 +43,7 @@ pub mod to_proto;
 pub mod state;
 pub mod registry;
 pub mod edits;
+pub mod patching;
 pub mod apply;
 pub mod ordered_sync;
 pub mod editor;

@@ -424,7 +424,7 @@ fn split_lines(text: &str) -> Vec<(&str, &str)> {
 }
 
 /// The ASCII form of a typographic character.
-fn ascii_of(c: char) -> Option<char> {
+pub fn ascii_of(c: char) -> Option<char> {
     match c {
         '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' => Some('\''),
         '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => Some('"'),

@@ -162,7 +162,7 @@ pub fn plan(text: &Rope, edit: &Edit) -> Result<Planned, PlanError> {
 /// Looks quotes up in one snapshot and remembers what it took.
 pub(crate) struct Lookup<'a> {
     text: &'a Rope,
-    ladder: bool,
+    pub(crate) ladder: bool,
     pub(crate) used: BTreeSet<Normalization>,
 }
 

@@ -23,9 +23,10 @@ pub mod method {
     pub const APPLY_PATCH: &str = "verbatim/applyPatch";
 
     /// The methods an agent may call, as announced in its `initialize` result.
-    pub const AGENT_METHODS: [&str; 7] = [DOCUMENTS, READ, STR_REPLACE, REPLACE_RANGE, BATCH_EDIT, WRITE, STATUS];
+    pub const AGENT_METHODS: [&str; 8] =
+        [DOCUMENTS, READ, STR_REPLACE, REPLACE_RANGE, BATCH_EDIT, WRITE, STATUS, APPLY_PATCH];
     /// The methods that change documents (refused on read-only connections, but for dry runs).
-    pub const WRITE_METHODS: [&str; 4] = [STR_REPLACE, REPLACE_RANGE, BATCH_EDIT, WRITE];
+    pub const WRITE_METHODS: [&str; 5] = [STR_REPLACE, REPLACE_RANGE, BATCH_EDIT, WRITE, APPLY_PATCH];
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -222,6 +222,23 @@ export interface WriteParams {
 
 export const write = new RequestType<WriteParams, EditResult, ErrorData>("verbatim/write");
 
+// --- verbatim/applyPatch -------------------------------------------------------
+
+export interface ApplyPatchParams {
+    /** An OpenAI `apply_patch` patch (`*** Begin Patch` …) or SEARCH/REPLACE blocks. */
+    patch: string;
+    summary: string;
+    dryRun?: boolean;
+    /** Match hunks exactly: no normalization ladder. */
+    exact?: boolean;
+}
+
+export interface ApplyPatchResult extends BatchResult {
+    format: "applyPatch" | "searchReplace";
+}
+
+export const applyPatch = new RequestType<ApplyPatchParams, ApplyPatchResult, ErrorData>("verbatim/applyPatch");
+
 // --- Status --------------------------------------------------------------------
 
 export interface AgentInfo {
@@ -265,6 +282,7 @@ export const METHODS = [
     batchEdit.method,
     write.method,
     status.method,
+    applyPatch.method,
 ] as const;
 
 // --- Errors --------------------------------------------------------------------
@@ -350,6 +368,21 @@ export interface ErrorData {
     method?: string;
     /** `permissionDenied`: the deny-list pattern the path matches. */
     pattern?: string;
+    /** A patch: the 1-based line of the patch the error is about. */
+    line?: number;
+    /** A patch: the file's path as the patch writes it. */
+    path?: string;
+    /** A patch: the patch lines of two overlapping hunks. */
+    lines?: [number, number];
+    /** A patch: every part that failed. */
+    failures?: PatchFailure[];
+}
+
+/** One failing part of a patch: where, why, and the data of that error. */
+export interface PatchFailure extends Omit<ErrorData, "failures"> {
+    line: number;
+    path: string;
+    message: string;
 }
 
 export function isErrorKind(value: unknown): value is ErrorKind {

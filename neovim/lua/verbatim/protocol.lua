@@ -19,6 +19,7 @@ M.methods = {
   batch_edit = "verbatim/batchEdit",
   write = "verbatim/write",
   status = "verbatim/status",
+  apply_patch = "verbatim/applyPatch",
   --- Server to editor notification, sent when `statusNotifications` is on.
   status_changed = "verbatim/statusChanged",
 }

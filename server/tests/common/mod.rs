@@ -272,6 +272,8 @@ pub struct EditorOptions {
     pub document_changes: bool,
     /// Extra environment for the server process.
     pub env: Vec<(&'static str, String)>,
+    /// `workspace.workspaceEdit.resourceOperations`.
+    pub resource_operations: Vec<&'static str>,
 }
 
 impl Default for EditorOptions {
@@ -281,6 +283,7 @@ impl Default for EditorOptions {
             initialization_options: json!({"needsConfirmation": true, "syncTimeoutMs": 3000}),
             document_changes: true,
             env: Vec::new(),
+            resource_operations: vec!["create", "rename", "delete"],
         }
     }
 }
@@ -327,7 +330,7 @@ impl ScriptedEditor {
                         "general": {"positionEncodings": options.encodings},
                         "workspace": {"workspaceEdit": {
                             "documentChanges": options.document_changes,
-                            "resourceOperations": ["create"],
+                            "resourceOperations": options.resource_operations,
                             "changeAnnotationSupport": {"groupsOnLabel": true}
                         }}
                     }
@@ -529,8 +532,24 @@ fn apply_in_model(shared: &EditorShared, params: &Value, review: &Review) -> Opt
     let operations = params["edit"]["documentChanges"].as_array().cloned().unwrap_or_default();
     let mut documents = shared.documents.lock().unwrap();
     for operation in &operations {
-        if operation.get("kind").is_some() {
-            continue;
+        // File operations fail as VS Code's do: no overwriting, nothing to delete.
+        match operation["kind"].as_str() {
+            Some("rename") => {
+                let new_uri = operation["newUri"].as_str().unwrap();
+                if uri_path(new_uri).exists() || documents.contains_key(new_uri) {
+                    return None;
+                }
+                continue;
+            }
+            Some("delete") => {
+                let uri = operation["uri"].as_str().unwrap();
+                if !uri_path(uri).exists() && !documents.contains_key(uri) {
+                    return None;
+                }
+                continue;
+            }
+            Some(_) => continue,
+            None => {}
         }
         let uri = operation["textDocument"]["uri"].as_str().unwrap();
         let version = operation["textDocument"]["version"].as_i64();
@@ -542,6 +561,31 @@ fn apply_in_model(shared: &EditorShared, params: &Value, review: &Review) -> Opt
     }
     let mut notifications = Vec::new();
     for operation in &operations {
+        if operation["kind"] == "delete" {
+            let uri = operation["uri"].as_str().unwrap().to_owned();
+            let _ = std::fs::remove_file(uri_path(&uri));
+            if documents.remove(&uri).is_some() {
+                notifications.push(("textDocument/didClose", json!({"textDocument": {"uri": uri}})));
+            }
+            continue;
+        }
+        if operation["kind"] == "rename" {
+            // The file moves on disk; an open buffer moves with it, unsaved edits and all.
+            let (old_uri, new_uri) = (operation["oldUri"].as_str().unwrap().to_owned(), operation["newUri"].as_str().unwrap().to_owned());
+            let new_path = uri_path(&new_uri);
+            if let Some(parent) = new_path.parent() {
+                std::fs::create_dir_all(parent).unwrap();
+            }
+            if uri_path(&old_uri).exists() {
+                std::fs::rename(uri_path(&old_uri), &new_path).unwrap();
+            }
+            if let Some(document) = documents.remove(&old_uri) {
+                notifications.push(("textDocument/didClose", json!({"textDocument": {"uri": old_uri}})));
+                notifications.push(("textDocument/didOpen", json!({"textDocument": {"uri": new_uri, "languageId": "plaintext", "version": 1, "text": document.text}})));
+                documents.insert(new_uri, EditorDocument { text: document.text, version: 1 });
+            }
+            continue;
+        }
         if operation["kind"] == "create" {
             let uri = operation["uri"].as_str().unwrap().to_owned();
             documents.insert(uri.clone(), EditorDocument { text: String::new(), version: 1 });

@@ -1,0 +1,240 @@
+//! Patch hunks planned against one snapshot, by the same rules as every quote.
+//!
+//! A hunk's old lines (its context and `-` lines, or a SEARCH block) are a quote of
+//! whole lines: looked up exactly, then up the normalization ladder, and it must
+//! match exactly once in its window. The window starts after the hunk's `@@` lines
+//! (each is the first line at or after the one before that equals it once trimmed,
+//! else that contains it) and, for `apply_patch`, after the hunk before it: the
+//! format lists hunks in file order. `*** End of File` requires the old lines to
+//! end the file, and since old lines are whole lines, a match must start a line
+//! (after its indentation, at most). The file's last line may lack a line break; a hunk that ends there
+//! keeps it that way. A hunk with no old lines inserts its new lines after its last
+//! `@@` line, or at the end of the file when it has none (as the reference does).
+//! Nothing here knows about LSP, JSON or the patch text itself.
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+use ropey::Rope;
+
+use crate::normalize::{self, Normalization};
+use crate::patch::Hunk;
+use crate::plan::{Lookup, PlanError, Planned, QuoteField, Replacement, Searched};
+
+/// How a file's hunks relate to each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HunkRules {
+    /// Each hunk is searched after the one before (`apply_patch`); otherwise each
+    /// is searched in the whole file (SEARCH/REPLACE).
+    pub in_order: bool,
+    /// Match exactly: no normalization ladder.
+    pub exact: bool,
+}
+
+/// Plans every hunk of one file; one result per hunk, so that every failing hunk
+/// can be reported. The replacements of different hunks may still overlap.
+pub fn plan_hunks(text: &Rope, hunks: &[Hunk], rules: HunkRules) -> Vec<Result<Planned, PlanError>> {
+    let mut start = 0;
+    hunks
+        .iter()
+        .map(|hunk| {
+            let planned = plan_hunk(text, hunk, start, rules.exact);
+            if rules.in_order {
+                if let Ok(planned) = &planned {
+                    start = planned.replacements.iter().map(|replacement| replacement.range.end).max().unwrap_or(start);
+                }
+            }
+            planned
+        })
+        .collect()
+}
+
+fn plan_hunk(text: &Rope, hunk: &Hunk, start: usize, exact: bool) -> Result<Planned, PlanError> {
+    let len = text.len_bytes();
+    let mut lookup = Lookup::new(text, exact);
+    let mut window = start.min(len)..len;
+    for context in &hunk.contexts {
+        window.start = after_context(&mut lookup, text, context, window.clone())?;
+    }
+    let line_ending = normalize::placement(text, &(window.start..window.start)).line_ending;
+    if hunk.old_lines.is_empty() {
+        return Ok(insertion(text, hunk, if hunk.contexts.is_empty() { len } else { window.start }, line_ending));
+    }
+    let joined = |lines: &[String]| lines.join("\n");
+    let mut quote = format!("{}\n", joined(&hunk.old_lines));
+    let mut new_text = if hunk.new_lines.is_empty() { String::new() } else { format!("{}\n", joined(&hunk.new_lines)) };
+    // Old lines are whole lines: a match starts a line (after its indentation, at most).
+    let at_line_start = |start: usize| {
+        let line_start = text.line_to_byte(text.byte_to_line(start));
+        text.byte_slice(line_start..start).chars().all(|c| c == ' ' || c == '\t')
+    };
+    let at_end = |found: &mut normalize::Found| {
+        found.matches.retain(|found| at_line_start(found.range.start) && (!hunk.end_of_file || found.range.end == len));
+    };
+    let mut found = lookup.find(&quote, window.clone());
+    at_end(&mut found);
+    if found.matches.is_empty() && !ends_with_line_break(text) {
+        // The file's last line has no line break: the hunk may end there, and keeps it that way.
+        let unterminated = joined(&hunk.old_lines);
+        let mut last_lines = lookup.find(&unterminated, window.clone());
+        last_lines.matches.retain(|found| at_line_start(found.range.start) && found.range.end == len);
+        if !last_lines.matches.is_empty() {
+            quote = unterminated;
+            new_text = joined(&hunk.new_lines);
+            found = last_lines;
+        }
+    }
+    let only = lookup.only(QuoteField::OldLines, &found, &quote, window)?;
+    let new_text = lookup.adapt(&found, &only, &new_text);
+    if text.byte_slice(only.range.clone()) == new_text.as_str() {
+        return Err(PlanError::NoChange);
+    }
+    Ok(Planned { replacements: vec![Replacement { range: only.range, new_text }], normalizations: lookup.used })
+}
+
+/// New lines inserted at `at` (a line start, or the end of the file), with the
+/// document's line ending.
+fn insertion(text: &Rope, hunk: &Hunk, at: usize, line_ending: &str) -> Planned {
+    let mut normalizations = BTreeSet::new();
+    if line_ending != "\n" && !hunk.new_lines.is_empty() {
+        normalizations.insert(Normalization::LineEndings);
+    }
+    let lines = hunk.new_lines.join(line_ending);
+    let new_text = if hunk.new_lines.is_empty() {
+        String::new()
+    } else if at == text.len_bytes() && at > 0 && !ends_with_line_break(text) {
+        // After a last line without a line break: break it, and add none at the end.
+        format!("{line_ending}{lines}")
+    } else {
+        format!("{lines}{line_ending}")
+    };
+    Planned { replacements: vec![Replacement { range: at..at, new_text }], normalizations }
+}
+
+fn ends_with_line_break(text: &Rope) -> bool {
+    let len = text.len_bytes();
+    len == 0 || matches!(text.byte(len - 1), b'\n' | b'\r')
+}
+
+/// Where the text after an `@@` line starts: the start of the line after the first
+/// line in `window` that equals `context` once trimmed (or, failing that, contains
+/// it, exactly or up the ladder).
+fn after_context(lookup: &mut Lookup<'_>, text: &Rope, context: &str, window: Range<usize>) -> Result<usize, PlanError> {
+    let wanted = context.trim();
+    let ascii = |line: &str| -> String { line.chars().map(|c| normalize::ascii_of(c).unwrap_or(c)).collect() };
+    let first_line = text.byte_to_line(window.start);
+    let last_line = text.byte_to_line(window.end);
+    let next_line = |line: usize| text.line_to_byte((line + 1).min(text.len_lines()));
+    for typographic in [false, true] {
+        for line in first_line..=last_line.min(text.len_lines().saturating_sub(1)) {
+            if text.line_to_byte(line) < window.start {
+                continue;
+            }
+            let content = text.line(line).to_string();
+            let content = content.trim();
+            let equal = if typographic { ascii(content) == ascii(wanted) } else { content == wanted };
+            if equal {
+                if typographic && content != wanted {
+                    lookup.used.insert(Normalization::Typography);
+                }
+                return Ok(next_line(line));
+            }
+        }
+    }
+    let found = lookup.find(wanted, window.clone());
+    match found.matches.first() {
+        Some(first) => {
+            lookup.used.extend(first.used.iter().copied());
+            Ok(next_line(text.byte_to_line(first.range.start)))
+        }
+        None => Err(PlanError::NotFound {
+            quote: QuoteField::Context,
+            match_count: 0,
+            occurrence: None,
+            searched: Searched { needle: wanted.to_owned(), window, ladder: lookup.ladder },
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{apply, sort_disjoint};
+
+    fn hunk(contexts: &[&str], old: &[&str], new: &[&str]) -> Hunk {
+        let owned = |lines: &[&str]| lines.iter().map(|line| (*line).to_owned()).collect();
+        Hunk { line: 1, contexts: owned(contexts), old_lines: owned(old), new_lines: owned(new), end_of_file: false }
+    }
+
+    /// Plans the hunks of one file and checks the text, or the outcome of every hunk
+    /// (`"ok"` for those that plan) when one fails.
+    fn check(before: &str, hunks: &[Hunk], in_order: bool, expected: Result<&str, &[&str]>) {
+        let rope = Rope::from_str(before);
+        let results = plan_hunks(&rope, hunks, HunkRules { in_order, exact: false });
+        let got: Result<String, Vec<String>> = if results.iter().any(Result::is_err) {
+            Err(results
+                .iter()
+                .map(|result| match result {
+                    Ok(_) => "ok".to_owned(),
+                    Err(PlanError::NotFound { quote, .. }) => format!("notFound {quote}"),
+                    Err(PlanError::Ambiguous { quote, ranges, .. }) => format!("ambiguous {quote} {ranges:?}"),
+                    Err(other) => format!("{other:?}"),
+                })
+                .collect())
+        } else {
+            let items: Vec<(usize, Replacement)> = results
+                .into_iter()
+                .enumerate()
+                .flat_map(|(index, planned)| {
+                    planned.map(|planned| planned.replacements).unwrap_or_default().into_iter().map(move |replacement| (index, replacement))
+                })
+                .collect();
+            sort_disjoint(items).map(|replacements| apply(&rope, &replacements).to_string()).map_err(|error| vec![format!("{error:?}")])
+        };
+        let expected = expected.map(str::to_owned).map_err(|errors| errors.iter().map(|error| (*error).to_owned()).collect());
+        assert_eq!(got, expected, "{hunks:?}");
+    }
+
+    const CODE: &str = "class A:\n    def f(self):\n        return 1\n\nclass B:\n    def f(self):\n        return 1\n";
+
+    #[test]
+    fn context_lines_narrow_where_a_hunk_applies() {
+        check(CODE, &[hunk(&["class B:"], &["        return 1"], &["        return 2"])], true,
+            Ok("class A:\n    def f(self):\n        return 1\n\nclass B:\n    def f(self):\n        return 2\n"));
+        // Stacked @@ lines; the @@ text may be part of a line.
+        check(CODE, &[hunk(&["class B", "def f"], &["        return 1"], &["        return 3"])], true,
+            Ok("class A:\n    def f(self):\n        return 1\n\nclass B:\n    def f(self):\n        return 3\n"));
+        // Without a context the lines are ambiguous: refused.
+        check(CODE, &[hunk(&[], &["        return 1"], &["        return 2"])], true, Err(&["ambiguous oldLines [26..43, 70..87]"]));
+        check(CODE, &[hunk(&["class C:"], &["x"], &["y"])], true, Err(&["notFound context"]));
+    }
+
+    #[test]
+    fn hunks_of_apply_patch_come_in_file_order() {
+        let text = "a\nx\nb\nx\n";
+        // The second hunk's `x` is the one after the first hunk.
+        check(text, &[hunk(&[], &["a", "x"], &["a", "y"]), hunk(&[], &["x"], &["z"])], true, Ok("a\ny\nb\nz\n"));
+        // SEARCH/REPLACE blocks are each searched in the whole file.
+        check(text, &[hunk(&[], &["a", "x"], &["a", "y"]), hunk(&[], &["x"], &["z"])], false,
+            Err(&["ok", "ambiguous oldLines [2..4, 6..8]"]));
+        // Old lines are whole lines: `}` does not match the end of `fn g() {}`.
+        check("fn f() {\n}\nfn g() {}\n", &[hunk(&[], &["}"], &["};"])], true, Ok("fn f() {\n};\nfn g() {}\n"));
+    }
+
+    #[test]
+    fn the_end_of_the_file_and_pure_insertions() {
+        let end_of_file = |old: &[&str], new: &[&str]| Hunk { end_of_file: true, ..hunk(&[], old, new) };
+        check("x\ny\nx\n", &[end_of_file(&["x"], &["z"])], true, Ok("x\ny\nz\n"));
+        check("a\nb", &[hunk(&[], &["b"], &["c"])], true, Ok("a\nc"));
+        check("a\nb", &[hunk(&[], &["a", "b"], &["a", "b", "c"])], true, Ok("a\nb\nc"));
+        check("a\nb\n", &[hunk(&[], &[], &["c"])], true, Ok("a\nb\nc\n"));
+        check("a\r\nb", &[hunk(&[], &[], &["c"])], true, Ok("a\r\nb\r\nc"));
+        check("fn f() {\n}\nfn g() {\n}\n", &[hunk(&["fn f() {"], &[], &["    body();"])], true, Ok("fn f() {\n    body();\n}\nfn g() {\n}\n"));
+    }
+
+    #[test]
+    fn hunks_use_the_ladder() {
+        check("if x {\r\n\ty();  \r\n}\r\n", &[hunk(&["if x {"], &["    y();"], &["    y();", "    z();"])], true,
+            Ok("if x {\r\n\ty();  \r\n\tz();\r\n}\r\n"));
+    }
+}
