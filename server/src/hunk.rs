@@ -232,6 +232,29 @@ mod tests {
         check("fn f() {\n}\nfn g() {\n}\n", &[hunk(&["fn f() {"], &[], &["    body();"])], true, Ok("fn f() {\n    body();\n}\nfn g() {\n}\n"));
     }
 
+    proptest::proptest! {
+        /// Any hunks against any text plan without panicking, on char boundaries.
+        #[test]
+        fn any_hunk_plans_safely(
+            text in "[ab \t\r\n“é]{0,30}",
+            contexts in proptest::collection::vec("[ab“]{0,2}", 0..2),
+            old in proptest::collection::vec("[ab \t]{0,3}", 0..3),
+            new in proptest::collection::vec("[ab \t]{0,3}", 0..3),
+            end_of_file in proptest::bool::ANY,
+        ) {
+            let rope = Rope::from_str(&text);
+            let hunk = Hunk { line: 1, contexts, old_lines: old, new_lines: new, end_of_file };
+            for in_order in [true, false] {
+                for planned in plan_hunks(&rope, std::slice::from_ref(&hunk), HunkRules { in_order, exact: false }).into_iter().flatten() {
+                    for replacement in &planned.replacements {
+                        proptest::prop_assert!(text.is_char_boundary(replacement.range.start) && text.is_char_boundary(replacement.range.end));
+                        proptest::prop_assert!(replacement.range.start <= replacement.range.end && replacement.range.end <= text.len());
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn hunks_use_the_ladder() {
         check("if x {\r\n\ty();  \r\n}\r\n", &[hunk(&["if x {"], &["    y();"], &["    y();", "    z();"])], true,

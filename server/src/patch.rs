@@ -550,6 +550,30 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Any text parses or is refused with a line of the text; nothing panics.
+        #[test]
+        fn any_text_parses_or_names_a_line(lines in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::strategy::Just("*** Begin Patch".to_owned()),
+                proptest::strategy::Just("*** End Patch".to_owned()),
+                proptest::strategy::Just("*** Update File: a".to_owned()),
+                proptest::strategy::Just("*** Add File: b".to_owned()),
+                proptest::strategy::Just("*** End of File".to_owned()),
+                proptest::strategy::Just("<<<<<<< SEARCH".to_owned()),
+                proptest::strategy::Just("=======".to_owned()),
+                proptest::strategy::Just(">>>>>>> REPLACE".to_owned()),
+                "[ +@*-]{0,3}[a-z]{0,3}",
+            ],
+            0..12,
+        )) {
+            let text = lines.join("\n");
+            if let Err(error) = parse(&text) {
+                proptest::prop_assert!(error.line >= 1 && error.line <= lines.len().max(1), "{:?}", error);
+            }
+        }
+    }
+
     #[test]
     fn malformed_search_replace_blocks_say_which_line() {
         let cases: &[(&str, usize, &str)] = &[

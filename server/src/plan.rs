@@ -669,6 +669,30 @@ mod tests {
     }
 
     proptest! {
+        /// Whatever an agent sends, planning never panics, and a plan is sorted,
+        /// disjoint, on char boundaries, and changes nothing outside its replacements.
+        #[test]
+        fn any_request_plans_safely(
+            text in "[ab \t\r\n“—\u{a0}é]{0,40}",
+            old in "[ab \t\r\n“\"—\u{a0}1→]{1,12}",
+            new in "[ab \t\r\n\"'-]{0,12}",
+            replace_all in proptest::bool::ANY,
+        ) {
+            let rope = Rope::from_str(&text);
+            if let Ok(planned) = plan(&rope, &sr(StrReplace { replace_all, ..replace(&old, &new) })) {
+                let mut end = 0;
+                for replacement in &planned.replacements {
+                    prop_assert!(replacement.range.start >= end && replacement.range.start <= replacement.range.end);
+                    prop_assert!(text.is_char_boundary(replacement.range.start) && text.is_char_boundary(replacement.range.end));
+                    end = replacement.range.end;
+                }
+                let result = apply(&rope, &planned.replacements).to_string();
+                let first = planned.replacements.first().map_or(0, |replacement| replacement.range.start);
+                let last = planned.replacements.last().map_or(text.len(), |replacement| replacement.range.end);
+                prop_assert!(result.starts_with(&text[..first]) && result.ends_with(&text[last..]));
+            }
+        }
+
         /// A quote that needs the ladder (trailing whitespace dropped, LF line endings,
         /// ASCII typography, indentation dedented or deepened) finds its lines, and a
         /// replacement that changes one of them changes only that line: every other
