@@ -24,7 +24,15 @@ fn plan_after_search(rope: &Rope, replacements: &[Replacement]) -> usize {
         annotation: ChangeAnnotation { label: "agent: bench".into(), needs_confirmation: Some(true), description: Some("bench".into()) },
         document_changes: true,
     };
-    let change = EditorChange { uri: "file:///p/src/big.rs", version: Some(7), base: rope, replacements, create: false };
+    let change = EditorChange {
+        uri: "file:///p/src/big.rs",
+        version: Some(7),
+        base: rope,
+        replacements,
+        create: false,
+        delete: false,
+        rename_to: None,
+    };
     let edit = workspace_edit(&[change], &options).unwrap();
     let wire = serde_json::to_vec(&edit).unwrap();
     std::hint::black_box((predicted.len_bytes(), reported.len(), diff.len()));

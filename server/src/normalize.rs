@@ -214,7 +214,14 @@ fn climb(text: &Rope, quote: &str, window: Range<usize>, stripped: bool) -> Vec<
                     used.insert(Normalization::LineNumbers);
                 }
                 let span = &haystack[found.range.clone()];
-                for step in [Normalization::Typography, Normalization::LineEndings, Normalization::TrailingWhitespace] {
+                // A rung was needed when the match is lost without it (rung 5 may also have
+                // dropped a last line of nothing but indentation).
+                for step in [
+                    Normalization::Typography,
+                    Normalization::LineEndings,
+                    Normalization::TrailingWhitespace,
+                    Normalization::Indentation,
+                ] {
                     let without = rules.without(step);
                     if without != rules
                         && Canonical::of(quote, true, without).text != Canonical::of(span, true, without).text
@@ -1043,6 +1050,14 @@ mod tests {
         assert_eq!(found.matches[0].shift, IndentShift::Deeper("\t".into()));
         let found = find_in(text, "  if x {\n    y();\n  }\n");
         assert_eq!(&text[found.matches[0].range.clone()], "\tif x {\n\t\ty();\n\t}\n");
+    }
+
+    #[test]
+    fn every_match_that_is_not_exact_names_a_normalization() {
+        // The quote's last line is nothing but indentation: rung 5 drops it, and says so.
+        let found = find_in("a\n\nb", "a\n\n ");
+        assert_eq!(ranges(&found), vec![0..3]);
+        assert_eq!(found.normalizations(), [Normalization::Indentation].into());
     }
 
     #[test]

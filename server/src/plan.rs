@@ -684,6 +684,10 @@ mod tests {
                 for replacement in &planned.replacements {
                     prop_assert!(replacement.range.start >= end && replacement.range.start <= replacement.range.end);
                     prop_assert!(text.is_char_boundary(replacement.range.start) && text.is_char_boundary(replacement.range.end));
+                    // A match that needed no normalization is the quote itself.
+                    if planned.normalizations.is_empty() {
+                        prop_assert_eq!(&text[replacement.range.clone()], old.as_str());
+                    }
                     end = replacement.range.end;
                 }
                 let result = apply(&rope, &planned.replacements).to_string();

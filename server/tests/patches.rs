@@ -212,3 +212,32 @@ async fn malformed_patches_and_bad_paths_are_refused_with_their_line() {
     assert_eq!(missing.data["field"], "summary");
     assert_eq!(disk(&editor, "src/lib.rs").unwrap(), LIB);
 }
+
+#[tokio::test]
+async fn patches_obey_access_levels_and_path_rules() {
+    let editor = ScriptedEditor::start_with(EditorOptions {
+        initialization_options: json!({"agentAccess": "readOnly"}),
+        ..EditorOptions::default()
+    })
+    .await;
+    std::fs::write(editor.path("a.txt"), "alpha\n").unwrap();
+    let patch = "a.txt\n<<<<<<< SEARCH\nalpha\n=======\nbeta\n>>>>>>> REPLACE\n";
+    let agent = editor.agent("reviewer").await;
+    let refused = agent.call("verbatim/applyPatch", json!({"patch": patch, "summary": "s"})).await.unwrap_err();
+    assert_eq!(refused.kind(), "permissionDenied");
+    let preview = agent.call("verbatim/applyPatch", json!({"patch": patch, "summary": "s", "dryRun": true})).await.unwrap();
+    assert_eq!(preview["documents"][0]["edits"][0]["newText"], "beta\n");
+
+    let (editor, _lib) = workspace().await;
+    let agent = editor.agent("codex").await;
+    for (patch, line) in [
+        ("*** Begin Patch\n*** Add File: .env\n+TOKEN=x\n*** End Patch", 2),
+        ("*** Begin Patch\n*** Update File: old.txt\n*** Move to: .git/old.txt\n*** End Patch", 2),
+    ] {
+        let error = agent.call("verbatim/applyPatch", json!({"patch": patch, "summary": "s"})).await.unwrap_err();
+        assert_eq!(error.kind(), "permissionDenied", "{patch}");
+        assert_eq!(error.data["line"], line, "{patch}");
+    }
+    assert!(disk(&editor, "old.txt").is_some());
+    assert_eq!(disk(&editor, ".env"), None);
+}
