@@ -51,23 +51,21 @@ pub async fn apply_patch(state: &Arc<State>, agent: &AgentInfo, params: ApplyPat
         // Every file the patch writes, deletes or moves to obeys the path rules.
         let policy = state.path_policy();
         let workspace = state.workspace();
-        for target in &targets {
-            for key in [Some(&target.key), target.move_to.as_ref()].into_iter().flatten() {
-                policy.check_write(key, &workspace).map_err(|error| at_line(error, target.operation.line, &target.operation.path))?;
-            }
+        for (key, line, path) in targets.iter().flat_map(Target::files) {
+            policy.check_write(key, &workspace).map_err(|error| at_line(error, line, path))?;
         }
         if state.editor().is_none() {
             return Err(ProtocolError::editor_unavailable());
         }
     }
-    let mut lane_keys: Vec<DocKey> = targets.iter().flat_map(|target| [Some(&target.key), target.move_to.as_ref()]).flatten().cloned().collect();
+    let mut lane_keys: Vec<DocKey> = targets.iter().flat_map(Target::files).map(|(key, ..)| key.clone()).collect();
     lane_keys.sort();
     lane_keys.dedup();
     let _lanes = if params.dry_run { Vec::new() } else { state.lock_lanes(&lane_keys).await };
     let snapshots = take_snapshots(state, &lane_keys, true).map_err(|(error, index)| {
-        let key = &lane_keys[index];
-        match targets.iter().find(|target| target.key == *key || target.move_to.as_ref() == Some(key)) {
-            Some(target) => at_line(error, target.operation.line, &target.operation.path),
+        let file = lane_keys.get(index).and_then(|failed| targets.iter().flat_map(Target::files).find(|(key, ..)| *key == failed));
+        match file {
+            Some((_, line, path)) => at_line(error, line, path),
             None => error,
         }
     })?;
@@ -98,6 +96,17 @@ struct Target<'a> {
     operation: &'a FileOperation,
     key: DocKey,
     move_to: Option<DocKey>,
+}
+
+impl Target<'_> {
+    /// Every file the operation touches, with the patch line and path that name it.
+    fn files(&self) -> Vec<(&DocKey, usize, &str)> {
+        let mut files = vec![(&self.key, self.operation.line, self.operation.path.as_str())];
+        if let (Some(key), FileChange::Update { move_to: Some((path, line)), .. }) = (&self.move_to, &self.operation.change) {
+            files.push((key, *line, path.as_str()));
+        }
+        files
+    }
 }
 
 fn resolve_all<'a>(state: &State, operations: &'a [FileOperation]) -> Result<Vec<Target<'a>>, ProtocolError> {
@@ -235,10 +244,11 @@ impl Planning<'_> {
                         format!("*** Update File: {label} does not exist. Create it with `*** Add File: {}`.", operation.path),
                     ));
                 }
+                let mut failures = Vec::new();
                 if let (Some(target_key), Some((path, line))) = (&target.move_to, move_to) {
                     let destination = self.snapshot(target_key, operation)?;
                     if destination.rev.is_some() {
-                        return Err(vec![Failure {
+                        failures.push(Failure {
                             line: *line,
                             path: path.clone(),
                             error: ProtocolError::new(
@@ -250,11 +260,20 @@ impl Planning<'_> {
                                 ),
                             )
                             .with("uri", target_key.to_uri()),
-                        }]);
+                        });
                     }
                 }
-                let (replacements, normalizations) = self.hunks(target, snapshot, hunks, true)?;
-                Ok(self.document(target, snapshot, replacements, normalizations))
+                // The hunks' failures are reported with the move's.
+                match self.hunks(target, snapshot, hunks, true) {
+                    Ok((replacements, normalizations)) if failures.is_empty() => {
+                        Ok(self.document(target, snapshot, replacements, normalizations))
+                    }
+                    Ok(_) => Err(failures),
+                    Err(more) => {
+                        failures.extend(more);
+                        Err(failures)
+                    }
+                }
             }
             FileChange::Replace { hunks } => {
                 if !exists {

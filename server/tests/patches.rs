@@ -232,7 +232,7 @@ async fn patches_obey_access_levels_and_path_rules() {
     let agent = editor.agent("codex").await;
     for (patch, line) in [
         ("*** Begin Patch\n*** Add File: .env\n+TOKEN=x\n*** End Patch", 2),
-        ("*** Begin Patch\n*** Update File: old.txt\n*** Move to: .git/old.txt\n*** End Patch", 2),
+        ("*** Begin Patch\n*** Update File: old.txt\n*** Move to: .git/old.txt\n*** End Patch", 3),
     ] {
         let error = agent.call("verbatim/applyPatch", json!({"patch": patch, "summary": "s"})).await.unwrap_err();
         assert_eq!(error.kind(), "permissionDenied", "{patch}");
