@@ -283,7 +283,9 @@ fn parse_update(lines: &[(usize, &str)], mut index: usize, header: usize, path: 
             blanks.push(number);
             continue;
         }
-        let (kind, rest) = line.split_at(1);
+        // The marker is one ASCII byte; a line that starts with anything else (a
+        // multibyte character included) is not a hunk line.
+        let (kind, rest) = line.split_at(line.chars().next().map_or(0, char::len_utf8));
         if !matches!(kind, " " | "+" | "-") {
             return Err(error(
                 number,
@@ -587,5 +589,12 @@ mod tests {
         for (patch, line, message) in cases {
             check(patch, Err((*line, message)));
         }
+    }
+
+    #[test]
+    fn a_line_starting_with_a_multibyte_character_is_an_error_not_a_panic() {
+        // Found by the patch_parser fuzz target.
+        let error = parse("*** Begin Patch\n*** Update File: a.rs\n\u{bf} fc.rs\n*** End Patch\n").expect_err("not a hunk line");
+        assert_eq!(error.line, 3);
     }
 }
