@@ -94,12 +94,12 @@ fn char_edits(old: &str, new: &str) -> Vec<Replacement> {
 
 /// Appends an edit, joining it to the previous one when they touch.
 fn push_merged(edits: &mut Vec<Replacement>, edit: Replacement) {
-    if let Some(last) = edits.last_mut() {
-        if last.range.end == edit.range.start {
-            last.range.end = edit.range.end;
-            last.new_text.push_str(&edit.new_text);
-            return;
-        }
+    if let Some(last) = edits.last_mut()
+        && last.range.end == edit.range.start
+    {
+        last.range.end = edit.range.end;
+        last.new_text.push_str(&edit.new_text);
+        return;
     }
     edits.push(edit);
 }

@@ -1,12 +1,14 @@
 //! Reading files that the editor does not have open.
 //!
-//! The text of a file is its UTF-8 content without a leading byte order mark (as
-//! editors show it); its revision is the hash of its raw bytes. A file with NUL
-//! bytes or invalid UTF-8 is not text and is refused rather than mangled.
+//! The text of a file is its decoded content without a leading byte order mark (as
+//! editors show it; see [`crate::file_format`] for the encodings understood); its
+//! revision is the hash of its raw bytes. A file that is not text (NUL bytes,
+//! invalid UTF-8, ...) is refused rather than mangled.
 
 use std::io;
 use std::path::Path;
 
+use crate::file_format::{self, Encoding};
 use crate::rev::Rev;
 
 /// A file read from disk.
@@ -14,6 +16,8 @@ use crate::rev::Rev;
 pub struct DiskText {
     pub text: String,
     pub rev: Rev,
+    /// How the file is stored, to write it back the same way.
+    pub encoding: Encoding,
 }
 
 /// Why a file could not be read as text.
@@ -21,15 +25,13 @@ pub struct DiskText {
 pub enum DiskError {
     #[error("no such file")]
     Missing,
-    #[error("it is not UTF-8 text ({0})")]
-    NotText(&'static str),
+    #[error("it is not text ({0})")]
+    NotText(file_format::NotText),
     #[error("it is a directory")]
     Directory,
     #[error("{0}")]
     Io(#[from] io::Error),
 }
-
-const BOM: &str = "\u{feff}";
 
 pub fn read_text(path: &Path) -> Result<DiskText, DiskError> {
     if path.is_dir() {
@@ -41,15 +43,8 @@ pub fn read_text(path: &Path) -> Result<DiskText, DiskError> {
         Err(error) => return Err(DiskError::Io(error)),
     };
     let rev = Rev::of_bytes(&bytes);
-    if memchr::memchr(0, &bytes).is_some() {
-        return Err(DiskError::NotText("it contains NUL bytes"));
-    }
-    let text = String::from_utf8(bytes).map_err(|_| DiskError::NotText("invalid UTF-8"))?;
-    let text = match text.strip_prefix(BOM) {
-        Some(rest) => rest.to_owned(),
-        None => text,
-    };
-    Ok(DiskText { text, rev })
+    let decoded = file_format::decode(&bytes).map_err(DiskError::NotText)?;
+    Ok(DiskText { text: decoded.text, rev, encoding: decoded.encoding })
 }
 
 /// `lf`, `crlf`, `cr` or `mixed` (`lf` for text without line breaks).
@@ -103,6 +98,7 @@ mod tests {
         let read = read_text(&bom).expect("read");
         assert_eq!(read.text, "hi\n");
         assert_eq!(read.rev, Rev::of_bytes("\u{feff}hi\n".as_bytes()));
+        assert_eq!(read.encoding, Encoding::Utf8Bom);
         assert!(matches!(read_text(&dir.path().join("none")), Err(DiskError::Missing)));
     }
 }

@@ -74,10 +74,10 @@ impl LanguageServer for EditorBackend {
             .filter_map(|folder| folder_path(&folder.uri))
             .collect();
         #[allow(deprecated)]
-        if folders.is_empty() {
-            if let Some(root) = params.root_uri.as_ref().and_then(folder_path) {
-                folders.push(root);
-            }
+        if folders.is_empty()
+            && let Some(root) = params.root_uri.as_ref().and_then(folder_path)
+        {
+            folders.push(root);
         }
         self.state.set_editor_info(params.client_info.map(|info| ClientInfo { name: info.name, version: info.version }));
         self.state.update_workspace(|workspace| *workspace = Workspace::new(folders));

@@ -4,20 +4,28 @@
 //! writer per document at a time, in arrival order), snapshot every document at
 //! once, check each `baseRev`, plan every edit against the snapshot, refuse
 //! overlaps, then either report the plan (dry run) or apply it through the editor.
+//!
+//! The planning steps ([`WriteRequest`], [`resolve_keys`], [`plan_documents`],
+//! [`proposal`], [`report_applied`]) are shared with [`crate::headless`], which
+//! takes file locks instead of lanes, snapshots the disk, and writes files instead
+//! of asking the editor.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use ropey::Rope;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::apply::{PlannedDocument, apply_through_editor};
+use crate::apply::{AppliedDocument, PlannedDocument, apply_through_editor};
 use crate::diff::{unified_diff, unified_diff_of_texts};
 use crate::disk::{DiskError, line_ending_of, read_text};
 use crate::doc_key::DocKey;
 use crate::error::{ErrorKind, ProtocolError, params_error};
 use crate::feedback::{self, Context};
+use crate::journal::{Source, WriteInfo};
+use crate::line_endings;
 use crate::normalize::Normalization;
 use crate::plan::{self, Edit, PlanError, ReplaceRange, Replacement, StrReplace, sort_disjoint};
 use crate::protocol::{
@@ -69,20 +77,7 @@ pub fn read(state: &State, params: ReadParams) -> Result<ReadResult, ProtocolErr
 }
 
 pub async fn str_replace(state: &Arc<State>, agent: &AgentInfo, params: StrReplaceParams) -> Result<EditResult, ProtocolError> {
-    let request = EntryRequest {
-        uri: params.uri,
-        base_rev: params.base_rev,
-        edit: Edit::StrReplace(StrReplace {
-            old_str: params.old_str,
-            new_str: params.new_str,
-            after: params.after,
-            before: params.before,
-            occurrence: params.occurrence,
-            replace_all: params.replace_all,
-            exact: params.exact,
-        }),
-    };
-    single(state, agent, request, &params.summary, params.dry_run, false).await
+    run(state, agent, &WriteRequest::str_replace(params)).await?.into_single()
 }
 
 pub async fn replace_range(
@@ -90,43 +85,15 @@ pub async fn replace_range(
     agent: &AgentInfo,
     params: ReplaceRangeParams,
 ) -> Result<EditResult, ProtocolError> {
-    let request = EntryRequest {
-        uri: params.uri,
-        base_rev: params.base_rev,
-        edit: Edit::ReplaceRange(ReplaceRange {
-            from_str: params.from_str,
-            to_str: params.to_str,
-            new_str: params.new_str,
-            after: params.after,
-            before: params.before,
-            exact: params.exact,
-        }),
-    };
-    single(state, agent, request, &params.summary, params.dry_run, false).await
+    run(state, agent, &WriteRequest::replace_range(params)).await?.into_single()
 }
 
 pub async fn write(state: &Arc<State>, agent: &AgentInfo, params: WriteParams) -> Result<EditResult, ProtocolError> {
-    let request = EntryRequest { uri: params.uri, base_rev: params.base_rev, edit: Edit::WriteAll { text: params.text } };
-    single(state, agent, request, &params.summary, false, true).await
+    run(state, agent, &WriteRequest::write(params)).await?.into_single()
 }
 
 pub async fn batch_edit(state: &Arc<State>, agent: &AgentInfo, params: BatchEditParams) -> Result<BatchResult, ProtocolError> {
-    if params.edits.is_empty() {
-        return Err(ProtocolError::invalid_params(Some("edits"), "`edits` is empty: send at least one edit."));
-    }
-    let requests = params
-        .edits
-        .into_iter()
-        .enumerate()
-        .map(|(index, entry)| batch_entry(entry).map_err(|error| error.for_batch_entry(index)))
-        .collect::<Result<Vec<_>, _>>()?;
-    let outcome = run(state, agent, requests, &params.summary, params.dry_run, Mode::Batch).await?;
-    Ok(BatchResult {
-        applied: outcome.applied,
-        dry_run: params.dry_run,
-        modified_by_editor: outcome.documents.iter().any(|document| document.modified_by_editor),
-        documents: outcome.documents,
-    })
+    Ok(run(state, agent, &WriteRequest::batch(params)?).await?.into_batch())
 }
 
 fn batch_entry(entry: BatchEntry) -> Result<EntryRequest, ProtocolError> {
@@ -168,14 +135,14 @@ fn batch_entry(entry: BatchEntry) -> Result<EntryRequest, ProtocolError> {
 
 /// One edit request before its document is resolved.
 #[derive(Debug, Clone)]
-struct EntryRequest {
-    uri: String,
-    base_rev: Option<String>,
-    edit: Edit,
+pub(crate) struct EntryRequest {
+    pub(crate) uri: String,
+    pub(crate) base_rev: Option<String>,
+    pub(crate) edit: Edit,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
+pub(crate) enum Mode {
     /// strReplace, replaceRange: one entry.
     Single,
     /// batchEdit: errors name the entry.
@@ -184,25 +151,97 @@ enum Mode {
     Write,
 }
 
+/// A write as an agent asked for it: what every target (editor or disk) plans from.
+#[derive(Debug, Clone)]
+pub(crate) struct WriteRequest {
+    pub(crate) entries: Vec<EntryRequest>,
+    pub(crate) summary: String,
+    pub(crate) dry_run: bool,
+    pub(crate) mode: Mode,
+}
+
+impl WriteRequest {
+    pub(crate) fn str_replace(params: StrReplaceParams) -> Self {
+        let entry = EntryRequest {
+            uri: params.uri,
+            base_rev: params.base_rev,
+            edit: Edit::StrReplace(StrReplace {
+                old_str: params.old_str,
+                new_str: params.new_str,
+                after: params.after,
+                before: params.before,
+                occurrence: params.occurrence,
+                replace_all: params.replace_all,
+                exact: params.exact,
+            }),
+        };
+        Self { entries: vec![entry], summary: params.summary, dry_run: params.dry_run, mode: Mode::Single }
+    }
+
+    pub(crate) fn replace_range(params: ReplaceRangeParams) -> Self {
+        let entry = EntryRequest {
+            uri: params.uri,
+            base_rev: params.base_rev,
+            edit: Edit::ReplaceRange(ReplaceRange {
+                from_str: params.from_str,
+                to_str: params.to_str,
+                new_str: params.new_str,
+                after: params.after,
+                before: params.before,
+                exact: params.exact,
+            }),
+        };
+        Self { entries: vec![entry], summary: params.summary, dry_run: params.dry_run, mode: Mode::Single }
+    }
+
+    pub(crate) fn write(params: WriteParams) -> Self {
+        let entry = EntryRequest { uri: params.uri, base_rev: params.base_rev, edit: Edit::WriteAll { text: params.text } };
+        Self { entries: vec![entry], summary: params.summary, dry_run: false, mode: Mode::Write }
+    }
+
+    pub(crate) fn batch(params: BatchEditParams) -> Result<Self, ProtocolError> {
+        if params.edits.is_empty() {
+            return Err(ProtocolError::invalid_params(Some("edits"), "`edits` is empty: send at least one edit."));
+        }
+        let entries = params
+            .edits
+            .into_iter()
+            .enumerate()
+            .map(|(index, entry)| batch_entry(entry).map_err(|error| error.for_batch_entry(index)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { entries, summary: params.summary, dry_run: params.dry_run, mode: Mode::Batch })
+    }
+
+    /// Names the batch entry an error is about (only batches have entries to name).
+    pub(crate) fn name_entry(&self, error: ProtocolError, index: usize) -> ProtocolError {
+        if self.mode == Mode::Batch { error.for_batch_entry(index) } else { error }
+    }
+}
+
+/// What a write did (or would do) to each of its documents.
 pub(crate) struct Outcome {
     pub(crate) applied: bool,
+    pub(crate) dry_run: bool,
     pub(crate) documents: Vec<DocumentResult>,
 }
 
-async fn single(
-    state: &Arc<State>,
-    agent: &AgentInfo,
-    request: EntryRequest,
-    summary: &str,
-    dry_run: bool,
-    is_write: bool,
-) -> Result<EditResult, ProtocolError> {
-    let mode = if is_write { Mode::Write } else { Mode::Single };
-    let mut outcome = run(state, agent, vec![request], summary, dry_run, mode).await?;
-    let document = outcome.documents.pop().ok_or_else(|| {
-        ProtocolError::new(ErrorKind::InvalidParams, "internal error: the plan covered no document")
-    })?;
-    Ok(EditResult { applied: outcome.applied, dry_run, document })
+impl Outcome {
+    /// The result of a one-document method.
+    pub(crate) fn into_single(mut self) -> Result<EditResult, ProtocolError> {
+        let document = self.documents.pop().ok_or_else(|| {
+            ProtocolError::new(ErrorKind::InvalidParams, "internal error: the plan covered no document")
+        })?;
+        Ok(EditResult { applied: self.applied, dry_run: self.dry_run, document })
+    }
+
+    pub(crate) fn into_batch(self) -> BatchResult {
+        BatchResult {
+            applied: self.applied,
+            dry_run: self.dry_run,
+            modified_by_editor: self.documents.iter().any(|document| document.modified_by_editor),
+            documents: self.documents,
+        }
+    }
 }
 
 /// A document as it was when the plan was made.
@@ -216,31 +255,13 @@ pub(crate) struct Snapshot {
     pub(crate) open: Option<(u64, i32)>,
 }
 
-async fn run(
-    state: &Arc<State>,
-    agent: &AgentInfo,
-    requests: Vec<EntryRequest>,
-    summary: &str,
-    dry_run: bool,
-    mode: Mode,
-) -> Result<Outcome, ProtocolError> {
-    if summary.trim().is_empty() {
-        return Err(ProtocolError::invalid_params(
-            Some("summary"),
-            "`summary` is empty: every write needs a one-line summary saying why, shown to the person who reviews it.",
-        ));
-    }
-    let name_entry = |error: ProtocolError, index: usize| if mode == Mode::Batch { error.for_batch_entry(index) } else { error };
-    let keys: Vec<DocKey> = requests
-        .iter()
-        .enumerate()
-        .map(|(index, request)| parse_key(&request.uri).map_err(|error| name_entry(error, index)))
-        .collect::<Result<_, _>>()?;
-    if !dry_run {
+async fn run(state: &Arc<State>, agent: &AgentInfo, request: &WriteRequest) -> Result<Outcome, ProtocolError> {
+    let keys = resolve_keys(request)?;
+    if !request.dry_run {
         let policy = state.path_policy();
         let workspace = state.workspace();
         for (index, key) in keys.iter().enumerate() {
-            policy.check_write(key, &workspace).map_err(|error| name_entry(error, index))?;
+            policy.check_write(key, &workspace).map_err(|error| request.name_entry(error, index))?;
         }
         if state.editor().is_none() {
             return Err(ProtocolError::editor_unavailable());
@@ -249,27 +270,68 @@ async fn run(
     let mut lane_keys = keys.clone();
     lane_keys.sort();
     lane_keys.dedup();
-    let _lanes = if dry_run { Vec::new() } else { state.lock_lanes(&lane_keys).await };
+    let _lanes = if request.dry_run { Vec::new() } else { state.lock_lanes(&lane_keys).await };
 
-    let snapshots = take_snapshots(state, &keys, mode == Mode::Write).map_err(|(error, index)| name_entry(error, index))?;
-    // Plan every entry against the one snapshot, grouping by document in first-mention order.
+    let snapshots = take_snapshots(state, &keys, request.mode == Mode::Write)
+        .map_err(|(error, index)| request.name_entry(error, index))?;
+    let planned = plan_documents(request, &keys, &snapshots, agent, |key, snapshot, error| {
+        explain(state, key, snapshot, agent, error)
+    })?;
+    deliver(state, agent, &planned, &request.summary, request.dry_run).await
+}
+
+/// Checks what needs no document: the summary, and that every uri names one.
+pub(crate) fn resolve_keys(request: &WriteRequest) -> Result<Vec<DocKey>, ProtocolError> {
+    if request.summary.trim().is_empty() {
+        return Err(ProtocolError::invalid_params(
+            Some("summary"),
+            "`summary` is empty: every write needs a one-line summary saying why, shown to the person who reviews it.",
+        ));
+    }
+    request
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| parse_key(&entry.uri).map_err(|error| request.name_entry(error, index)))
+        .collect()
+}
+
+/// Plans every entry against one snapshot of its documents: checks each `baseRev`,
+/// matches the quotes (`explain` turns a refusal into the agent's error), adopts the
+/// line endings around each edit, and refuses overlaps. Documents come out in
+/// first-mention order.
+pub(crate) fn plan_documents(
+    request: &WriteRequest,
+    keys: &[DocKey],
+    snapshots: &BTreeMap<DocKey, Snapshot>,
+    agent: &AgentInfo,
+    explain: impl Fn(&DocKey, &Snapshot, PlanError) -> ProtocolError,
+) -> Result<Vec<PlannedDocument>, ProtocolError> {
+    let is_write = request.mode == Mode::Write;
     let mut order: Vec<DocKey> = Vec::new();
     let mut per_document: BTreeMap<DocKey, Vec<(usize, Replacement)>> = BTreeMap::new();
     let mut normalizations: BTreeMap<DocKey, BTreeSet<Normalization>> = BTreeMap::new();
-    for (index, (request, key)) in requests.iter().zip(&keys).enumerate() {
-        let snapshot = &snapshots[key];
-        check_base_rev(snapshot, request.base_rev.as_deref(), mode == Mode::Write).map_err(|error| name_entry(error, index))?;
+    for (index, (entry, key)) in request.entries.iter().zip(keys).enumerate() {
+        let snapshot = snapshots.get(key).ok_or_else(|| {
+            ProtocolError::new(ErrorKind::InvalidParams, format!("internal error: no snapshot of {key}"))
+        })?;
+        let name_entry = |error| request.name_entry(error, index);
+        check_base_rev(snapshot, entry.base_rev.as_deref(), is_write).map_err(name_entry)?;
         let replacements = if snapshot.rev.is_none() {
             // Only `write` may name a file that does not exist: its text is inserted into an empty file.
-            match &request.edit {
+            match &entry.edit {
                 Edit::WriteAll { text } if !text.is_empty() => vec![Replacement { range: 0..0, new_text: text.clone() }],
                 _ => Vec::new(),
             }
         } else {
-            let planned = plan::plan(&snapshot.text, &request.edit)
-                .map_err(|error| name_entry(explain(state, key, snapshot, agent, error), index))?;
+            let planned = plan::plan(&snapshot.text, &entry.edit).map_err(|error| name_entry(explain(key, snapshot, error)))?;
             normalizations.entry(key.clone()).or_default().extend(planned.normalizations);
-            planned.replacements
+            let adopted = line_endings::adopt(&snapshot.text, planned.replacements);
+            if adopted.iter().all(|replacement| snapshot.text.byte_slice(replacement.range.clone()) == replacement.new_text.as_str()) {
+                // The edit only changed line endings, which adopt the file's.
+                return Err(name_entry(feedback::plan_error(PlanError::NoChange, feedback_context(snapshot, agent))));
+            }
+            adopted
         };
         if !order.contains(key) {
             order.push(key.clone());
@@ -284,7 +346,7 @@ async fn run(
             .map_err(|error| feedback::plan_error(error, feedback_context(snapshot, agent)))?;
         planned.push(planned_document(key, snapshot, replacements, normalizations.remove(key).unwrap_or_default()));
     }
-    deliver(state, agent, &planned, summary, dry_run).await
+    Ok(planned)
 }
 
 /// A document's plan: its replacements against the snapshot (creating the file when
@@ -311,7 +373,8 @@ pub(crate) fn planned_document(
     }
 }
 
-/// Reports a plan (dry run) or applies it through the editor, with one result per document.
+/// Reports a plan (dry run) or applies it through the editor, with one result per
+/// document; a write that reaches the editor is journaled, whatever its outcome.
 pub(crate) async fn deliver(
     state: &Arc<State>,
     agent: &AgentInfo,
@@ -321,10 +384,27 @@ pub(crate) async fn deliver(
 ) -> Result<Outcome, ProtocolError> {
     let mut results: Vec<DocumentResult> = planned.iter().map(|document| proposal(document, agent)).collect();
     if dry_run {
-        return Ok(Outcome { applied: false, documents: results });
+        return Ok(Outcome { applied: false, dry_run: true, documents: results });
     }
-    recheck_disk(state, planned)?;
-    let applied = apply_through_editor(state, agent, summary, planned).await?;
+    let applied = match recheck_disk(state, planned) {
+        Ok(()) => apply_through_editor(state, agent, summary, planned).await,
+        Err(error) => Err(error),
+    };
+    let applied = applied.map(|applied| report_applied(&mut results, planned, applied));
+    if let Some(journal) = &state.journal {
+        let workspace = state.workspace();
+        let roots: Vec<Option<PathBuf>> =
+            planned.iter().map(|document| document.key.path().and_then(|path| workspace.folder_of(path)).map(ToOwned::to_owned)).collect();
+        let write = WriteInfo { source: Source::Editor, agent: &agent.name, summary, commit: None };
+        journal.record(&write, &roots, &results, applied.as_ref().err());
+    }
+    applied?;
+    tracing::info!(agent = %agent.name, "applied: {summary}");
+    Ok(Outcome { applied: true, dry_run: false, documents: results })
+}
+
+/// Fills the proposals with what was applied: the new revs, and what the editor changed.
+pub(crate) fn report_applied(results: &mut [DocumentResult], planned: &[PlannedDocument], applied: Vec<AppliedDocument>) {
     for ((result, document), outcome) in results.iter_mut().zip(planned).zip(applied) {
         result.rev = outcome.rev.map(|rev| rev.to_string());
         if let Some(actual) = outcome.differs {
@@ -337,8 +417,6 @@ pub(crate) async fn deliver(
             ));
         }
     }
-    tracing::info!(agent = %agent.name, "applied: {summary}");
-    Ok(Outcome { applied: true, documents: results })
 }
 
 /// A refused plan as an error for the agent; a quote that is not in the document is
@@ -358,7 +436,7 @@ pub(crate) fn explain(state: &State, key: &DocKey, snapshot: &Snapshot, agent: &
     feedback::also_in(explained, &needle, &others)
 }
 
-fn feedback_context<'a>(snapshot: &'a Snapshot, agent: &AgentInfo) -> Context<'a> {
+pub(crate) fn feedback_context<'a>(snapshot: &'a Snapshot, agent: &AgentInfo) -> Context<'a> {
     Context {
         text: &snapshot.text,
         label: &snapshot.label,
@@ -368,7 +446,7 @@ fn feedback_context<'a>(snapshot: &'a Snapshot, agent: &AgentInfo) -> Context<'a
 }
 
 /// The result as proposed, before the editor has answered.
-fn proposal(document: &PlannedDocument, agent: &AgentInfo) -> DocumentResult {
+pub(crate) fn proposal(document: &PlannedDocument, agent: &AgentInfo) -> DocumentResult {
     DocumentResult {
         uri: document.key.to_uri(),
         base_rev: document.base_rev.map(|rev| rev.to_string()),
@@ -474,7 +552,7 @@ fn disk_snapshot(state: &State, key: &DocKey, allow_create: bool) -> Result<Snap
         .with("uri", uri)),
         Err(DiskError::NotText(why)) => Err(ProtocolError::new(
             ErrorKind::NotText,
-            format!("{label} is not UTF-8 text ({why}); verbatim edits text files only."),
+            format!("{label} is not a text file ({why}); verbatim edits text only: UTF-8, or UTF-16 with a byte order mark."),
         )
         .with("uri", uri)),
         Err(DiskError::Directory) => Err(ProtocolError::new(
@@ -486,7 +564,7 @@ fn disk_snapshot(state: &State, key: &DocKey, allow_create: bool) -> Result<Snap
     }
 }
 
-fn check_base_rev(snapshot: &Snapshot, base_rev: Option<&str>, is_write: bool) -> Result<(), ProtocolError> {
+pub(crate) fn check_base_rev(snapshot: &Snapshot, base_rev: Option<&str>, is_write: bool) -> Result<(), ProtocolError> {
     let label = &snapshot.label;
     let Some(current) = snapshot.rev else {
         if base_rev.is_some() {

@@ -157,10 +157,10 @@ async fn read_headers<R: AsyncRead + Unpin>(
                 continue;
             }
             saw_header = true;
-            if let Some((name, value)) = text.split_once(':') {
-                if name.trim().eq_ignore_ascii_case("content-length") {
-                    length = Some(value.trim().parse::<usize>().map_err(|_| value.trim().to_owned()));
-                }
+            if let Some((name, value)) = text.split_once(':')
+                && name.trim().eq_ignore_ascii_case("content-length")
+            {
+                length = Some(value.trim().parse::<usize>().map_err(|_| value.trim().to_owned()));
             }
         }
         match length {
@@ -195,10 +195,10 @@ pub fn check_body(body: &[u8]) -> Result<(), FrameError> {
         Some(Value::String(_)) => Ok(()),
         Some(_) => Err(FrameError::invalid("`method` must be a string".into(), reply_id)),
         None if message.contains_key("result") || message.contains_key("error") => {
-            if let Some(error) = message.get("error") {
-                if !(error.get("code").is_some_and(Value::is_i64) && error.get("message").is_some_and(Value::is_string)) {
-                    return Err(FrameError::invalid("a response `error` needs an integer `code` and a string `message`".into(), Value::Null));
-                }
+            if let Some(error) = message.get("error")
+                && !(error.get("code").is_some_and(Value::is_i64) && error.get("message").is_some_and(Value::is_string))
+            {
+                return Err(FrameError::invalid("a response `error` needs an integer `code` and a string `message`".into(), Value::Null));
             }
             Ok(())
         }
@@ -244,10 +244,10 @@ async fn read_trusted_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> 
         if line.is_empty() {
             break;
         }
-        if let Some((name, value)) = line.split_once(':') {
-            if name.trim().eq_ignore_ascii_case("content-length") {
-                length = value.trim().parse().unwrap_or(0);
-            }
+        if let Some((name, value)) = line.split_once(':')
+            && name.trim().eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap_or(0);
         }
     }
     let start = frame.len();

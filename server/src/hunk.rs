@@ -39,10 +39,10 @@ pub fn plan_hunks(text: &Rope, hunks: &[Hunk], rules: HunkRules) -> Vec<Result<P
         .iter()
         .map(|hunk| {
             let planned = plan_hunk(text, hunk, start, rules.exact);
-            if rules.in_order {
-                if let Ok(planned) = &planned {
-                    start = planned.replacements.iter().map(|replacement| replacement.range.end).max().unwrap_or(start);
-                }
+            if rules.in_order
+                && let Ok(planned) = &planned
+            {
+                start = planned.replacements.iter().map(|replacement| replacement.range.end).max().unwrap_or(start);
             }
             planned
         })

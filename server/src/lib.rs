@@ -6,19 +6,25 @@
 //!   [`position`] (line/column in utf-8, utf-16, utf-32), [`rev`] (revisions),
 //!   [`document`] and [`store`] (live buffers), [`doc_key`] (document identity),
 //!   [`quote`] (finding quotes), [`normalize`] (the normalization ladder),
-//!   [`plan`] (quote-addressed requests to replacements), [`near_miss`] (the region
-//!   most like a missing quote), [`patch`] (patch dialects parsed) and [`hunk`] (their
-//!   hunks planned), [`diff`] (minimal edits and unified diffs), [`disk`] (files that
-//!   are not open), [`workspace`] (which files are in reach), [`access`] (read-only
-//!   agents, denied paths);
+//!   [`plan`] (quote-addressed requests to replacements), [`line_endings`] (new text
+//!   adopts the line ending around it), [`near_miss`] (the region most like a missing
+//!   quote), [`patch`] (patch dialects parsed) and [`hunk`] (their hunks planned),
+//!   [`diff`] (minimal edits and unified diffs), [`file_format`] (encodings and BOMs,
+//!   byte exact), [`disk`] (files that are not open), [`workspace`] (which files are in
+//!   reach), [`access`] (read-only agents, denied paths);
 //! - the protocol: [`protocol`] (wire types), [`error`] (error kinds and codes),
 //!   [`feedback`] (errors an agent can act on), [`to_proto`] (engine to LSP types);
 //! - the service: [`state`] (shared between connections), [`registry`] (agents and
 //!   pending edits), [`edits`] (the agent methods), [`patching`] (`verbatim/applyPatch`),
-//!   [`apply`] (through the editor);
+//!   [`apply`] (through the editor), [`journal`] (every write, as JSON lines per workspace);
+//! - headless mode, the disk as the target: [`headless`], [`file_lock`] (writers take
+//!   turns across processes), [`atomic_write`] (temp file, fsync, rename), [`git`];
 //! - the transports: [`ordered_sync`] and [`editor`] (the editor on stdio),
 //!   [`agent`] and [`listener`] (agents on the socket), [`framing`] (the frame guard), [`discovery`] (runtime
-//!   directory and discovery files), [`lsp`] (`verbatim lsp`), [`clock`].
+//!   directory and discovery files), [`lsp`] (`verbatim lsp`), [`clock`];
+//! - the agent front-ends: [`client`] (the agent side of the socket), [`routing`]
+//!   (which server serves a file), [`frontend`] (a call routed to the editor or run
+//!   headless), [`render`] (results as text), [`mcp`] (`verbatim mcp`).
 #![deny(clippy::print_stdout)]
 
 pub mod position;
@@ -29,10 +35,12 @@ pub mod doc_key;
 pub mod quote;
 pub mod normalize;
 pub mod plan;
+pub mod line_endings;
 pub mod near_miss;
 pub mod patch;
 pub mod hunk;
 pub mod diff;
+pub mod file_format;
 pub mod disk;
 pub mod workspace;
 pub mod access;
@@ -45,6 +53,11 @@ pub mod registry;
 pub mod edits;
 pub mod patching;
 pub mod apply;
+pub mod journal;
+pub mod headless;
+pub mod file_lock;
+pub mod atomic_write;
+pub mod git;
 pub mod ordered_sync;
 pub mod editor;
 pub mod agent;
@@ -53,3 +66,8 @@ pub mod framing;
 pub mod discovery;
 pub mod lsp;
 pub mod clock;
+pub mod client;
+pub mod routing;
+pub mod frontend;
+pub mod render;
+pub mod mcp;

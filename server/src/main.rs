@@ -1,36 +1,18 @@
 //! The `verbatim` command line: parse arguments, set up logging, call the library.
+//! The grammar is in [`cli::args`]; the agent-facing commands run in [`cli`].
+
+mod cli;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::Parser;
 
-#[derive(Debug, Parser)]
-#[command(name = "verbatim", version, about = "Let AI agents edit files inside your editor by quoting text")]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
+use cli::args::{Cli, Command};
 
-#[derive(Debug, Subcommand)]
-enum Command {
-    /// Serve an editor on stdio (the editor starts this) and agents on a Unix socket.
-    Lsp {
-        /// Put the agent socket here instead of the runtime directory.
-        #[arg(long)]
-        socket: Option<PathBuf>,
-        /// Write logs to this file instead of stderr.
-        #[arg(long)]
-        log_file: Option<PathBuf>,
-        /// Accepted and ignored: the editor is always served on stdio (LSP clients add this flag).
-        #[arg(long, hide = true)]
-        stdio: bool,
-    },
-}
-
-fn init_logging(log_file: Option<&PathBuf>) -> Result<(), String> {
+fn init_logging(log_file: Option<&PathBuf>, default_level: &str) -> Result<(), String> {
     let filter = tracing_subscriber::EnvFilter::try_from_env("VERBATIM_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(false);
     match log_file {
         Some(path) => {
@@ -46,20 +28,24 @@ fn init_logging(log_file: Option<&PathBuf>) -> Result<(), String> {
     Ok(())
 }
 
+fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|error| {
+        eprintln!("verbatim: cannot start the async runtime: {error}");
+        ExitCode::FAILURE
+    })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Lsp { socket, log_file, stdio: _ } => {
-            if let Err(message) = init_logging(log_file.as_ref()) {
+            if let Err(message) = init_logging(log_file.as_ref(), "info") {
                 eprintln!("verbatim: {message}");
                 return ExitCode::FAILURE;
             }
-            let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+            let runtime = match runtime() {
                 Ok(runtime) => runtime,
-                Err(error) => {
-                    eprintln!("verbatim: cannot start the async runtime: {error}");
-                    return ExitCode::FAILURE;
-                }
+                Err(code) => return code,
             };
             let outcome = runtime.block_on(verbatim::lsp::run(verbatim::lsp::LspOptions { socket }));
             // Reading stdin occupies a blocking thread that only ends when the editor
@@ -73,6 +59,44 @@ fn main() -> ExitCode {
                     ExitCode::FAILURE
                 }
             }
+        }
+        Command::Mcp { route, log_file } => {
+            if let Err(message) = init_logging(log_file.as_ref(), "warn") {
+                eprintln!("verbatim: {message}");
+                return ExitCode::FAILURE;
+            }
+            let mut options = match cli::frontend_options(&route) {
+                Ok(options) => options,
+                Err(message) => {
+                    eprintln!("verbatim: {message}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            // A model without an editor may edit only below where it was started.
+            if options.roots.is_empty() {
+                options.roots.push(options.cwd.clone());
+            }
+            let agent_fixed = route.agent.is_some();
+            let runtime = match runtime() {
+                Ok(runtime) => runtime,
+                Err(code) => return code,
+            };
+            let outcome = runtime.block_on(verbatim::mcp::serve(verbatim::frontend::Frontend::new(options), agent_fixed));
+            runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+            match outcome {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("verbatim: {error}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        other => {
+            if let Err(message) = init_logging(None, "warn") {
+                eprintln!("verbatim: {message}");
+                return ExitCode::FAILURE;
+            }
+            cli::run(other)
         }
     }
 }

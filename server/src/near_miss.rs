@@ -115,12 +115,12 @@ fn candidate_starts(text: &Rope, quote_lines: &[&str], lines: Range<usize>) -> V
         let line = text.line(number).to_string();
         seen.clear();
         for token in tokens(&line) {
-            if let Some(&id) = token_ids.get(token) {
-                if !seen.contains(&id) {
-                    seen.push(id);
-                    token_frequency[id] += 1;
-                    token_hits.push((number, id));
-                }
+            if let Some(&id) = token_ids.get(token)
+                && !seen.contains(&id)
+            {
+                seen.push(id);
+                token_frequency[id] += 1;
+                token_hits.push((number, id));
             }
         }
         if let Some((key, indexes)) = trimmed_lines.get_key_value(line.trim()) {

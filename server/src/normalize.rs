@@ -573,15 +573,15 @@ impl IndentShift {
         }
         let (first_quoted, first_found) = pairs.first()?;
         let first_quoted = first_quoted.as_ref();
-        if let Some(prefix) = first_found.strip_suffix(first_quoted) {
-            if pairs.iter().all(|(quoted, found)| found.strip_prefix(prefix) == Some(quoted.as_ref())) {
-                return Some(Self::Deeper(prefix.to_owned()));
-            }
+        if let Some(prefix) = first_found.strip_suffix(first_quoted)
+            && pairs.iter().all(|(quoted, found)| found.strip_prefix(prefix) == Some(quoted.as_ref()))
+        {
+            return Some(Self::Deeper(prefix.to_owned()));
         }
-        if let Some(prefix) = first_quoted.strip_suffix(first_found) {
-            if pairs.iter().all(|(quoted, found)| quoted.as_ref().strip_prefix(prefix) == Some(*found)) {
-                return Some(Self::Shallower(prefix.to_owned()));
-            }
+        if let Some(prefix) = first_quoted.strip_suffix(first_found)
+            && pairs.iter().all(|(quoted, found)| quoted.as_ref().strip_prefix(prefix) == Some(*found))
+        {
+            return Some(Self::Shallower(prefix.to_owned()));
         }
         None
     }
@@ -622,10 +622,10 @@ impl IndentShift {
         let mut level_preserving = pairs.iter().filter(|(quoted, found)| !quoted.is_empty() && !found.is_empty()).map(
             |(quoted, found)| if from == ' ' { quoted.len() / found.len().max(1) } else { found.len() / quoted.len().max(1) },
         );
-        if let Some(shift) = level_preserving.next().filter(|width| *width > 0).and_then(fits) {
-            if matches!(&shift, Self::Converted { then, .. } if **then == Self::Same) {
-                return Some(shift);
-            }
+        if let Some(shift) = level_preserving.next().filter(|width| *width > 0).and_then(fits)
+            && matches!(&shift, Self::Converted { then, .. } if **then == Self::Same)
+        {
+            return Some(shift);
         }
         let mut fitting = TAB_WIDTHS.into_iter().filter_map(fits);
         let first = fitting.next()?;

@@ -229,14 +229,14 @@ fn parse_apply_patch(lines: &[(usize, &str)]) -> Result<Vec<FileOperation>, Pars
 /// section ends.
 fn parse_update(lines: &[(usize, &str)], mut index: usize, header: usize, path: &str) -> Result<(FileChange, usize), ParseError> {
     let mut move_to = None;
-    if let Some(&(number, line)) = lines.get(index) {
-        if let Some(target) = marker_path(line, MOVE) {
-            if target.is_empty() {
-                return Err(error(number, format!("`{MOVE}` names no file: write the new path after it")));
-            }
-            move_to = Some((target.to_owned(), number));
-            index += 1;
+    if let Some(&(number, line)) = lines.get(index)
+        && let Some(target) = marker_path(line, MOVE)
+    {
+        if target.is_empty() {
+            return Err(error(number, format!("`{MOVE}` names no file: write the new path after it")));
         }
+        move_to = Some((target.to_owned(), number));
+        index += 1;
     }
     let mut hunks: Vec<Hunk> = Vec::new();
     let mut current: Option<Hunk> = None;

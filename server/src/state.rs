@@ -11,6 +11,7 @@ use tower_lsp_server::Client;
 
 use crate::discovery::Endpoint;
 use crate::doc_key::DocKey;
+use crate::journal::Journal;
 use crate::position::PositionEncoding;
 use crate::protocol::{ClientInfo, InitializationOptions, StatusResult, method};
 use crate::registry::Registry;
@@ -52,6 +53,8 @@ pub struct State {
     started_at: String,
     /// Status notifications go through one channel, in the order they were taken.
     status_sender: Mutex<Option<tokio::sync::mpsc::UnboundedSender<StatusResult>>>,
+    /// Where every write is journaled; `None` when no state directory can be named.
+    pub journal: Option<Journal>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -72,6 +75,7 @@ impl Default for State {
             endpoint: Mutex::default(),
             started_at: crate::clock::now_rfc3339(),
             status_sender: Mutex::default(),
+            journal: Journal::from_env(),
         }
     }
 }

@@ -41,7 +41,7 @@ impl Workspace {
     }
 
     /// The deepest folder containing `path`, lexically.
-    fn folder_of(&self, path: &Path) -> Option<&Path> {
+    pub fn folder_of(&self, path: &Path) -> Option<&Path> {
         self.folders
             .iter()
             .filter(|folder| path.starts_with(folder))

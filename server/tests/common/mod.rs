@@ -463,10 +463,10 @@ impl ScriptedEditor {
         for _ in 0..200 {
             if let Ok(entries) = std::fs::read_dir(self.runtime_dir.path()) {
                 for entry in entries.flatten() {
-                    if entry.path().extension().is_some_and(|ext| ext == "json") {
-                        if let Ok(value) = serde_json::from_slice::<Value>(&std::fs::read(entry.path()).unwrap_or_default()) {
-                            return value;
-                        }
+                    if entry.path().extension().is_some_and(|ext| ext == "json")
+                        && let Ok(value) = serde_json::from_slice::<Value>(&std::fs::read(entry.path()).unwrap_or_default())
+                    {
+                        return value;
                     }
                 }
             }
@@ -618,15 +618,15 @@ fn apply_in_model(shared: &EditorShared, params: &Value, review: &Review) -> Opt
             document.text.replace_range(start..end, &new_text);
             changes.push(json!({"range": range, "text": new_text}));
         }
-        if let Review::AcceptAltered(find, replace) = review {
-            if let Some(start) = document.text.find(find.as_str()) {
-                let range = json!({
-                    "start": position_of(&document.text, start, &encoding),
-                    "end": position_of(&document.text, start + find.len(), &encoding),
-                });
-                document.text.replace_range(start..start + find.len(), replace);
-                changes.push(json!({"range": range, "text": replace}));
-            }
+        if let Review::AcceptAltered(find, replace) = review
+            && let Some(start) = document.text.find(find.as_str())
+        {
+            let range = json!({
+                "start": position_of(&document.text, start, &encoding),
+                "end": position_of(&document.text, start + find.len(), &encoding),
+            });
+            document.text.replace_range(start..start + find.len(), replace);
+            changes.push(json!({"range": range, "text": replace}));
         }
         document.version += 2;
         notifications.push(("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": document.version}, "contentChanges": changes})));

@@ -1,0 +1,246 @@
+//! The command line's grammar: every subcommand and option of `verbatim`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use super::exit::EXIT_CODES_HELP;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "verbatim",
+    version,
+    about = "Let AI agents edit files inside your editor by quoting text",
+    long_about = "Let AI agents edit files inside your editor by quoting text.\n\n\
+        Editors start `verbatim lsp`. Agents call the other commands (or `verbatim mcp`): each one finds the \
+        editor whose workspace folder holds the file and sends the edit there for review; when no editor serves \
+        the file, it edits the file on disk (headless).",
+    after_help = EXIT_CODES_HELP
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve an editor on stdio (the editor starts this) and agents on a Unix socket.
+    Lsp {
+        /// Put the agent socket here instead of the runtime directory.
+        #[arg(long)]
+        socket: Option<PathBuf>,
+        /// Write logs to this file instead of stderr.
+        #[arg(long)]
+        log_file: Option<PathBuf>,
+        /// Accepted and ignored: the editor is always served on stdio (LSP clients add this flag).
+        #[arg(long, hide = true)]
+        stdio: bool,
+    },
+    /// Print a file's text as the editor has it (unsaved changes included), else as on disk.
+    ///
+    /// The text goes to stdout exactly; a header with its rev goes to stderr.
+    Read {
+        /// The file (absolute, relative to the current directory, or a file: URI).
+        path: String,
+        #[command(flatten)]
+        route: RouteArgs,
+    },
+    /// Replace a quoted piece of text (verbatim/strReplace).
+    #[command(after_help = EXIT_CODES_HELP)]
+    Edit(EditArgs),
+    /// Replace a block, from the start of one quote through the end of another (verbatim/replaceRange).
+    #[command(name = "replace-range", after_help = EXIT_CODES_HELP)]
+    ReplaceRange(ReplaceRangeArgs),
+    /// Apply a JSON batch from stdin, shaped like verbatim/batchEdit params, all or nothing.
+    ///
+    /// `uri`s may be paths, relative to the current directory.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Batch {
+        /// The summary, if the JSON has none.
+        #[arg(long, short = 'm')]
+        summary: Option<String>,
+        /// Show the change without applying it.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        route: RouteArgs,
+    },
+    /// Create a file, or replace a whole file, with the text on stdin (verbatim/write).
+    #[command(after_help = EXIT_CODES_HELP)]
+    Write {
+        /// The file (absolute, relative to the current directory, or a file: URI).
+        path: String,
+        /// Read the text from this file instead of stdin.
+        #[arg(long, value_name = "FILE")]
+        text_file: Option<PathBuf>,
+        /// Required to replace an existing file: the rev of your last read.
+        #[arg(long)]
+        base_rev: Option<String>,
+        /// One line saying why, shown to the person who reviews the write.
+        #[arg(long, short = 'm')]
+        summary: String,
+        #[command(flatten)]
+        route: RouteArgs,
+    },
+    /// List the documents open in the editor that serves the current directory.
+    Documents {
+        #[command(flatten)]
+        route: RouteArgs,
+    },
+    /// List the running verbatim servers: pid, socket, workspace folders, editor.
+    Editors {
+        /// Print JSON (the discovery files).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the journal of writes for the workspace of the current directory.
+    Log(LogArgs),
+    /// Serve the Model Context Protocol on stdio: tools for reading and editing files.
+    Mcp {
+        #[command(flatten)]
+        route: RouteArgs,
+        /// Write logs to this file instead of stderr.
+        #[arg(long)]
+        log_file: Option<PathBuf>,
+    },
+}
+
+/// How a command reaches documents, and how it answers.
+#[derive(Debug, Clone, Args)]
+pub struct RouteArgs {
+    /// Print the result as JSON: the protocol's result plus "via" ("editor" or "headless").
+    #[arg(long)]
+    pub json: bool,
+    /// Use the verbatim server on this socket instead of finding one.
+    #[arg(long, conflicts_with = "headless")]
+    pub socket: Option<PathBuf>,
+    /// Edit files on disk even when an editor serves them.
+    #[arg(long)]
+    pub headless: bool,
+    /// The agent's name, shown in the editor's review and in the journal.
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Without an editor, only touch files inside this folder (may be repeated).
+    #[arg(long, value_name = "DIR")]
+    pub root: Vec<PathBuf>,
+    /// Without an editor, commit every write to git, with the summary as the message.
+    #[arg(long)]
+    pub git_commit: bool,
+}
+
+/// A required quote: given inline or read from a file (`-` is stdin).
+macro_rules! quote_args {
+    ($name:ident, $field:ident, $file:ident, $flag:literal, $doc:literal) => {
+        #[derive(Debug, Clone, Args)]
+        #[group(required = true, multiple = false)]
+        pub struct $name {
+            #[doc = $doc]
+            #[arg(long = $flag, allow_hyphen_values = true, value_name = "TEXT")]
+            pub $field: Option<String>,
+            #[doc = concat!("Read the text of --", $flag, " from this file (- for stdin), so that no shell mangles it.")]
+            #[arg(long = concat!($flag, "-file"), value_name = "FILE")]
+            pub $file: Option<PathBuf>,
+        }
+    };
+}
+
+quote_args!(OldArg, old, old_file, "old", "The exact text to replace.");
+quote_args!(NewArg, new, new_file, "new", "The replacement text.");
+quote_args!(FromArg, from, from_file, "from", "The start of the block (included).");
+quote_args!(ToArg, to, to_file, "to", "The end of the block (included).");
+
+/// `after` and `before`: optional quotes that narrow the window.
+#[derive(Debug, Clone, Args)]
+pub struct WindowArgs {
+    /// Only search after this quote (unique in the file).
+    #[arg(long, allow_hyphen_values = true, value_name = "TEXT", conflicts_with = "after_file")]
+    pub after: Option<String>,
+    /// Read --after from this file (- for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub after_file: Option<PathBuf>,
+    /// Only search before this quote (unique after --after, else in the file).
+    #[arg(long, allow_hyphen_values = true, value_name = "TEXT", conflicts_with = "before_file")]
+    pub before: Option<String>,
+    /// Read --before from this file (- for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub before_file: Option<PathBuf>,
+}
+
+/// What every write takes.
+#[derive(Debug, Clone, Args)]
+pub struct WriteArgs {
+    /// One line saying why, shown to the person who reviews the edit.
+    #[arg(long, short = 'm')]
+    pub summary: String,
+    /// The rev of your last read: refuse the edit if the file changed since.
+    #[arg(long)]
+    pub base_rev: Option<String>,
+    /// Show the change without applying it.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct EditArgs {
+    /// The file (absolute, relative to the current directory, or a file: URI).
+    pub path: String,
+    #[command(flatten)]
+    pub old: OldArg,
+    #[command(flatten)]
+    pub new: NewArg,
+    #[command(flatten)]
+    pub window: WindowArgs,
+    /// Replace the N-th match (1-based), as listed by an ambiguous error.
+    #[arg(long, value_name = "N", conflicts_with = "all")]
+    pub occurrence: Option<u64>,
+    /// Replace every match.
+    #[arg(long)]
+    pub all: bool,
+    #[command(flatten)]
+    pub write: WriteArgs,
+    #[command(flatten)]
+    pub route: RouteArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReplaceRangeArgs {
+    /// The file (absolute, relative to the current directory, or a file: URI).
+    pub path: String,
+    #[command(flatten)]
+    pub from: FromArg,
+    #[command(flatten)]
+    pub to: ToArg,
+    #[command(flatten)]
+    pub new: NewArg,
+    #[command(flatten)]
+    pub window: WindowArgs,
+    #[command(flatten)]
+    pub write: WriteArgs,
+    #[command(flatten)]
+    pub route: RouteArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct LogArgs {
+    /// Show at most this many entries, newest first.
+    #[arg(long, short = 'n', default_value_t = 20)]
+    pub limit: usize,
+    /// The journal of this workspace folder instead of the current directory's.
+    #[arg(long, value_name = "DIR", conflicts_with = "all")]
+    pub workspace: Option<PathBuf>,
+    /// Every workspace's journal.
+    #[arg(long)]
+    pub all: bool,
+    /// Only entries about this file.
+    #[arg(long)]
+    pub path: Option<String>,
+    /// Only entries of this agent.
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Show each entry's diff.
+    #[arg(long)]
+    pub diff: bool,
+    /// Print JSON lines, as stored.
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,385 @@
+//! The agent-facing commands of the `verbatim` binary: build the protocol's params
+//! from the arguments, run them through [`Frontend`] (the editor that serves the
+//! file, else headless), and print the result for people or, with `--json`, for
+//! programs. Exit codes say which error kind ended a command ([`exit`]).
+
+pub mod args;
+pub mod exit;
+mod output;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use verbatim::client::Identity;
+use verbatim::discovery::runtime_dir;
+use verbatim::doc_key::DocKey;
+use verbatim::error::ProtocolError;
+use verbatim::frontend::{Frontend, FrontendError, FrontendOptions, Routed};
+use verbatim::journal::{Entry, Journal, read_entries};
+use verbatim::protocol::{BatchResult, DocumentInfo, EditResult, ReadResult, method};
+use verbatim::render::{self, Vocabulary};
+
+use args::{EditArgs, LogArgs, ReplaceRangeArgs, RouteArgs, WindowArgs};
+
+/// The agent name used when `--agent` is not given.
+const DEFAULT_AGENT: &str = "verbatim-cli";
+
+/// Why a command failed, and so its exit code.
+#[derive(Debug)]
+enum Failure {
+    Usage(String),
+    Protocol(ProtocolError),
+    Internal(String),
+}
+
+impl From<FrontendError> for Failure {
+    fn from(error: FrontendError) -> Self {
+        match error {
+            FrontendError::Protocol(error) => Self::Protocol(error),
+            FrontendError::Internal(message) => Self::Internal(message),
+        }
+    }
+}
+
+impl Failure {
+    fn code(&self) -> u8 {
+        match self {
+            Self::Usage(_) => exit::USAGE,
+            Self::Protocol(error) => exit::of_kind(error.kind),
+            Self::Internal(_) => exit::INTERNAL,
+        }
+    }
+
+    fn report(&self, json_output: bool) -> ExitCode {
+        if json_output {
+            let (kind, code, message, data) = match self {
+                Self::Usage(message) => ("usage", Value::Null, message.clone(), Value::Null),
+                Self::Protocol(error) => (error.kind.as_str(), json!(error.kind.code()), error.message.clone(), Value::Object(error.data.clone())),
+                Self::Internal(message) => ("internal", Value::Null, message.clone(), Value::Null),
+            };
+            output::json(&json!({"error": {"kind": kind, "code": code, "message": message, "data": data}}));
+        } else {
+            match self {
+                Self::Usage(message) => output::note(&format!("verbatim: {message}")),
+                Self::Protocol(error) => output::note(&format!("verbatim: {}: {}", error.kind, render::error(error, Vocabulary::Cli))),
+                Self::Internal(message) => output::note(&format!("verbatim: internal error: {message}")),
+            }
+        }
+        ExitCode::from(self.code())
+    }
+}
+
+/// Runs an agent-facing command (everything but `lsp` and `mcp`).
+pub fn run(command: args::Command) -> ExitCode {
+    use args::Command;
+    let json_output = match &command {
+        Command::Read { route, .. } | Command::Batch { route, .. } | Command::Write { route, .. } | Command::Documents { route } => route.json,
+        Command::Edit(args) => args.route.json,
+        Command::ReplaceRange(args) => args.route.json,
+        Command::Editors { json } => *json,
+        Command::Log(args) => args.json,
+        Command::Lsp { .. } | Command::Mcp { .. } => false,
+    };
+    let outcome = match command {
+        Command::Editors { json } => editors(json),
+        Command::Log(args) => log(&args),
+        other => call(other),
+    };
+    match outcome {
+        Ok(()) => ExitCode::from(exit::OK),
+        Err(failure) => failure.report(json_output),
+    }
+}
+
+fn call(command: args::Command) -> Result<(), Failure> {
+    use args::Command;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| Failure::Internal(format!("cannot start the async runtime: {error}")))?;
+    let mut stdin = StdinOnce::default();
+    match command {
+        Command::Read { path, route } => {
+            let frontend = frontend(&route)?;
+            let label = path.clone();
+            let params = json!({"uri": frontend.uri_of(&path)});
+            let routed = runtime.block_on(frontend.call(method::READ, params))?;
+            if route.json {
+                output::json(&with_via(&routed));
+            } else {
+                let result: ReadResult = decode(&routed.result)?;
+                output::note(&render::read_header(&result, &label));
+                output::out(&result.text);
+            }
+        }
+        Command::Edit(args) => {
+            let frontend = frontend(&args.route)?;
+            let params = edit_params(&frontend, &args, &mut stdin)?;
+            let routed = runtime.block_on(frontend.call(method::STR_REPLACE, params))?;
+            print_edit(&routed, args.route.json)?;
+        }
+        Command::ReplaceRange(args) => {
+            let frontend = frontend(&args.route)?;
+            let params = replace_range_params(&frontend, &args, &mut stdin)?;
+            let routed = runtime.block_on(frontend.call(method::REPLACE_RANGE, params))?;
+            print_edit(&routed, args.route.json)?;
+        }
+        Command::Write { path, text_file, base_rev, summary, route } => {
+            let frontend = frontend(&route)?;
+            let text = stdin.text_of(None, Some(text_file.unwrap_or_else(|| PathBuf::from("-"))), "the text")?.unwrap_or_default();
+            let mut params = json!({"uri": frontend.uri_of(&path), "text": text, "summary": summary});
+            if let Some(base_rev) = base_rev {
+                params["baseRev"] = json!(base_rev);
+            }
+            let routed = runtime.block_on(frontend.call(method::WRITE, params))?;
+            print_edit(&routed, route.json)?;
+        }
+        Command::Batch { summary, dry_run, route } => {
+            let frontend = frontend(&route)?;
+            let params = batch_params(&frontend, &stdin.text_of(None, Some(PathBuf::from("-")), "the batch")?.unwrap_or_default(), summary, dry_run)?;
+            let routed = runtime.block_on(frontend.call(method::BATCH_EDIT, params))?;
+            if route.json {
+                output::json(&with_via(&routed));
+            } else {
+                let result: BatchResult = decode(&routed.result)?;
+                output::out(&render::batch_result(&result, &routed.via));
+                commit_notes(&routed);
+            }
+        }
+        Command::Documents { route } => {
+            let frontend = frontend(&route)?;
+            let routed = runtime.block_on(frontend.call(method::DOCUMENTS, Value::Null))?;
+            if route.json {
+                output::json(&routed.result);
+            } else {
+                let documents: Vec<DocumentInfo> = decode(&routed.result)?;
+                output::out(&render::documents(&documents));
+            }
+        }
+        Command::Lsp { .. } | Command::Mcp { .. } | Command::Editors { .. } | Command::Log(_) => {
+            return Err(Failure::Internal("this command is not an agent call".into()));
+        }
+    }
+    // Reading stdin may occupy a blocking thread; do not wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    Ok(())
+}
+
+/// The options every front-end call shares.
+pub fn frontend_options(route: &RouteArgs) -> Result<FrontendOptions, String> {
+    let cwd = std::env::current_dir().map_err(|error| format!("cannot read the current directory: {error}"))?;
+    let roots = route.root.iter().map(|root| if root.is_absolute() { root.clone() } else { cwd.join(root) }).collect();
+    Ok(FrontendOptions {
+        agent: Identity {
+            name: route.agent.clone().unwrap_or_else(|| DEFAULT_AGENT.to_owned()),
+            version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+        },
+        socket: route.socket.clone(),
+        headless: route.headless,
+        roots,
+        cwd,
+        git_commit: route.git_commit,
+        runtime_dir: runtime_dir(),
+        journal: Journal::from_env(),
+    })
+}
+
+fn frontend(route: &RouteArgs) -> Result<Arc<Frontend>, Failure> {
+    frontend_options(route).map(Frontend::new).map_err(Failure::Internal)
+}
+
+fn decode<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, Failure> {
+    serde_json::from_value(value.clone()).map_err(|error| Failure::Internal(format!("unexpected result from the server: {error}")))
+}
+
+/// The result as JSON, with `via` added to an object.
+fn with_via(routed: &Routed) -> Value {
+    let mut value = routed.result.clone();
+    if let Value::Object(map) = &mut value {
+        map.insert("via".into(), json!(routed.via.as_str()));
+    }
+    value
+}
+
+fn print_edit(routed: &Routed, json_output: bool) -> Result<(), Failure> {
+    if json_output {
+        output::json(&with_via(routed));
+        return Ok(());
+    }
+    let result: EditResult = decode(&routed.result)?;
+    output::out(&render::edit_result(&result, &routed.via));
+    commit_notes(routed);
+    Ok(())
+}
+
+fn commit_notes(routed: &Routed) {
+    if let Some(commit) = routed.result.get("commit").and_then(Value::as_str) {
+        output::note(&format!("committed to git: {commit}"));
+    }
+    if let Some(error) = routed.result.get("commitError").and_then(Value::as_str) {
+        output::note(&format!("verbatim: warning: {error}"));
+    }
+}
+
+/// Quotes come inline or from files; stdin (`-`) can be read only once.
+#[derive(Debug, Default)]
+struct StdinOnce {
+    taken_by: Option<&'static str>,
+}
+
+impl StdinOnce {
+    fn text_of(&mut self, inline: Option<String>, file: Option<PathBuf>, what: &'static str) -> Result<Option<String>, Failure> {
+        let Some(file) = file else { return Ok(inline) };
+        let bytes = if file == Path::new("-") {
+            if let Some(other) = self.taken_by.replace(what) {
+                return Err(Failure::Usage(format!("{what} and {other} both want stdin; read one of them from a file")));
+            }
+            let mut bytes = Vec::new();
+            std::io::stdin().read_to_end(&mut bytes).map_err(|error| Failure::Internal(format!("cannot read stdin: {error}")))?;
+            bytes
+        } else {
+            std::fs::read(&file).map_err(|error| Failure::Usage(format!("cannot read {what} from {}: {error}", file.display())))?
+        };
+        String::from_utf8(bytes).map(Some).map_err(|_| {
+            Failure::Protocol(ProtocolError::invalid_params(None, format!("{what} is not UTF-8 text; quotes and new text must be UTF-8.")))
+        })
+    }
+
+    fn window(&mut self, window: &WindowArgs, params: &mut Value) -> Result<(), Failure> {
+        if let Some(after) = self.text_of(window.after.clone(), window.after_file.clone(), "--after")? {
+            params["after"] = json!(after);
+        }
+        if let Some(before) = self.text_of(window.before.clone(), window.before_file.clone(), "--before")? {
+            params["before"] = json!(before);
+        }
+        Ok(())
+    }
+}
+
+fn required(text: Option<String>, flag: &str) -> Result<String, Failure> {
+    text.ok_or_else(|| Failure::Usage(format!("{flag} is required")))
+}
+
+fn edit_params(frontend: &Frontend, args: &EditArgs, stdin: &mut StdinOnce) -> Result<Value, Failure> {
+    let old = required(stdin.text_of(args.old.old.clone(), args.old.old_file.clone(), "--old")?, "--old")?;
+    let new = required(stdin.text_of(args.new.new.clone(), args.new.new_file.clone(), "--new")?, "--new")?;
+    let mut params = json!({
+        "uri": frontend.uri_of(&args.path), "oldStr": old, "newStr": new,
+        "summary": args.write.summary, "replaceAll": args.all, "dryRun": args.write.dry_run,
+    });
+    stdin.window(&args.window, &mut params)?;
+    if let Some(occurrence) = args.occurrence {
+        params["occurrence"] = json!(occurrence);
+    }
+    if let Some(base_rev) = &args.write.base_rev {
+        params["baseRev"] = json!(base_rev);
+    }
+    Ok(params)
+}
+
+fn replace_range_params(frontend: &Frontend, args: &ReplaceRangeArgs, stdin: &mut StdinOnce) -> Result<Value, Failure> {
+    let from = required(stdin.text_of(args.from.from.clone(), args.from.from_file.clone(), "--from")?, "--from")?;
+    let to = required(stdin.text_of(args.to.to.clone(), args.to.to_file.clone(), "--to")?, "--to")?;
+    let new = required(stdin.text_of(args.new.new.clone(), args.new.new_file.clone(), "--new")?, "--new")?;
+    let mut params = json!({
+        "uri": frontend.uri_of(&args.path), "fromStr": from, "toStr": to, "newStr": new,
+        "summary": args.write.summary, "dryRun": args.write.dry_run,
+    });
+    stdin.window(&args.window, &mut params)?;
+    if let Some(base_rev) = &args.write.base_rev {
+        params["baseRev"] = json!(base_rev);
+    }
+    Ok(params)
+}
+
+/// The batch from stdin, with paths made absolute and the flags filled in.
+fn batch_params(frontend: &Frontend, input: &str, summary: Option<String>, dry_run: bool) -> Result<Value, Failure> {
+    let mut params: Value = serde_json::from_str(input).map_err(|error| {
+        Failure::Protocol(ProtocolError::invalid_params(None, format!("the batch on stdin is not JSON: {error}. Send verbatim/batchEdit params: {{\"summary\": ..., \"edits\": [...]}}.")))
+    })?;
+    let Value::Object(map) = &mut params else {
+        return Err(Failure::Protocol(ProtocolError::invalid_params(None, "the batch on stdin must be a JSON object: {\"summary\": ..., \"edits\": [...]}")));
+    };
+    if let Some(Value::Array(edits)) = map.get_mut("edits") {
+        for edit in edits {
+            if let Some(uri) = edit.get("uri").and_then(Value::as_str) {
+                let uri = frontend.uri_of(uri);
+                edit["uri"] = json!(uri);
+            }
+        }
+    }
+    if let Some(summary) = summary {
+        map.insert("summary".into(), json!(summary));
+    }
+    if dry_run {
+        map.insert("dryRun".into(), json!(true));
+    }
+    Ok(params)
+}
+
+fn editors(json_output: bool) -> Result<(), Failure> {
+    let servers = verbatim::discovery::live_servers(&runtime_dir());
+    if json_output {
+        output::json(&serde_json::to_value(&servers).unwrap_or_default());
+    } else {
+        output::out(&render::editors(&servers));
+    }
+    Ok(())
+}
+
+fn log(args: &LogArgs) -> Result<(), Failure> {
+    let journal = Journal::from_env()
+        .ok_or_else(|| Failure::Internal("no state directory: set VERBATIM_STATE_DIR, XDG_STATE_HOME or HOME".into()))?;
+    let cwd = std::env::current_dir().map_err(|error| Failure::Internal(format!("cannot read the current directory: {error}")))?;
+    let files = if args.all {
+        journal.files()
+    } else {
+        let dir = args.workspace.as_ref().map_or_else(|| cwd.clone(), |dir| if dir.is_absolute() { dir.clone() } else { cwd.join(dir) });
+        let found = journal.find_for_dir(&dir).or_else(|| dir.canonicalize().ok().and_then(|real| journal.find_for_dir(&real)));
+        match found {
+            Some(file) => vec![file],
+            None => {
+                output::note(&format!(
+                    "No journal for {} yet (journals are in {}; --all shows every workspace).",
+                    dir.display(),
+                    journal.dir().display()
+                ));
+                return Ok(());
+            }
+        }
+    };
+    let wanted_path = args.path.as_ref().and_then(|path| {
+        let absolute = if Path::new(path).is_absolute() || path.contains(':') { path.clone() } else { cwd.join(path).to_string_lossy().into_owned() };
+        DocKey::parse(&absolute).ok()
+    });
+    let mut entries: Vec<Entry> = Vec::new();
+    for file in files {
+        let read = read_entries(&file).map_err(|error| Failure::Internal(format!("cannot read {}: {error}", file.display())))?;
+        entries.extend(read);
+    }
+    entries.retain(|entry| {
+        let path_matches = wanted_path.as_ref().is_none_or(|wanted| DocKey::parse(&entry.uri).ok().as_ref() == Some(wanted));
+        let agent_matches = args.agent.as_ref().is_none_or(|agent| &entry.agent == agent);
+        path_matches && agent_matches
+    });
+    // Stable: entries of one journal keep their order within a second.
+    entries.sort_by(|a, b| a.time.cmp(&b.time));
+    let newest: Vec<&Entry> = entries.iter().rev().take(args.limit).collect();
+    if args.json {
+        let mut text = String::new();
+        for entry in newest {
+            text.push_str(&serde_json::to_string(entry).unwrap_or_default());
+            text.push('\n');
+        }
+        output::out(&text);
+    } else if newest.is_empty() {
+        output::note("No journal entries match.");
+    } else {
+        let text: String = newest.iter().map(|entry| render::journal_entry(entry, args.diff)).collect();
+        output::out(&text);
+    }
+    Ok(())
+}

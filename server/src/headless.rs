@@ -1,0 +1,398 @@
+//! Headless mode: the same quote-addressed writes when no editor serves a file,
+//! with the disk as the target instead of the editor.
+//!
+//! The planning is [`crate::edits`]'s own ([`WriteRequest`], [`plan_documents`],
+//! [`proposal`]); only the surroundings differ. Instead of write lanes, a lock file
+//! per document ([`crate::file_lock`]) orders writers across processes; snapshots
+//! come from disk with their encoding ([`crate::disk`], [`crate::file_format`]); the
+//! plan is written with [`crate::atomic_write`] (every file staged first, each
+//! revision re-checked just before its rename), optionally committed to git
+//! ([`crate::git`]), and journaled with the source `headless`.
+//!
+//! Everything here blocks (file locks wait): async callers run it on a blocking thread.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use ropey::Rope;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::apply::{AppliedDocument, PlannedDocument};
+use crate::atomic_write::{self, CommitError, StagedFile};
+use crate::disk::{DiskError, line_ending_of, read_text};
+use crate::doc_key::DocKey;
+use crate::edits::{
+    Mode, Outcome, Snapshot, WriteRequest, feedback_context, parse_key, parse_params, plan_documents, proposal, report_applied,
+    resolve_keys,
+};
+use crate::error::{ErrorKind, ProtocolError};
+use crate::feedback;
+use crate::file_format::{self, Encoding};
+use crate::file_lock::FileLock;
+use crate::git;
+use crate::journal::{Journal, Source, WriteInfo};
+use crate::protocol::{ReadParams, ReadResult, method};
+use crate::registry::AgentInfo;
+use crate::rev::Rev;
+use crate::workspace::Workspace;
+
+/// The `source` of a read served headless.
+pub const SOURCE: &str = "headless";
+
+/// How a headless front-end writes.
+#[derive(Debug, Clone)]
+pub struct HeadlessOptions {
+    /// Who writes: named in the journal.
+    pub agent: AgentInfo,
+    /// The folders headless writes may touch; empty: any file the user may write.
+    pub roots: Vec<PathBuf>,
+    /// The directory relative paths were given in; a workspace root of last resort.
+    pub cwd: PathBuf,
+    /// Commit every write to git, the summary as the message.
+    pub git_commit: bool,
+    pub journal: Option<Journal>,
+    /// Where the lock files live ([`crate::file_lock::default_lock_dir`]).
+    pub lock_dir: PathBuf,
+}
+
+/// The headless engine.
+#[derive(Debug, Clone)]
+pub struct Headless {
+    options: HeadlessOptions,
+}
+
+/// One document of a headless call, found on disk.
+#[derive(Debug, Clone)]
+struct Target {
+    /// The real file, symlinks resolved: what is read, locked and replaced.
+    path: PathBuf,
+    /// The workspace it belongs to: for labels and the journal.
+    root: PathBuf,
+    label: String,
+}
+
+/// The git commit made for a write, or why it failed (the write itself stands).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommitReport {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_error: Option<String>,
+}
+
+impl Headless {
+    pub fn new(options: HeadlessOptions) -> Self {
+        Self { options }
+    }
+
+    pub fn options(&self) -> &HeadlessOptions {
+        &self.options
+    }
+
+    /// Runs one protocol method with its JSON params, as an editor's server would,
+    /// and returns its JSON result. Writes with `--git-commit` add `commit` (or
+    /// `commitError`) to the result.
+    pub fn call(&self, name: &str, params: Value) -> Result<Value, ProtocolError> {
+        match name {
+            method::DOCUMENTS => Ok(json!([])),
+            method::READ => to_value(self.read(parse_params(name, params)?)?),
+            method::STR_REPLACE => self.write_call(WriteRequest::str_replace(parse_params(name, params)?)),
+            method::REPLACE_RANGE => self.write_call(WriteRequest::replace_range(parse_params(name, params)?)),
+            method::WRITE => self.write_call(WriteRequest::write(parse_params(name, params)?)),
+            method::BATCH_EDIT => self.write_call(WriteRequest::batch(parse_params(name, params)?)?),
+            other => Err(ProtocolError::invalid_params(
+                None,
+                format!("{other} is not available without an editor: it needs a running editor with verbatim."),
+            )),
+        }
+    }
+
+    pub fn read(&self, params: ReadParams) -> Result<ReadResult, ProtocolError> {
+        let key = parse_key(&params.uri)?;
+        let target = self.target(&key)?;
+        let disk = read_text(&target.path).map_err(|error| disk_error(error, &key, &target))?;
+        Ok(ReadResult {
+            uri: key.to_uri(),
+            rev: disk.rev.to_string(),
+            line_ending: line_ending_of(&disk.text).to_owned(),
+            text: disk.text,
+            source: SOURCE.to_owned(),
+        })
+    }
+
+    fn write_call(&self, request: WriteRequest) -> Result<Value, ProtocolError> {
+        let (outcome, commit) = self.run(&request)?;
+        let mut value = match request.mode {
+            Mode::Batch => to_value(outcome.into_batch())?,
+            Mode::Single | Mode::Write => to_value(outcome.into_single()?)?,
+        };
+        if let (Some(commit), Value::Object(map)) = (commit, &mut value)
+            && let Value::Object(extra) = to_value(commit)?
+        {
+            map.extend(extra);
+        }
+        Ok(value)
+    }
+
+    fn run(&self, request: &WriteRequest) -> Result<(Outcome, Option<CommitReport>), ProtocolError> {
+        let agent = &self.options.agent;
+        let keys = resolve_keys(request)?;
+        let mut targets: BTreeMap<DocKey, Target> = BTreeMap::new();
+        for (index, key) in keys.iter().enumerate() {
+            if !targets.contains_key(key) {
+                let target = self.target(key).map_err(|error| request.name_entry(error, index))?;
+                targets.insert(key.clone(), target);
+            }
+        }
+        let committing = self.options.git_commit && !request.dry_run;
+        if committing && let Some(target) = targets.values().find(|target| git::toplevel(&target.path).is_none()) {
+            return Err(ProtocolError::invalid_params(
+                None,
+                format!("{} is not inside a git work tree, so the write cannot be committed (--git-commit). Nothing was written.", target.label),
+            ));
+        }
+        let paths: Vec<PathBuf> = targets.values().map(|target| target.path.clone()).collect();
+        let _locks = if request.dry_run {
+            Vec::new()
+        } else {
+            FileLock::acquire_all(&self.options.lock_dir, &paths).map_err(|error| {
+                ProtocolError::new(ErrorKind::Io, format!("cannot take the lock of the files to write: {error}. Nothing was written."))
+            })?
+        };
+
+        let mut snapshots = BTreeMap::new();
+        let mut encodings = BTreeMap::new();
+        for (index, key) in keys.iter().enumerate() {
+            if snapshots.contains_key(key) {
+                continue;
+            }
+            let target = &targets[key];
+            let (snapshot, encoding) =
+                snapshot(key, target, request.mode == Mode::Write).map_err(|error| request.name_entry(error, index))?;
+            snapshots.insert(key.clone(), snapshot);
+            encodings.insert(key.clone(), encoding);
+        }
+        // Without an editor there are no other open documents to look in.
+        let planned = plan_documents(request, &keys, &snapshots, agent, |_, snapshot, error| {
+            feedback::plan_error(error, feedback_context(snapshot, agent))
+        })?;
+        let mut results: Vec<_> = planned.iter().map(|document| proposal(document, agent)).collect();
+        if request.dry_run {
+            return Ok((Outcome { applied: false, dry_run: true, documents: results }, None));
+        }
+
+        let written = write_documents(&planned, &targets, &encodings);
+        let written = written.map(|revs| {
+            let applied = revs.into_iter().map(|rev| AppliedDocument { rev: Some(rev), differs: None }).collect();
+            report_applied(&mut results, &planned, applied);
+        });
+        let commit = match (&written, committing) {
+            (Ok(()), true) => Some(self.commit(&planned, &targets, &request.summary)),
+            _ => None,
+        };
+        if let Some(journal) = &self.options.journal {
+            let roots: Vec<Option<PathBuf>> = planned.iter().map(|document| Some(targets[&document.key].root.clone())).collect();
+            let write = WriteInfo {
+                source: Source::Headless,
+                agent: &agent.name,
+                summary: &request.summary,
+                commit: commit.as_ref().and_then(|report| report.commit.as_deref()),
+            };
+            journal.record(&write, &roots, &results, written.as_ref().err());
+        }
+        written?;
+        tracing::info!(agent = %agent.name, "written headless: {}", request.summary);
+        Ok((Outcome { applied: true, dry_run: false, documents: results }, commit))
+    }
+
+    /// Where a document is on disk, if a headless write may touch it.
+    fn target(&self, key: &DocKey) -> Result<Target, ProtocolError> {
+        let uri = key.to_uri();
+        let Some(path) = key.path() else {
+            return Err(ProtocolError::new(
+                ErrorKind::UnknownDocument,
+                format!("{uri} is not a file on disk, and no editor with verbatim serves it: without an editor, only files can be read and edited."),
+            )
+            .with("uri", uri));
+        };
+        let roots = &self.options.roots;
+        if !roots.is_empty() && !Workspace::new(roots.clone()).contains(path) {
+            let folders = Workspace::new(roots.clone()).folder_uris();
+            return Err(ProtocolError::new(
+                ErrorKind::OutsideWorkspace,
+                format!(
+                    "{} lies outside the folders this verbatim may edit without an editor ({}). Edit a file inside them, or start verbatim with another --root.",
+                    path.display(),
+                    roots.iter().map(|root| root.display().to_string()).collect::<Vec<_>>().join(", ")
+                ),
+            )
+            .with("uri", uri)
+            .with("workspaceFolders", folders));
+        }
+        let root = self.root_of(path);
+        let label = Workspace::new(vec![root.clone()]).label(key);
+        Ok(Target { path: resolve(path), root, label })
+    }
+
+    /// The workspace a file belongs to: the deepest root holding it, else its git
+    /// work tree, else the current directory if it holds it, else its directory.
+    fn root_of(&self, path: &Path) -> PathBuf {
+        if let Some(folder) = Workspace::new(self.options.roots.clone()).folder_of(path) {
+            return folder.to_owned();
+        }
+        if let Some(toplevel) = git::toplevel(path) {
+            return toplevel;
+        }
+        if path.starts_with(&self.options.cwd) {
+            return self.options.cwd.clone();
+        }
+        path.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf)
+    }
+
+    fn commit(&self, planned: &[PlannedDocument], targets: &BTreeMap<DocKey, Target>, summary: &str) -> CommitReport {
+        let mut by_repository: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+        for document in planned {
+            let path = &targets[&document.key].path;
+            if let Some(root) = git::toplevel(path) {
+                by_repository.entry(root).or_default().push(path.clone());
+            }
+        }
+        let mut commits = Vec::new();
+        for (root, paths) in by_repository {
+            // Concurrent writers must not race for the repository's index.
+            let lock_key = PathBuf::from(format!("git:{}", root.display()));
+            let outcome = FileLock::acquire(&self.options.lock_dir, &lock_key)
+                .map_err(|error| error.to_string())
+                .and_then(|_lock| git::commit(&root, &paths, summary).map_err(|error| error.to_string()));
+            match outcome {
+                Ok(hash) => commits.push(hash),
+                Err(error) => {
+                    tracing::warn!("git commit in {} failed: {error}", root.display());
+                    return CommitReport {
+                        commit: commits.first().cloned(),
+                        commit_error: Some(format!("the write was applied, but `git commit` failed in {}: {error}", root.display())),
+                    };
+                }
+            }
+        }
+        CommitReport { commit: Some(commits.join(" ")), commit_error: None }
+    }
+}
+
+fn to_value<T: Serialize>(value: T) -> Result<Value, ProtocolError> {
+    serde_json::to_value(value)
+        .map_err(|error| ProtocolError::new(ErrorKind::Io, format!("internal error: cannot serialise the result: {error}")))
+}
+
+/// The path with symlinks resolved as far as it exists, so that a link is followed
+/// (and kept) and two spellings of one file share its lock.
+fn resolve(path: &Path) -> PathBuf {
+    if let Ok(resolved) = path.canonicalize() {
+        return resolved;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => resolve(parent).join(name),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// Reads a document from disk, with how it is stored.
+fn snapshot(key: &DocKey, target: &Target, allow_create: bool) -> Result<(Snapshot, Encoding), ProtocolError> {
+    let uri = key.to_uri();
+    match read_text(&target.path) {
+        Ok(disk) => Ok((
+            Snapshot { editor_uri: uri, label: target.label.clone(), text: Rope::from_str(&disk.text), rev: Some(disk.rev), open: None },
+            disk.encoding,
+        )),
+        Err(DiskError::Missing) if allow_create => Ok((
+            Snapshot { editor_uri: uri, label: target.label.clone(), text: Rope::new(), rev: None, open: None },
+            Encoding::Utf8,
+        )),
+        Err(error) => Err(disk_error(error, key, target)),
+    }
+}
+
+fn disk_error(error: DiskError, key: &DocKey, target: &Target) -> ProtocolError {
+    let uri = key.to_uri();
+    let label = &target.label;
+    match error {
+        DiskError::Missing => ProtocolError::new(
+            ErrorKind::UnknownDocument,
+            format!("{label} does not exist. Check the path; create new files with verbatim/write."),
+        ),
+        DiskError::Directory => ProtocolError::new(ErrorKind::UnknownDocument, format!("{label} is a directory, not a file.")),
+        DiskError::NotText(why) => ProtocolError::new(
+            ErrorKind::NotText,
+            format!("{label} is not a text file ({why}); verbatim edits text only: UTF-8, or UTF-16 with a byte order mark."),
+        ),
+        DiskError::Io(error) => ProtocolError::new(ErrorKind::Io, format!("cannot read {label}: {error}")),
+    }
+    .with("uri", uri)
+}
+
+/// Stages every document, then re-checks and renames each one.
+fn write_documents(
+    planned: &[PlannedDocument],
+    targets: &BTreeMap<DocKey, Target>,
+    encodings: &BTreeMap<DocKey, Encoding>,
+) -> Result<Vec<Rev>, ProtocolError> {
+    let mut staged: Vec<(StagedFile, &PlannedDocument)> = Vec::with_capacity(planned.len());
+    for document in planned {
+        let target = &targets[&document.key];
+        let encoding = encodings.get(&document.key).copied().unwrap_or(Encoding::Utf8);
+        let bytes = file_format::encode(&document.predicted.to_string(), encoding);
+        if document.create
+            && let Some(parent) = target.path.parent()
+        {
+            std::fs::create_dir_all(parent).map_err(|error| write_error(target, &error))?;
+        }
+        let file = atomic_write::stage(&target.path, &bytes, document.base_rev).map_err(|error| write_error(target, &error))?;
+        staged.push((file, document));
+    }
+    for (file, document) in &staged {
+        file.check().map_err(|error| commit_error(error, document, &targets[&document.key]))?;
+    }
+    let mut revs = Vec::with_capacity(staged.len());
+    let mut written: Vec<String> = Vec::new();
+    for (file, document) in staged {
+        let target = &targets[&document.key];
+        match file.commit() {
+            Ok(rev) => {
+                revs.push(rev);
+                written.push(target.label.clone());
+            }
+            Err(error) => {
+                let error = commit_error(error, document, target);
+                return Err(if written.is_empty() {
+                    error
+                } else {
+                    let message = format!("{} (already written: {})", error.message, written.join(", "));
+                    ProtocolError { message, ..error }
+                });
+            }
+        }
+    }
+    Ok(revs)
+}
+
+fn write_error(target: &Target, error: &std::io::Error) -> ProtocolError {
+    ProtocolError::new(ErrorKind::Io, format!("cannot write {}: {error}. Nothing was written.", target.label))
+        .with("uri", DocKey::File(target.path.clone()).to_uri())
+}
+
+fn commit_error(error: CommitError, document: &PlannedDocument, target: &Target) -> ProtocolError {
+    match error {
+        CommitError::Changed { now } => ProtocolError::new(
+            ErrorKind::Stale,
+            format!(
+                "{} changed on disk while the edit was being written (another program wrote it). Nothing was written to it; read it again and redo the edit.",
+                target.label
+            ),
+        )
+        .with("baseRev", document.base_rev.map(|rev| rev.to_string()))
+        .with("currentRev", now.map(|rev| rev.to_string())),
+        CommitError::Io(error) => write_error(target, &error),
+    }
+}

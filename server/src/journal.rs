@@ -1,0 +1,324 @@
+//! The journal: every write, through the editor or headless, appended as one JSON
+//! line per document to the journal of the workspace the document belongs to.
+//!
+//! Journals live in the user's state directory: `$VERBATIM_STATE_DIR`, else
+//! `$XDG_STATE_HOME/verbatim`, else `~/.local/state/verbatim`; one file per workspace
+//! folder, `journal/<folder name>-<hash of its path>.jsonl` (`journal/_other.jsonl`
+//! for documents outside every folder). Files are created with mode 0600. Appends
+//! hold an exclusive `flock` on the journal and write each batch in one call, so
+//! several servers and headless writers never interleave lines. A journal that
+//! cannot be written never fails an edit: the failure is logged.
+
+use std::fs;
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::clock::now_rfc3339;
+use crate::error::ProtocolError;
+use crate::protocol::DocumentResult;
+
+/// Environment variable that overrides the state directory (used by tests).
+pub const STATE_DIR_ENV: &str = "VERBATIM_STATE_DIR";
+/// Diffs longer than this are cut in journal entries.
+const MAX_DIFF_BYTES: usize = 256 * 1024;
+
+/// The user's state directory for verbatim, if one can be named.
+pub fn state_dir() -> Option<PathBuf> {
+    let from = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty()).map(PathBuf::from);
+    if let Some(dir) = from(STATE_DIR_ENV) {
+        return Some(dir);
+    }
+    if let Some(dir) = from("XDG_STATE_HOME").filter(|dir| dir.is_absolute()) {
+        return Some(dir.join("verbatim"));
+    }
+    from("HOME").map(|home| home.join(".local/state/verbatim"))
+}
+
+/// Who carried the write out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Source {
+    /// Through the editor, for the person's review.
+    Editor,
+    /// Straight to disk, because no editor serves the file.
+    Headless,
+}
+
+/// What became of a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Outcome {
+    Applied,
+    /// Applied, but the live text differs from the proposal (changed in review).
+    ModifiedByEditor,
+    /// The person refused it.
+    Rejected,
+    /// It failed after planning (`errorKind` says how).
+    Error,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Applied => "applied",
+            Self::ModifiedByEditor => "modifiedByEditor",
+            Self::Rejected => "rejected",
+            Self::Error => "error",
+        }
+    }
+}
+
+/// One line of a journal: one document of one write.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry {
+    pub time: String,
+    /// Shared by the documents of one write (a batch).
+    pub write_id: String,
+    pub source: Source,
+    pub agent: String,
+    pub summary: String,
+    pub uri: String,
+    /// The workspace folder whose journal holds the entry.
+    pub workspace: Option<String>,
+    pub base_rev: Option<String>,
+    /// The rev after the write; `null` when nothing was written.
+    pub rev: Option<String>,
+    pub outcome: Outcome,
+    /// The person's reason, for `rejected`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The error kind (`stale`, `timeout`, ...), for `error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The proposed change, as a unified diff.
+    pub diff: String,
+    /// From the proposal to what the editor applied, for `modifiedByEditor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub editor_diff: Option<String>,
+    /// The git commit made for a headless write with `--git-commit`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+}
+
+/// What every entry of one write shares.
+#[derive(Debug, Clone)]
+pub struct WriteInfo<'a> {
+    pub source: Source,
+    pub agent: &'a str,
+    pub summary: &'a str,
+    pub commit: Option<&'a str>,
+}
+
+/// The journals under one state directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Journal {
+    dir: PathBuf,
+}
+
+impl Journal {
+    /// The journals in `state_dir`.
+    pub fn new(state_dir: &Path) -> Self {
+        Self { dir: state_dir.join("journal") }
+    }
+
+    /// The journals of this user, if a state directory can be named.
+    pub fn from_env() -> Option<Self> {
+        state_dir().map(|dir| Self::new(&dir))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The journal file of a workspace folder (`None`: documents outside every folder).
+    pub fn file_for(&self, workspace: Option<&Path>) -> PathBuf {
+        let Some(folder) = workspace else { return self.dir.join("_other.jsonl") };
+        let name: String = folder
+            .file_name()
+            .map(|name| name.to_string_lossy().chars().map(|c| if c.is_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect())
+            .unwrap_or_else(|| "root".into());
+        let digest = Sha256::digest(folder.as_os_str().as_encoded_bytes());
+        let hash: String = digest[..8].iter().map(|byte| format!("{byte:02x}")).collect();
+        self.dir.join(format!("{name}-{hash}.jsonl"))
+    }
+
+    /// The journal of the deepest folder at or above `dir` that has one.
+    pub fn find_for_dir(&self, dir: &Path) -> Option<PathBuf> {
+        dir.ancestors().map(|folder| self.file_for(Some(folder))).find(|file| file.is_file())
+    }
+
+    /// Every journal file, sorted by name.
+    pub fn files(&self) -> Vec<PathBuf> {
+        let Ok(entries) = fs::read_dir(&self.dir) else { return Vec::new() };
+        let mut files: Vec<PathBuf> = entries
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
+            .collect();
+        files.sort();
+        files
+    }
+
+    /// Appends entries to the journal of `workspace`, under an exclusive lock.
+    pub fn append(&self, workspace: Option<&Path>, entries: &[Entry]) -> io::Result<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir)?;
+        let mut buffer = Vec::new();
+        for entry in entries {
+            serde_json::to_writer(&mut buffer, entry).map_err(io::Error::other)?;
+            buffer.push(b'\n');
+        }
+        let mut file = fs::OpenOptions::new().create(true).append(true).mode(0o600).open(self.file_for(workspace))?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)?;
+        file.write_all(&buffer)?;
+        file.flush()
+    }
+
+    /// Journals one write: an entry per document, each in the journal of its folder
+    /// (`roots[i]` for `results[i]`). `failure` is what ended it, if it did not apply.
+    pub fn record(&self, write: &WriteInfo<'_>, roots: &[Option<PathBuf>], results: &[DocumentResult], failure: Option<&ProtocolError>) {
+        let write_id = next_write_id();
+        let time = now_rfc3339();
+        let mut groups: Vec<(Option<&Path>, Vec<Entry>)> = Vec::new();
+        for (index, result) in results.iter().enumerate() {
+            let root = roots.get(index).and_then(Option::as_deref);
+            let entry = entry(write, &write_id, &time, root, result, failure);
+            match groups.iter_mut().find(|(folder, _)| *folder == root) {
+                Some((_, entries)) => entries.push(entry),
+                None => groups.push((root, vec![entry])),
+            }
+        }
+        for (root, entries) in groups {
+            if let Err(error) = self.append(root, &entries) {
+                tracing::warn!("cannot append to the journal {}: {error}", self.file_for(root).display());
+            }
+        }
+    }
+}
+
+fn entry(
+    write: &WriteInfo<'_>,
+    write_id: &str,
+    time: &str,
+    root: Option<&Path>,
+    result: &DocumentResult,
+    failure: Option<&ProtocolError>,
+) -> Entry {
+    let (outcome, rev) = match failure {
+        None if result.modified_by_editor => (Outcome::ModifiedByEditor, result.rev.clone()),
+        None => (Outcome::Applied, result.rev.clone()),
+        Some(error) if error.kind == crate::error::ErrorKind::Rejected => (Outcome::Rejected, None),
+        Some(_) => (Outcome::Error, None),
+    };
+    let reason = failure
+        .filter(|_| outcome == Outcome::Rejected)
+        .and_then(|error| error.data.get("reason"))
+        .and_then(|reason| reason.as_str())
+        .map(str::to_owned);
+    Entry {
+        time: time.to_owned(),
+        write_id: write_id.to_owned(),
+        source: write.source,
+        agent: write.agent.to_owned(),
+        summary: write.summary.to_owned(),
+        uri: result.uri.clone(),
+        workspace: root.map(|root| root.display().to_string()),
+        base_rev: result.base_rev.clone(),
+        rev,
+        outcome,
+        reason,
+        error_kind: failure.filter(|_| outcome == Outcome::Error).map(|error| error.kind.as_str().to_owned()),
+        message: failure.map(|error| error.message.clone()),
+        diff: cut(&result.diff),
+        editor_diff: result.editor_diff.as_deref().map(cut),
+        commit: write.commit.filter(|_| failure.is_none()).map(str::to_owned),
+    }
+}
+
+fn cut(diff: &str) -> String {
+    if diff.len() <= MAX_DIFF_BYTES {
+        return diff.to_owned();
+    }
+    let mut end = MAX_DIFF_BYTES;
+    while !diff.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}\n… (diff cut at {MAX_DIFF_BYTES} bytes)\n", &diff[..end])
+}
+
+fn next_write_id() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    format!("{nanos:x}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Reads a journal file; lines that are not entries (a torn last line) are skipped.
+pub fn read_entries(path: &Path) -> io::Result<Vec<Entry>> {
+    let text = fs::read_to_string(path)?;
+    Ok(text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    fn result(uri: &str) -> DocumentResult {
+        DocumentResult {
+            uri: uri.into(),
+            base_rev: Some("e1.1".into()),
+            rev: Some("e1.2".into()),
+            edits: Vec::new(),
+            replaced: Vec::new(),
+            diff: "--- a/x\n+++ b/x\n".into(),
+            modified_by_editor: false,
+            editor_diff: None,
+            normalizations: Vec::new(),
+            operation: None,
+            new_uri: None,
+        }
+    }
+
+    #[test]
+    fn entries_go_to_the_journal_of_their_folder() {
+        let state = tempfile::tempdir().expect("tempdir");
+        let journal = Journal::new(state.path());
+        let write = WriteInfo { source: Source::Editor, agent: "claude", summary: "Rename", commit: None };
+        let roots = vec![Some(PathBuf::from("/p/one")), Some(PathBuf::from("/p/two")), None];
+        journal.record(&write, &roots, &[result("file:///p/one/a"), result("file:///p/two/b"), result("untitled:1")], None);
+        let one = read_entries(&journal.file_for(Some(Path::new("/p/one")))).expect("read");
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].outcome, Outcome::Applied);
+        assert_eq!(one[0].rev.as_deref(), Some("e1.2"));
+        assert_eq!(one[0].workspace.as_deref(), Some("/p/one"));
+        let two = read_entries(&journal.file_for(Some(Path::new("/p/two")))).expect("read");
+        assert_eq!(two[0].write_id, one[0].write_id);
+        assert_eq!(read_entries(&journal.file_for(None)).expect("read").len(), 1);
+        assert_eq!(journal.find_for_dir(Path::new("/p/one/src/deep")), Some(journal.file_for(Some(Path::new("/p/one")))));
+        assert_eq!(journal.files().len(), 3);
+    }
+
+    #[test]
+    fn refusals_keep_their_reason_and_errors_their_kind() {
+        let state = tempfile::tempdir().expect("tempdir");
+        let journal = Journal::new(state.path());
+        let write = WriteInfo { source: Source::Editor, agent: "a", summary: "s", commit: None };
+        let rejected = ProtocolError::new(ErrorKind::Rejected, "no").with("reason", "not now");
+        journal.record(&write, &[None], &[result("file:///x")], Some(&rejected));
+        let timeout = ProtocolError::new(ErrorKind::Timeout, "slow");
+        journal.record(&write, &[None], &[result("file:///x")], Some(&timeout));
+        let entries = read_entries(&journal.file_for(None)).expect("read");
+        assert_eq!((entries[0].outcome, entries[0].reason.as_deref(), entries[0].rev.as_deref()), (Outcome::Rejected, Some("not now"), None));
+        assert_eq!((entries[1].outcome, entries[1].error_kind.as_deref()), (Outcome::Error, Some("timeout")));
+    }
+}

@@ -1,0 +1,458 @@
+//! `verbatim mcp`: an MCP server on stdio (the official `rmcp` SDK) whose tools map
+//! one to one onto the protocol, each call routed by [`Frontend`]: to the editor
+//! serving the file, else headless on disk.
+//!
+//! The tool descriptions teach the ladder an agent should climb: a bare
+//! `str_replace` for a small fix; on `ambiguous`, narrow with `after`/`before` or
+//! resend with the `occurrence` the error gave; `replace_range` for a block;
+//! `write_file` only for new or small files. Errors come back as tool errors whose
+//! text (in MCP's parameter names) says what to send next. A write waiting for the
+//! person's review keeps waiting, with progress notifications when the client
+//! asked for them.
+//!
+//! Adding a tool (issue 6's `apply_patch`, say): a params struct, a `#[tool]`
+//! method that turns it into the protocol's params, and [`Frontend::call`] with the
+//! method's name; see the note above [`VerbatimMcp::list_documents`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::handler::server::tool::schema_for_type;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, JsonObject, ProgressNotificationParam, ServerCapabilities, ServerConfig};
+use rmcp::schemars::{self, JsonSchema};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::client::Identity;
+use crate::error::ProtocolError;
+use crate::frontend::{Frontend, FrontendError, Routed, Via, is_write, uris_of};
+use crate::protocol::{BatchResult, DocumentInfo, EditResult, ReadResult, method};
+use crate::render::{self, Vocabulary};
+
+/// How often a call waiting for review reports progress.
+const PROGRESS_EVERY: Duration = Duration::from_secs(10);
+
+const INSTRUCTIONS: &str = "Verbatim edits files inside the person's editor (VS Code, Neovim) by quoting text, \
+never by line numbers; with no editor it edits the files on disk. Read with read_file, then make the smallest edit \
+that does the job: str_replace for most changes (quote text that occurs once); if it is ambiguous, narrow with \
+after/before or resend with the occurrence the error lists; replace_range to rewrite a block; batch_edit for changes \
+across files that must land together; write_file only to create files or rewrite small ones. Every edit needs a \
+one-line summary: the person sees it when reviewing. Pass the rev from read_file as base_rev so an edit never \
+overwrites changes you have not seen. A call may wait while the person reviews the edit: that is expected.";
+
+const READ_FILE: &str = "Read a file as the person's editor has it (unsaved changes included), or from disk when the \
+editor does not have it open. Returns a header line (path, rev, line endings, where the text came from), a blank line, \
+then the exact text (no line numbers added). Quote from this text in your edits. Pass the rev as base_rev in your next \
+edit of this file: the edit is then refused (stale) rather than applied to a file that changed since you read it.";
+
+const STR_REPLACE: &str = "Replace one exact quote in a file. Use this for almost every change. Quote in old_str a \
+few lines that occur exactly once in the file (copy them from read_file, whitespace and indentation included), give \
+the replacement in new_str, and a one-line summary of why (the person reviews it in their editor). The call waits \
+until the person accepts or rejects the edit; with no editor the file is written at once.\n\
+If old_str occurs several times, the call fails and lists every match with its line, column and context: resend \
+the same call with occurrence set to the number of the match you mean, or narrow the search with after (a quote \
+that occurs once, before the target) and/or before (a quote after it). replace_all changes every match. To insert, \
+quote a neighbouring line and repeat it in new_str together with the new text. To rewrite a whole block (a function, \
+a section), use replace_range instead of quoting all of it.";
+
+const REPLACE_RANGE: &str = "Replace a whole block without quoting its middle: from the start of from_str through \
+the end of to_str, both included. from_str must occur once in the file (or in the window after/before give), and \
+to_str once after it. Use this to rewrite a function, a class or a section; for small changes use str_replace. \
+Example: from_str \"fn parse(\" and to_str \"\\n}\\n\" replace the whole function parse, and new_str holds the \
+new function.";
+
+const BATCH_EDIT: &str = "Apply several edits, in one or more files, as one change: every edit applies or none does, \
+and the person reviews them together. Each entry is a str_replace entry (path, old_str, new_str, optional after, \
+before, occurrence, replace_all, base_rev) or a replace_range entry (path, from_str, to_str, new_str, optional \
+after, before, base_rev). All entries are matched against the same snapshot, so their quotes refer to the text as \
+you read it; entries must not overlap. Use it for renames across files and for changes that only make sense \
+together. An error names the failing entry as edits[N].";
+
+const WRITE_FILE: &str = "Create a new file, or replace the whole text of a small existing file. Replacing an \
+existing file requires base_rev from your last read_file, so that nothing the person changed since is lost. For \
+changes inside an existing file prefer str_replace or replace_range: they show a focused diff and cannot revert text \
+you did not mean to touch.";
+
+const LIST_DOCUMENTS: &str = "List the documents open in the person's editor, with their revs. Empty when no editor \
+with verbatim serves the working directory (edits then go straight to disk).";
+
+/// `read_file` params.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileArgs {
+    /// The file: an absolute path, a path relative to the directory the MCP server runs in, or a file: URI.
+    pub path: String,
+}
+
+/// `str_replace` params.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StrReplaceArgs {
+    /// The file: an absolute path, a path relative to the directory the MCP server runs in, or a file: URI.
+    pub path: String,
+    /// The exact text to replace; must occur once in the window unless occurrence or replace_all says which.
+    pub old_str: String,
+    /// The replacement text.
+    pub new_str: String,
+    /// One line saying why; shown to the person who reviews the edit.
+    pub summary: String,
+    /// A quote that occurs once in the file: only text after it is searched.
+    #[serde(default)]
+    pub after: Option<String>,
+    /// A quote that occurs once after `after` (or in the file): only text before it is searched.
+    #[serde(default)]
+    pub before: Option<String>,
+    /// Which match to replace (1-based), as listed by an ambiguous error.
+    #[serde(default)]
+    pub occurrence: Option<u64>,
+    /// Replace every match in the window.
+    #[serde(default)]
+    pub replace_all: bool,
+    /// The rev from read_file: refuse the edit if the file changed since.
+    #[serde(default)]
+    pub base_rev: Option<String>,
+    /// Compute and show the edit without applying it.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// `replace_range` params.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReplaceRangeArgs {
+    /// The file: an absolute path, a path relative to the directory the MCP server runs in, or a file: URI.
+    pub path: String,
+    /// The start of the block (included); must occur once in the window.
+    pub from_str: String,
+    /// The end of the block (included); must occur once after from_str.
+    pub to_str: String,
+    /// The text that replaces the whole block.
+    pub new_str: String,
+    /// One line saying why; shown to the person who reviews the edit.
+    pub summary: String,
+    /// A quote that occurs once in the file: only text after it is searched.
+    #[serde(default)]
+    pub after: Option<String>,
+    /// A quote that occurs once after `after` (or in the file): only text before it is searched.
+    #[serde(default)]
+    pub before: Option<String>,
+    /// The rev from read_file: refuse the edit if the file changed since.
+    #[serde(default)]
+    pub base_rev: Option<String>,
+    /// Compute and show the edit without applying it.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// One entry of `batch_edit`: old_str, or from_str and to_str.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BatchEditEntry {
+    /// The file: an absolute path, a path relative to the directory the MCP server runs in, or a file: URI.
+    pub path: String,
+    /// A str_replace entry: the exact text to replace.
+    #[serde(default)]
+    pub old_str: Option<String>,
+    /// A replace_range entry: the start of the block.
+    #[serde(default)]
+    pub from_str: Option<String>,
+    /// A replace_range entry: the end of the block.
+    #[serde(default)]
+    pub to_str: Option<String>,
+    /// The replacement text.
+    pub new_str: String,
+    #[serde(default)]
+    pub after: Option<String>,
+    #[serde(default)]
+    pub before: Option<String>,
+    /// str_replace entries only: which match (1-based).
+    #[serde(default)]
+    pub occurrence: Option<u64>,
+    /// str_replace entries only: every match.
+    #[serde(default)]
+    pub replace_all: bool,
+    #[serde(default)]
+    pub base_rev: Option<String>,
+}
+
+/// `batch_edit` params.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BatchEditArgs {
+    /// The edits, applied all together or not at all.
+    pub edits: Vec<BatchEditEntry>,
+    /// One line saying why; shown to the person who reviews the change.
+    pub summary: String,
+    /// Compute and show the edits without applying them.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// `write_file` params.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteFileArgs {
+    /// The file: an absolute path, a path relative to the directory the MCP server runs in, or a file: URI.
+    pub path: String,
+    /// The whole new text of the file.
+    pub text: String,
+    /// One line saying why; shown to the person who reviews the change.
+    pub summary: String,
+    /// Required to replace an existing file: the rev from your last read_file.
+    #[serde(default)]
+    pub base_rev: Option<String>,
+}
+
+/// `list_documents` params (none).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListDocumentsArgs {}
+
+/// The MCP server.
+#[derive(Debug, Clone)]
+pub struct VerbatimMcp {
+    frontend: Arc<Frontend>,
+    /// The agent was named on the command line; otherwise the MCP client's name is used.
+    agent_fixed: bool,
+}
+
+/// Serves MCP on stdin/stdout until the client goes away.
+pub async fn serve(frontend: Arc<Frontend>, agent_fixed: bool) -> std::io::Result<()> {
+    let server = VerbatimMcp::new(frontend, agent_fixed);
+    let running = server.serve(rmcp::transport::stdio()).await.map_err(std::io::Error::other)?;
+    running.waiting().await.map_err(std::io::Error::other)?;
+    Ok(())
+}
+
+/// The tool's arguments, parsed; a mistake is a tool error that says what was wrong.
+fn parse<T: DeserializeOwned>(tool: &str, arguments: JsonObject) -> Result<T, CallToolResult> {
+    serde_json::from_value(Value::Object(arguments)).map_err(|error| {
+        tool_error(format!("invalidParams: invalid arguments for {tool}: {error}. See the tool's input schema for its parameters."))
+    })
+}
+
+fn tool_error(text: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+fn text(text: String) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+/// Puts `key` into `params` when the optional value is present.
+fn put<T: serde::Serialize>(params: &mut Value, key: &str, value: Option<T>) {
+    if let Some(value) = value {
+        params[key] = json!(value);
+    }
+}
+
+#[tool_router]
+impl VerbatimMcp {
+    pub fn new(frontend: Arc<Frontend>, agent_fixed: bool) -> Self {
+        Self { frontend, agent_fixed }
+    }
+
+    #[tool(description = READ_FILE, input_schema = schema_for_type::<ReadFileArgs>(), annotations(read_only_hint = true))]
+    async fn read_file(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+        let args: ReadFileArgs = match parse("read_file", arguments) {
+            Ok(args) => args,
+            Err(error) => return error,
+        };
+        let params = json!({"uri": self.frontend.uri_of(&args.path)});
+        self.run(method::READ, params, &context, |routed| {
+            let result: ReadResult = serde_json::from_value(routed.result.clone()).ok()?;
+            Some(format!("{}\n\n{}", render::read_header(&result, &args.path), result.text))
+        })
+        .await
+    }
+
+    #[tool(description = STR_REPLACE, input_schema = schema_for_type::<StrReplaceArgs>())]
+    async fn str_replace(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+        let args: StrReplaceArgs = match parse("str_replace", arguments) {
+            Ok(args) => args,
+            Err(error) => return error,
+        };
+        let mut params = json!({
+            "uri": self.frontend.uri_of(&args.path), "oldStr": args.old_str, "newStr": args.new_str,
+            "summary": args.summary, "replaceAll": args.replace_all, "dryRun": args.dry_run,
+        });
+        put(&mut params, "after", args.after);
+        put(&mut params, "before", args.before);
+        put(&mut params, "occurrence", args.occurrence);
+        put(&mut params, "baseRev", args.base_rev);
+        self.run(method::STR_REPLACE, params, &context, edit_text).await
+    }
+
+    #[tool(description = REPLACE_RANGE, input_schema = schema_for_type::<ReplaceRangeArgs>())]
+    async fn replace_range(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+        let args: ReplaceRangeArgs = match parse("replace_range", arguments) {
+            Ok(args) => args,
+            Err(error) => return error,
+        };
+        let mut params = json!({
+            "uri": self.frontend.uri_of(&args.path), "fromStr": args.from_str, "toStr": args.to_str,
+            "newStr": args.new_str, "summary": args.summary, "dryRun": args.dry_run,
+        });
+        put(&mut params, "after", args.after);
+        put(&mut params, "before", args.before);
+        put(&mut params, "baseRev", args.base_rev);
+        self.run(method::REPLACE_RANGE, params, &context, edit_text).await
+    }
+
+    #[tool(description = BATCH_EDIT, input_schema = schema_for_type::<BatchEditArgs>())]
+    async fn batch_edit(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+        let args: BatchEditArgs = match parse("batch_edit", arguments) {
+            Ok(args) => args,
+            Err(error) => return error,
+        };
+        let edits: Vec<Value> = args
+            .edits
+            .into_iter()
+            .map(|entry| {
+                let mut edit = json!({"uri": self.frontend.uri_of(&entry.path), "newStr": entry.new_str});
+                put(&mut edit, "oldStr", entry.old_str);
+                put(&mut edit, "fromStr", entry.from_str);
+                put(&mut edit, "toStr", entry.to_str);
+                put(&mut edit, "after", entry.after);
+                put(&mut edit, "before", entry.before);
+                put(&mut edit, "occurrence", entry.occurrence);
+                put(&mut edit, "baseRev", entry.base_rev);
+                if entry.replace_all {
+                    edit["replaceAll"] = json!(true);
+                }
+                edit
+            })
+            .collect();
+        let params = json!({"edits": edits, "summary": args.summary, "dryRun": args.dry_run});
+        self.run(method::BATCH_EDIT, params, &context, |routed| {
+            let result: BatchResult = serde_json::from_value(routed.result.clone()).ok()?;
+            Some(render::batch_result(&result, &routed.via))
+        })
+        .await
+    }
+
+    #[tool(description = WRITE_FILE, input_schema = schema_for_type::<WriteFileArgs>())]
+    async fn write_file(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+        let args: WriteFileArgs = match parse("write_file", arguments) {
+            Ok(args) => args,
+            Err(error) => return error,
+        };
+        let mut params = json!({"uri": self.frontend.uri_of(&args.path), "text": args.text, "summary": args.summary});
+        put(&mut params, "baseRev", args.base_rev);
+        self.run(method::WRITE, params, &context, edit_text).await
+    }
+
+    // Issue 6's `verbatim/applyPatch` goes here as an `apply_patch` tool: parse its
+    // args, build the method's params (paths through `uri_of`), and
+    // `self.run("verbatim/applyPatch", params, &context, edit_text_or_batch)`; then add
+    // its arm to `Headless::call` so it also works without an editor.
+
+    #[tool(description = LIST_DOCUMENTS, input_schema = schema_for_type::<ListDocumentsArgs>(), annotations(read_only_hint = true))]
+    async fn list_documents(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+        if let Err(error) = parse::<ListDocumentsArgs>("list_documents", arguments) {
+            return error;
+        }
+        self.run(method::DOCUMENTS, Value::Null, &context, |routed| {
+            let documents: Vec<DocumentInfo> = serde_json::from_value(routed.result.clone()).ok()?;
+            Some(render::documents(&documents))
+        })
+        .await
+    }
+}
+
+/// The text of a `strReplace`, `replaceRange` or `write` result.
+fn edit_text(routed: &Routed) -> Option<String> {
+    let result: EditResult = serde_json::from_value(routed.result.clone()).ok()?;
+    let mut out = render::edit_result(&result, &routed.via);
+    if let Some(rev) = result.document.rev.as_deref().filter(|_| result.applied) {
+        out.push_str(&format!("\nThe file is now at rev {rev}: pass it as base_rev to edit this file again.\n"));
+    }
+    if let Some(commit) = routed.result.get("commit").and_then(Value::as_str) {
+        out.push_str(&format!("Committed to git as {commit}.\n"));
+    }
+    if let Some(error) = routed.result.get("commitError").and_then(Value::as_str) {
+        out.push_str(&format!("Warning: {error}\n"));
+    }
+    Some(out)
+}
+
+impl VerbatimMcp {
+    /// Names the agent after the MCP client, unless the command line named it.
+    fn learn_agent(&self, context: &RequestContext<RoleServer>) {
+        if self.agent_fixed {
+            return;
+        }
+        let client = context.peer.peer_info().map(|info| info.client_info.clone()).or_else(|| context.meta.client_info());
+        if let Some(client) = client.filter(|client| !client.name.trim().is_empty()) {
+            let identity = Identity { name: client.name, version: Some(client.version).filter(|version| !version.is_empty()) };
+            if identity != self.frontend.agent() {
+                self.frontend.set_agent(identity);
+            }
+        }
+    }
+
+    /// Runs one call; while a write waits for review, reports progress if asked to.
+    async fn run(
+        &self,
+        name: &str,
+        params: Value,
+        context: &RequestContext<RoleServer>,
+        describe: impl FnOnce(&Routed) -> Option<String>,
+    ) -> CallToolResult {
+        self.learn_agent(context);
+        let dry_run = params.get("dryRun").and_then(Value::as_bool).unwrap_or(false);
+        let waits_for_review =
+            is_write(name) && !dry_run && matches!(self.frontend.route(&uris_of(&params)), Ok(Via::Editor { .. }));
+        let call = self.frontend.call(name, params);
+        tokio::pin!(call);
+        let progress_token = context.meta.get_progress_token().filter(|_| waits_for_review);
+        let mut ticker = tokio::time::interval(PROGRESS_EVERY);
+        let started = tokio::time::Instant::now();
+        let mut step = 0u32;
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut call => break outcome,
+                () = context.ct.cancelled() => {
+                    return tool_error("cancelled: the call was cancelled; an edit that was waiting for review was withdrawn from this agent's side (the editor may still show it).".into());
+                }
+                _ = ticker.tick(), if progress_token.is_some() => {
+                    if let Some(token) = &progress_token {
+                        step += 1;
+                        let waited = started.elapsed().as_secs();
+                        let message = format!("waiting for the person to review the edit in the editor ({waited} s)");
+                        let notification = ProgressNotificationParam::new(token.clone(), f64::from(step)).with_message(message);
+                        let _ = context.peer.notify_progress(notification).await;
+                    }
+                }
+            }
+        };
+        match outcome {
+            Ok(routed) => match describe(&routed) {
+                Some(description) => text(description),
+                None => text(routed.result.to_string()),
+            },
+            Err(FrontendError::Protocol(error)) => tool_error(error_text(&error)),
+            Err(FrontendError::Internal(message)) => tool_error(format!("internal error: {message}")),
+        }
+    }
+}
+
+/// An error as a model reads it: its kind, then what to do next.
+pub fn error_text(error: &ProtocolError) -> String {
+    format!("{}: {}", error.kind, render::error(error, Vocabulary::Mcp))
+}
+
+#[tool_handler]
+impl ServerHandler for VerbatimMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("verbatim", env!("CARGO_PKG_VERSION"))
+                    .with_description("Edit files inside the person's editor by quoting text"),
+            )
+            .with_instructions(INSTRUCTIONS)
+    }
+}

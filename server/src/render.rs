@@ -1,0 +1,287 @@
+//! Results and errors as plain text for people and models: what the CLI prints and
+//! what the MCP tools answer. Nothing here prints.
+//!
+//! Protocol messages name protocol fields (`oldStr`, `verbatim/read`); a
+//! [`Vocabulary`] rewrites them into the front-end's own words (`--old` and
+//! `verbatim read` for the CLI, `old_str` and `read_file` for MCP), so that an error
+//! says exactly what to send next in the language of the one reading it.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::error::{ErrorKind, ProtocolError};
+use crate::frontend::Via;
+use crate::journal::{Entry, Outcome};
+use crate::protocol::{BatchResult, DiscoveryFile, DocumentInfo, DocumentResult, EditResult, ReadResult};
+
+/// Whose words errors are told in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vocabulary {
+    Protocol,
+    Cli,
+    Mcp,
+}
+
+impl Vocabulary {
+    /// Pairs of (protocol term, front-end term), longest terms first.
+    fn terms(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Self::Protocol => &[],
+            Self::Cli => &[
+                ("occurrence: N", "--occurrence N"),
+                ("after/before", "--after/--before"),
+                ("verbatim/documents", "verbatim documents"),
+                ("verbatim/read", "verbatim read"),
+                ("verbatim/write", "verbatim write"),
+                ("verbatim/strReplace", "verbatim edit"),
+                ("verbatim/replaceRange", "verbatim replace-range"),
+                ("verbatim/batchEdit", "verbatim batch"),
+                ("replaceAll", "--all"),
+                ("occurrence", "--occurrence"),
+                ("baseRev", "--base-rev"),
+                ("oldStr", "--old"),
+                ("newStr", "--new"),
+                ("fromStr", "--from"),
+                ("toStr", "--to"),
+            ],
+            Self::Mcp => &[
+                ("verbatim/documents", "list_documents"),
+                ("verbatim/read", "read_file"),
+                ("verbatim/write", "write_file"),
+                ("verbatim/strReplace", "str_replace"),
+                ("verbatim/replaceRange", "replace_range"),
+                ("verbatim/batchEdit", "batch_edit"),
+                ("replaceAll", "replace_all"),
+                ("baseRev", "base_rev"),
+                ("oldStr", "old_str"),
+                ("newStr", "new_str"),
+                ("fromStr", "from_str"),
+                ("toStr", "to_str"),
+                ("dryRun", "dry_run"),
+            ],
+        }
+    }
+
+    /// `text` with every protocol term (as a whole word) in this vocabulary.
+    pub fn translate(self, text: &str) -> String {
+        let terms = self.terms();
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        'scan: while !rest.is_empty() {
+            let at_word_start = out.chars().next_back().is_none_or(|c| !is_word(c));
+            if at_word_start {
+                for (from, to) in terms {
+                    if let Some(after) = rest.strip_prefix(from) {
+                        let at_word_end = after.chars().next().is_none_or(|c| !is_word(c));
+                        // Already translated: `--occurrence` must not become `----occurrence`.
+                        let prefixed = out.ends_with('-');
+                        if at_word_end && !prefixed {
+                            out.push_str(to);
+                            rest = after;
+                            continue 'scan;
+                        }
+                    }
+                }
+            }
+            let mut chars = rest.chars();
+            if let Some(c) = chars.next() {
+                out.push(c);
+            }
+            rest = chars.as_str();
+        }
+        out
+    }
+}
+
+fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// An error, with every match listed for `ambiguous` and the revs for `stale`.
+pub fn error(error: &ProtocolError, vocabulary: Vocabulary) -> String {
+    let mut out = vocabulary.translate(&error.message);
+    match error.kind {
+        ErrorKind::Ambiguous => {
+            if let Some(matches) = error.data.get("matches").and_then(Value::as_array) {
+                for found in matches {
+                    let occurrence = found.get("occurrence").and_then(Value::as_u64).unwrap_or(0);
+                    let line = found.get("line").and_then(Value::as_u64).unwrap_or(0);
+                    let column = found.get("column").and_then(Value::as_u64).unwrap_or(0);
+                    let context = found.get("context").and_then(Value::as_str).unwrap_or("");
+                    let _ = write!(out, "\n\noccurrence {occurrence} (line {line}, column {column}):\n{context}");
+                }
+                let count = error.data.get("matchCount").and_then(Value::as_u64).unwrap_or(0);
+                if count as usize > matches.len() {
+                    let _ = write!(out, "\n\n… and {} more", count as usize - matches.len());
+                }
+            }
+        }
+        ErrorKind::Stale => {
+            if let Some(current) = error.data.get("currentRev").and_then(Value::as_str) {
+                let _ = write!(out, "\ncurrent rev: {current}");
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The name of a document in a result: the path in its diff, else its URI.
+fn name_of(document: &DocumentResult) -> String {
+    document
+        .diff
+        .lines()
+        .next()
+        .and_then(|line| line.strip_prefix("--- a/").or_else(|| line.strip_prefix("--- ")))
+        .filter(|name| !name.is_empty() && *name != "/dev/null")
+        .map_or_else(|| document.uri.clone(), str::to_owned)
+}
+
+fn rev_change(document: &DocumentResult) -> String {
+    match (&document.base_rev, &document.rev) {
+        (Some(base), Some(rev)) => format!("rev {base} → {rev}"),
+        (None, Some(rev)) => format!("created, rev {rev}"),
+        (_, None) => "rev unknown".to_owned(),
+    }
+}
+
+fn where_to(via: &Via) -> &'static str {
+    match via {
+        Via::Editor { .. } => "in the editor",
+        Via::Headless => "on disk",
+    }
+}
+
+fn document(out: &mut String, document: &DocumentResult, applied: bool, dry_run: bool, via: &Via) {
+    let name = name_of(document);
+    if dry_run {
+        let _ = writeln!(out, "{name}: would change (rev {}):", document.base_rev.as_deref().unwrap_or("none, new file"));
+    } else if !applied {
+        let _ = writeln!(out, "{name}: not applied:");
+    } else if document.modified_by_editor {
+        let _ = writeln!(out, "{name}: applied {}, but changed during review ({}). The proposal was:", where_to(via), rev_change(document));
+    } else {
+        let _ = writeln!(out, "{name}: applied {} ({}):", where_to(via), rev_change(document));
+    }
+    out.push_str(&document.diff);
+    if let Some(editor_diff) = &document.editor_diff {
+        let _ = write!(out, "What the editor applied differs from the proposal:\n{editor_diff}");
+    }
+}
+
+/// The result of `strReplace`, `replaceRange` or `write`.
+pub fn edit_result(result: &EditResult, via: &Via) -> String {
+    let mut out = String::new();
+    if result.dry_run {
+        out.push_str("Dry run: nothing was written.\n");
+    }
+    document(&mut out, &result.document, result.applied, result.dry_run, via);
+    out
+}
+
+/// The result of `batchEdit`.
+pub fn batch_result(result: &BatchResult, via: &Via) -> String {
+    let mut out = String::new();
+    if result.dry_run {
+        out.push_str("Dry run: nothing was written.\n");
+    }
+    for item in &result.documents {
+        document(&mut out, item, result.applied, result.dry_run, via);
+    }
+    out
+}
+
+/// A one-line header for a read: name, rev, line endings, and where the text came from.
+pub fn read_header(result: &ReadResult, label: &str) -> String {
+    let lines = if result.text.is_empty() { 0 } else { result.text.lines().count() };
+    let source = match result.source.as_str() {
+        "editor" => "the editor's buffer, unsaved changes included",
+        "disk" => "disk; not open in the editor",
+        "headless" => "disk; no editor serves it, edits are written straight to the file",
+        other => other,
+    };
+    format!("{label} · rev {} · {} line{} · {} line endings · from {source}", result.rev, lines, if lines == 1 { "" } else { "s" }, result.line_ending)
+}
+
+/// `verbatim/documents`.
+pub fn documents(documents: &[DocumentInfo]) -> String {
+    if documents.is_empty() {
+        return "No documents are open (or no editor with verbatim serves this directory).\n".to_owned();
+    }
+    let mut out = String::new();
+    for item in documents {
+        let _ = writeln!(out, "{}  rev {}  {} lines  {}", item.uri, item.rev, item.line_count, item.language_id);
+    }
+    out
+}
+
+/// The running servers.
+pub fn editors(servers: &[DiscoveryFile]) -> String {
+    if servers.is_empty() {
+        return "No editor with verbatim is running (for this user and runtime directory).\n".to_owned();
+    }
+    let mut out = String::new();
+    for server in servers {
+        let editor = server.client_info.as_ref().map_or_else(
+            || "unknown editor".to_owned(),
+            |info| match &info.version {
+                Some(version) => format!("{} {version}", info.name),
+                None => info.name.clone(),
+            },
+        );
+        let _ = writeln!(out, "pid {}  {editor}  since {}", server.pid, server.started_at);
+        let _ = writeln!(out, "  socket  {}", server.socket);
+        for folder in &server.workspace_folders {
+            let _ = writeln!(out, "  folder  {folder}");
+        }
+    }
+    out
+}
+
+/// One journal entry; with `diff`, the diff too.
+pub fn journal_entry(entry: &Entry, with_diff: bool) -> String {
+    let outcome = match (&entry.outcome, &entry.reason, &entry.error_kind) {
+        (Outcome::Rejected, Some(reason), _) => format!("rejected ({reason})"),
+        (Outcome::Error, _, Some(kind)) => format!("error ({kind})"),
+        (outcome, _, _) => outcome.as_str().to_owned(),
+    };
+    let source = match entry.source {
+        crate::journal::Source::Editor => "editor",
+        crate::journal::Source::Headless => "headless",
+    };
+    let mut out = format!("{}  {outcome}  {}  via {source}  {}  \"{}\"", entry.time, entry.agent, entry.uri, entry.summary);
+    if let Some(commit) = &entry.commit {
+        let _ = write!(out, "  commit {}", commit.get(..12).unwrap_or(commit));
+    }
+    out.push('\n');
+    if with_diff {
+        out.push_str(&entry.diff);
+        if let Some(editor_diff) = &entry.editor_diff {
+            out.push_str(editor_diff);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protocol_terms_become_front_end_terms() {
+        let message = "oldStr matches 2 times in a.rs (lines 1, 3). Resend with occurrence: N (1-2), or narrow the window with after/before.";
+        assert_eq!(
+            Vocabulary::Cli.translate(message),
+            "--old matches 2 times in a.rs (lines 1, 3). Resend with --occurrence N (1-2), or narrow the window with --after/--before."
+        );
+        assert_eq!(
+            Vocabulary::Mcp.translate(message),
+            "old_str matches 2 times in a.rs (lines 1, 3). Resend with occurrence: N (1-2), or narrow the window with after/before."
+        );
+        assert_eq!(Vocabulary::Mcp.translate("read it again (verbatim/read); baseRev e1"), "read it again (read_file); base_rev e1");
+        // Words that merely contain a term stay.
+        assert_eq!(Vocabulary::Cli.translate("occurrences toStrings"), "occurrences toStrings");
+        assert_eq!(Vocabulary::Cli.translate("occurrence 4 names no match"), "--occurrence 4 names no match");
+    }
+}
