@@ -262,6 +262,7 @@ impl VerbatimMcp {
             Err(error) => return error,
         };
         let params = json!({"uri": self.frontend.uri_of(&args.path)});
+        // The header names the file as the model named it.
         self.run(method::READ, params, &context, |routed| {
             let result: ReadResult = serde_json::from_value(routed.result.clone()).ok()?;
             Some(format!("{}\n\n{}", render::read_header(&result, &args.path), result.text))
@@ -271,78 +272,69 @@ impl VerbatimMcp {
 
     #[tool(description = STR_REPLACE, input_schema = schema_for_type::<StrReplaceArgs>())]
     async fn str_replace(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        let args: StrReplaceArgs = match parse("str_replace", arguments) {
-            Ok(args) => args,
-            Err(error) => return error,
-        };
-        let mut params = json!({
-            "uri": self.frontend.uri_of(&args.path), "oldStr": args.old_str, "newStr": args.new_str,
-            "summary": args.summary, "replaceAll": args.replace_all, "dryRun": args.dry_run,
-        });
-        put(&mut params, "after", args.after);
-        put(&mut params, "before", args.before);
-        put(&mut params, "occurrence", args.occurrence);
-        put(&mut params, "baseRev", args.base_rev);
-        self.run(method::STR_REPLACE, params, &context, edit_text).await
+        self.tool("str_replace", arguments, &context, edit_text, |args: StrReplaceArgs| {
+            let mut params = json!({
+                "uri": self.frontend.uri_of(&args.path), "oldStr": args.old_str, "newStr": args.new_str,
+                "summary": args.summary, "replaceAll": args.replace_all, "dryRun": args.dry_run,
+            });
+            put(&mut params, "after", args.after);
+            put(&mut params, "before", args.before);
+            put(&mut params, "occurrence", args.occurrence);
+            put(&mut params, "baseRev", args.base_rev);
+            (method::STR_REPLACE, params)
+        })
+        .await
     }
 
     #[tool(description = REPLACE_RANGE, input_schema = schema_for_type::<ReplaceRangeArgs>())]
     async fn replace_range(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        let args: ReplaceRangeArgs = match parse("replace_range", arguments) {
-            Ok(args) => args,
-            Err(error) => return error,
-        };
-        let mut params = json!({
-            "uri": self.frontend.uri_of(&args.path), "fromStr": args.from_str, "toStr": args.to_str,
-            "newStr": args.new_str, "summary": args.summary, "dryRun": args.dry_run,
-        });
-        put(&mut params, "after", args.after);
-        put(&mut params, "before", args.before);
-        put(&mut params, "baseRev", args.base_rev);
-        self.run(method::REPLACE_RANGE, params, &context, edit_text).await
+        self.tool("replace_range", arguments, &context, edit_text, |args: ReplaceRangeArgs| {
+            let mut params = json!({
+                "uri": self.frontend.uri_of(&args.path), "fromStr": args.from_str, "toStr": args.to_str,
+                "newStr": args.new_str, "summary": args.summary, "dryRun": args.dry_run,
+            });
+            put(&mut params, "after", args.after);
+            put(&mut params, "before", args.before);
+            put(&mut params, "baseRev", args.base_rev);
+            (method::REPLACE_RANGE, params)
+        })
+        .await
     }
 
     #[tool(description = BATCH_EDIT, input_schema = schema_for_type::<BatchEditArgs>())]
     async fn batch_edit(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        let args: BatchEditArgs = match parse("batch_edit", arguments) {
-            Ok(args) => args,
-            Err(error) => return error,
-        };
-        let edits: Vec<Value> = args
-            .edits
-            .into_iter()
-            .map(|entry| {
-                let mut edit = json!({"uri": self.frontend.uri_of(&entry.path), "newStr": entry.new_str});
-                put(&mut edit, "oldStr", entry.old_str);
-                put(&mut edit, "fromStr", entry.from_str);
-                put(&mut edit, "toStr", entry.to_str);
-                put(&mut edit, "after", entry.after);
-                put(&mut edit, "before", entry.before);
-                put(&mut edit, "occurrence", entry.occurrence);
-                put(&mut edit, "baseRev", entry.base_rev);
-                if entry.replace_all {
-                    edit["replaceAll"] = json!(true);
-                }
-                edit
-            })
-            .collect();
-        let params = json!({"edits": edits, "summary": args.summary, "dryRun": args.dry_run});
-        self.run(method::BATCH_EDIT, params, &context, |routed| {
-            let result: BatchResult = serde_json::from_value(routed.result.clone()).ok()?;
-            Some(render::batch_result(&result, &routed.via))
+        self.tool("batch_edit", arguments, &context, batch_text, |args: BatchEditArgs| {
+            let edits: Vec<Value> = args
+                .edits
+                .into_iter()
+                .map(|entry| {
+                    let mut edit = json!({"uri": self.frontend.uri_of(&entry.path), "newStr": entry.new_str});
+                    put(&mut edit, "oldStr", entry.old_str);
+                    put(&mut edit, "fromStr", entry.from_str);
+                    put(&mut edit, "toStr", entry.to_str);
+                    put(&mut edit, "after", entry.after);
+                    put(&mut edit, "before", entry.before);
+                    put(&mut edit, "occurrence", entry.occurrence);
+                    put(&mut edit, "baseRev", entry.base_rev);
+                    if entry.replace_all {
+                        edit["replaceAll"] = json!(true);
+                    }
+                    edit
+                })
+                .collect();
+            (method::BATCH_EDIT, json!({"edits": edits, "summary": args.summary, "dryRun": args.dry_run}))
         })
         .await
     }
 
     #[tool(description = WRITE_FILE, input_schema = schema_for_type::<WriteFileArgs>())]
     async fn write_file(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        let args: WriteFileArgs = match parse("write_file", arguments) {
-            Ok(args) => args,
-            Err(error) => return error,
-        };
-        let mut params = json!({"uri": self.frontend.uri_of(&args.path), "text": args.text, "summary": args.summary});
-        put(&mut params, "baseRev", args.base_rev);
-        self.run(method::WRITE, params, &context, edit_text).await
+        self.tool("write_file", arguments, &context, edit_text, |args: WriteFileArgs| {
+            let mut params = json!({"uri": self.frontend.uri_of(&args.path), "text": args.text, "summary": args.summary});
+            put(&mut params, "baseRev", args.base_rev);
+            (method::WRITE, params)
+        })
+        .await
     }
 
     // Issue 6's `verbatim/applyPatch` goes here as an `apply_patch` tool: parse its
@@ -352,15 +344,18 @@ impl VerbatimMcp {
 
     #[tool(description = LIST_DOCUMENTS, input_schema = schema_for_type::<ListDocumentsArgs>(), annotations(read_only_hint = true))]
     async fn list_documents(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        if let Err(error) = parse::<ListDocumentsArgs>("list_documents", arguments) {
-            return error;
-        }
-        self.run(method::DOCUMENTS, Value::Null, &context, |routed| {
-            let documents: Vec<DocumentInfo> = serde_json::from_value(routed.result.clone()).ok()?;
-            Some(render::documents(&documents))
-        })
-        .await
+        self.tool("list_documents", arguments, &context, documents_text, |_: ListDocumentsArgs| (method::DOCUMENTS, Value::Null)).await
     }
+}
+
+fn batch_text(routed: &Routed) -> Option<String> {
+    let result: BatchResult = serde_json::from_value(routed.result.clone()).ok()?;
+    Some(render::batch_result(&result, &routed.via))
+}
+
+fn documents_text(routed: &Routed) -> Option<String> {
+    let documents: Vec<DocumentInfo> = serde_json::from_value(routed.result.clone()).ok()?;
+    Some(render::documents(&documents))
 }
 
 /// The text of a `strReplace`, `replaceRange` or `write` result.
@@ -391,6 +386,24 @@ impl VerbatimMcp {
             if identity != self.frontend.agent() {
                 self.frontend.set_agent(identity);
             }
+        }
+    }
+
+    /// Parses a tool's arguments, turns them into a protocol call, and runs it.
+    async fn tool<A: DeserializeOwned>(
+        &self,
+        tool: &str,
+        arguments: JsonObject,
+        context: &RequestContext<RoleServer>,
+        describe: fn(&Routed) -> Option<String>,
+        to_call: impl FnOnce(A) -> (&'static str, Value),
+    ) -> CallToolResult {
+        match parse::<A>(tool, arguments) {
+            Ok(args) => {
+                let (name, params) = to_call(args);
+                self.run(name, params, context, describe).await
+            }
+            Err(error) => error,
         }
     }
 

@@ -257,6 +257,8 @@ pub struct ScriptedEditor {
     reviews: tokio::sync::Mutex<mpsc::UnboundedReceiver<ApplyRequest>>,
     pub child: Child,
     pub runtime_dir: tempfile::TempDir,
+    /// The server's state directory: where its journal goes.
+    pub state_dir: tempfile::TempDir,
     pub workspace: tempfile::TempDir,
     pub encoding: String,
 }
@@ -295,10 +297,12 @@ impl ScriptedEditor {
 
     pub async fn start_with(options: EditorOptions) -> Self {
         let runtime_dir = tempfile::tempdir().unwrap();
+        let state_dir = tempfile::tempdir().unwrap();
         let workspace = tempfile::tempdir().unwrap();
         let mut child = Command::new(binary())
             .arg("lsp")
             .env("VERBATIM_RUNTIME_DIR", runtime_dir.path())
+            .env("VERBATIM_STATE_DIR", state_dir.path())
             .env("VERBATIM_LOG", "debug")
             .envs(options.env.iter().map(|(key, value)| (*key, value.as_str())))
             .stdin(Stdio::piped())
@@ -367,7 +371,7 @@ impl ScriptedEditor {
                 }
             }
         });
-        Self { connection, shared, reviews: tokio::sync::Mutex::new(reviews_rx), child, runtime_dir, workspace, encoding }
+        Self { connection, shared, reviews: tokio::sync::Mutex::new(reviews_rx), child, runtime_dir, state_dir, workspace, encoding }
     }
 
     /// The applyEdit requests the server has cancelled so far.

@@ -1,0 +1,250 @@
+//! End to end: the `verbatim` command line with no editor running (headless mode):
+//! every error kind that can happen on disk with its exit code, git commits, the
+//! journal, and writers racing on one file.
+#![allow(clippy::unwrap_used)]
+
+mod cli_support;
+
+use cli_support::{Project, Run, git};
+use serde_json::{Value, json};
+
+const MAIN: &str = "fn main() {\n    let x = 1;\n    run(x);\n}\n\nfn other() {\n    let x = 1;\n}\n";
+
+#[tokio::test]
+async fn read_and_edit_work_on_disk_without_an_editor() {
+    let project = Project::new();
+    project.write("src/main.rs", MAIN);
+    let cli = &project.cli;
+    let read = cli.run(&["read", "src/main.rs"]).await;
+    read.expect_code(0);
+    assert_eq!(read.stdout, MAIN);
+    assert!(read.stderr.contains("src/main.rs · rev d"), "{read:?}");
+    assert!(read.stderr.contains("no editor serves it"), "{read:?}");
+    let read = cli.run(&["read", "src/main.rs", "--json"]).await.json();
+    assert_eq!((read["source"].as_str(), read["via"].as_str()), (Some("headless"), Some("headless")));
+    let rev = read["rev"].as_str().unwrap().to_owned();
+
+    let edit = cli.run(&["edit", "src/main.rs", "--old", "run(x);", "--new", "run(x + 1);", "--base-rev", &rev, "-m", "Offset"]).await;
+    edit.expect_code(0);
+    assert!(edit.stdout.starts_with(&format!("src/main.rs: applied on disk (rev {rev} → d")), "{edit:?}");
+    assert_eq!(project.text("src/main.rs"), MAIN.replace("run(x);", "run(x + 1);"));
+    // The old rev is now stale.
+    let stale = cli.run(&["edit", "src/main.rs", "--old", "fn other", "--new", "fn x", "--base-rev", &rev, "-m", "s"]).await;
+    stale.expect_code(5);
+    assert!(stale.stderr.contains("current rev: d"), "{stale:?}");
+
+    let preview = cli.run(&["edit", "src/main.rs", "--old", "fn other", "--new", "fn another", "--dry-run", "-m", "Rename", "--json"]).await;
+    preview.expect_code(0);
+    assert_eq!((preview.json()["applied"].as_bool(), preview.json()["dryRun"].as_bool()), (Some(false), Some(true)));
+    assert!(project.text("src/main.rs").contains("fn other"));
+
+    let created = cli.run_with_stdin(&["write", "docs/new.md", "-m", "Add notes"], b"# Notes\n").await;
+    created.expect_code(0);
+    assert_eq!(project.text("docs/new.md"), "# Notes\n");
+    let read = cli.run(&["read", "docs/new.md", "--json"]).await.json();
+    let rev = read["rev"].as_str().unwrap().to_owned();
+    cli.run_with_stdin(&["write", "docs/new.md", "--base-rev", &rev, "-m", "More notes"], b"# Notes\n\nMore.\n").await.expect_code(0);
+    assert_eq!(project.text("docs/new.md"), "# Notes\n\nMore.\n");
+    assert_eq!(cli.run(&["documents", "--json"]).await.json(), json!([]));
+}
+
+#[tokio::test]
+async fn every_error_kind_of_the_disk_path_has_its_exit_code() {
+    let project = Project::new();
+    project.write("main.rs", MAIN);
+    project.write("blob.bin", b"\x00\x01binary");
+    let other_root = tempfile::tempdir().unwrap();
+    let other_root = other_root.path().display().to_string();
+    let cli = &project.cli;
+    let overlapping = json!({"summary": "s", "edits": [
+        {"uri": "main.rs", "oldStr": "fn main() {", "newStr": "fn main() -> () {"},
+        {"uri": "main.rs", "oldStr": "main()", "newStr": "start()"},
+    ]})
+    .to_string();
+    let cases: Vec<(Vec<&str>, &str, i32, &str)> = vec![
+        (vec!["edit", "main.rs", "--old", "nowhere", "--new", "x", "-m", "s"], "", 3, "notFound"),
+        (vec!["edit", "main.rs", "--old", "let x = 1;", "--new", "x", "-m", "s"], "", 4, "ambiguous"),
+        (vec!["edit", "main.rs", "--old", "fn other", "--new", "x", "--base-rev", "d0000000000000000", "-m", "s"], "", 5, "stale"),
+        (vec!["edit", "main.rs", "--old", "", "--new", "x", "-m", "s"], "", 6, "emptyQuote"),
+        (vec!["edit", "main.rs", "--old", "fn main", "--new", "fn main", "-m", "s"], "", 7, "noChange"),
+        (vec!["replace-range", "main.rs", "--from", "run(x)", "--to", "fn main", "--new", "", "-m", "s"], "", 8, "rangeOrder"),
+        (vec!["batch"], &overlapping, 9, "overlap"),
+        (vec!["edit", "main.rs", "--old", "a", "--new", "b", "-m", "s", "--socket", "/nonexistent/verbatim.sock"], "", 11, "editorUnavailable"),
+        (vec!["edit", "missing.rs", "--old", "a", "--new", "b", "-m", "s"], "", 12, "unknownDocument"),
+        (vec!["edit", "main.rs", "--old", "fn other", "--new", "fn x", "-m", "s", "--root", &other_root], "", 13, "outsideWorkspace"),
+        (vec!["write", "main.rs", "-m", "s"], "fn main() {}\n", 14, "invalidParams"),
+        (vec!["edit", "main.rs", "--old", "fn other", "--new", "fn x", "-m", " "], "", 14, "invalidParams"),
+        (vec!["edit", "main.rs", "--old", "fn other", "--new", "fn x", "--base-rev", "17", "-m", "s"], "", 14, "invalidParams"),
+        (vec!["read", "blob.bin"], "", 16, "notText"),
+        (vec!["edit", "blob.bin", "--old", "binary", "--new", "text", "-m", "s"], "", 16, "notText"),
+        (vec!["read", "main.rs/inside-a-file"], "", 17, "io"),
+    ];
+    cli.assert_errors(&cases).await;
+    assert_eq!(project.text("main.rs"), MAIN, "a refused edit changed the file");
+    assert_eq!(project.read("blob.bin"), b"\x00\x01binary");
+    // Wrong arguments are usage errors, before anything is read.
+    let usage = cli.run(&["edit", "main.rs", "--old", "fn other", "--new", "x"]).await;
+    usage.expect_code(2);
+    assert!(usage.stderr.contains("--summary"), "{usage:?}");
+    let both = cli.run(&["edit", "main.rs", "--old", "a", "--old-file", "f", "--new", "x", "-m", "s"]).await;
+    both.expect_code(2);
+    // Refused writes are not journaled: they never reached the disk.
+    assert!(cli.journal().is_empty());
+}
+
+#[tokio::test]
+async fn help_lists_the_exit_codes() {
+    let project = Project::new();
+    let help = project.cli.run(&["edit", "--help"]).await;
+    help.expect_code(0);
+    assert!(help.stdout.contains("Exit codes:"), "{help:?}");
+    assert!(help.stdout.contains(" 4  ambiguous (a quote matches twice)"), "{help:?}");
+    assert!(help.stdout.contains("--old-file <FILE>"), "{help:?}");
+}
+
+#[tokio::test]
+async fn git_commit_makes_one_commit_per_write_and_the_journal_keeps_it() {
+    let project = Project::new();
+    let dir = project.dir.path();
+    git(dir, &["init", "--quiet"]);
+    project.write("main.rs", MAIN);
+    project.write("staged-elsewhere.txt", "staged\n");
+    git(dir, &["add", "main.rs"]);
+    git(dir, &["commit", "--quiet", "-m", "start"]);
+    git(dir, &["add", "staged-elsewhere.txt"]);
+
+    let cli = &project.cli;
+    let run = cli.run(&["edit", "main.rs", "--old", "fn other", "--new", "fn another", "-m", "Rename other", "--git-commit", "--agent", "ci-bot"]).await;
+    run.expect_code(0);
+    assert!(run.stderr.contains("committed to git: "), "{run:?}");
+    assert_eq!(git(dir, &["log", "-1", "--format=%s"]), "Rename other");
+    assert_eq!(git(dir, &["show", "--name-only", "--format=", "HEAD"]), "main.rs", "only the written file is committed");
+    assert_eq!(git(dir, &["diff", "--cached", "--name-only"]), "staged-elsewhere.txt", "what else was staged stays staged");
+    let head = git(dir, &["rev-parse", "HEAD"]);
+
+    let created = cli.run_with_stdin(&["write", "src/new.rs", "-m", "Add new", "--git-commit", "--json"], b"pub fn new() {}\n").await;
+    created.expect_code(0);
+    assert_eq!(created.json()["commit"], git(dir, &["rev-parse", "HEAD"]));
+    assert_eq!(git(dir, &["log", "-1", "--format=%s"]), "Add new");
+
+    // A GIT_DIR inherited from a hook or `git rebase --exec` must not send the commit elsewhere.
+    let decoy = tempfile::tempdir().unwrap();
+    git(decoy.path(), &["init", "--quiet"]);
+    let output = cli
+        .command()
+        .args(["edit", "main.rs", "--old", "fn another", "--new", "fn other", "-m", "Rename back", "--git-commit"])
+        .env("GIT_DIR", decoy.path().join(".git"))
+        .env("GIT_WORK_TREE", decoy.path())
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(git(dir, &["log", "-1", "--format=%s"]), "Rename back");
+    assert!(git(decoy.path(), &["status", "--porcelain"]).is_empty(), "the decoy repository was touched");
+    assert_eq!(git(decoy.path(), &["rev-list", "--all"]), "");
+
+    let journal = cli.journal();
+    assert_eq!(journal.len(), 3);
+    assert_eq!((journal[0]["source"].as_str(), journal[0]["agent"].as_str()), (Some("headless"), Some("ci-bot")));
+    assert_eq!(journal[0]["commit"], head);
+    assert_eq!(journal[0]["workspace"], dir.display().to_string());
+
+    // Outside a work tree, --git-commit refuses before writing anything.
+    let plain = Project::new();
+    plain.write("a.txt", "a\n");
+    let refused = plain.cli.run(&["edit", "a.txt", "--old", "a", "--new", "b", "-m", "s", "--git-commit"]).await;
+    refused.expect_code(14);
+    assert_eq!(plain.text("a.txt"), "a\n");
+}
+
+#[tokio::test]
+async fn the_log_shows_the_workspace_journal_newest_first_with_filters() {
+    let project = Project::new();
+    project.write("a.txt", "one\n");
+    project.write("b.txt", "two\n");
+    let cli = &project.cli;
+    cli.run(&["edit", "a.txt", "--old", "one", "--new", "ONE", "-m", "First", "--agent", "alice"]).await.expect_code(0);
+    cli.run(&["edit", "b.txt", "--old", "two", "--new", "TWO", "-m", "Second", "--agent", "bob"]).await.expect_code(0);
+    cli.run(&["edit", "a.txt", "--old", "ONE", "--new", "One", "-m", "Third", "--agent", "alice"]).await.expect_code(0);
+
+    let log = cli.run(&["log"]).await;
+    log.expect_code(0);
+    let summaries: Vec<&str> = log.stdout.lines().map(|line| line.rsplit('"').nth(1).unwrap()).collect();
+    assert_eq!(summaries, ["Third", "Second", "First"]);
+    let limited = cli.run(&["log", "--limit", "1", "--json"]).await;
+    let entries: Vec<Value> = limited.stdout.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0]["summary"], "Third");
+    assert_eq!(entries[0]["outcome"], "applied");
+    let by_path = cli.run(&["log", "--path", "a.txt"]).await;
+    assert_eq!(by_path.stdout.lines().count(), 2, "{by_path:?}");
+    let by_agent = cli.run(&["log", "--agent", "bob", "--diff"]).await;
+    assert!(by_agent.stdout.contains("\"Second\"\n--- a/b.txt\n+++ b/b.txt\n"), "{by_agent:?}");
+    // From a subdirectory, the workspace's journal is still found.
+    std::fs::create_dir(project.path("sub")).unwrap();
+    let mut sub = project.cli.clone();
+    sub.cwd = project.path("sub");
+    assert_eq!(sub.run(&["log"]).await.stdout.lines().count(), 3);
+    // Elsewhere there is none, and --all shows every workspace.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut away = project.cli.clone();
+    away.cwd = elsewhere.path().to_owned();
+    let none = away.run(&["log"]).await;
+    none.expect_code(0);
+    assert!(none.stderr.starts_with("No journal for"), "{none:?}");
+    assert_eq!(away.run(&["log", "--all"]).await.stdout.lines().count(), 3);
+}
+
+/// Two processes each make `edits` edits, one after another, to their own lines of one file.
+async fn race(project: &Project, edits: usize) -> Vec<Run> {
+    let mut tasks = Vec::new();
+    for writer in 0..2 {
+        let cli = project.cli.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut runs = Vec::new();
+            for i in (writer..edits * 2).step_by(2) {
+                let old = format!("line {i}\n");
+                let new = format!("LINE {i}\n");
+                runs.push(cli.run(&["edit", "race.txt", "--old", &old, "--new", &new, "-m", "upper", "--agent", &format!("writer-{writer}")]).await);
+            }
+            runs
+        }));
+    }
+    let mut runs = Vec::new();
+    for task in tasks {
+        runs.extend(task.await.unwrap());
+    }
+    runs
+}
+
+#[tokio::test]
+async fn two_headless_writers_racing_on_one_file_lose_no_update() {
+    let project = Project::new();
+    let edits = 12;
+    let text: String = (0..edits * 2).map(|i| format!("line {i}\n")).collect();
+    project.write("race.txt", &text);
+    let runs = race(&project, edits).await;
+    for run in &runs {
+        run.expect_code(0);
+    }
+    let expected: String = (0..edits * 2).map(|i| format!("LINE {i}\n")).collect();
+    assert_eq!(project.text("race.txt"), expected);
+    let leftovers: Vec<_> = std::fs::read_dir(project.dir.path()).unwrap().flatten().map(|entry| entry.file_name()).collect();
+    assert_eq!(leftovers.len(), 1, "temporary files were left: {leftovers:?}");
+    assert_eq!(project.cli.journal().len(), edits * 2);
+}
+
+#[tokio::test]
+async fn racers_with_the_same_base_rev_are_refused_not_merged() {
+    let project = Project::new();
+    project.write("r.txt", "a\nb\n");
+    let rev = project.cli.run(&["read", "r.txt", "--json"]).await.json()["rev"].as_str().unwrap().to_owned();
+    let first = ["edit", "r.txt", "--old", "a\n", "--new", "A\n", "--base-rev", &rev, "-m", "s"];
+    let second = ["edit", "r.txt", "--old", "b\n", "--new", "B\n", "--base-rev", &rev, "-m", "s"];
+    let (one, two) = tokio::join!(project.cli.run(&first), project.cli.run(&second));
+    let mut codes = [one.code, two.code];
+    codes.sort_unstable();
+    assert_eq!(codes, [0, 5], "{one:?} {two:?}");
+    let text = project.text("r.txt");
+    assert!(text == "A\nb\n" || text == "a\nB\n", "{text}");
+}
