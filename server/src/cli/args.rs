@@ -22,6 +22,9 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The commands. A new protocol method (issue 6's `verbatim/applyPatch`, say)
+/// becomes a variant here whose params `cli::call` builds and sends through
+/// `Frontend::call`, like `Edit`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve an editor on stdio (the editor starts this) and agents on a Unix socket.
@@ -44,6 +47,8 @@ pub enum Command {
         path: String,
         #[command(flatten)]
         route: RouteArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
     /// Replace a quoted piece of text (verbatim/strReplace).
     #[command(after_help = EXIT_CODES_HELP)]
@@ -64,6 +69,8 @@ pub enum Command {
         dry_run: bool,
         #[command(flatten)]
         route: RouteArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
     /// Create a file, or replace a whole file, with the text on stdin (verbatim/write).
     #[command(after_help = EXIT_CODES_HELP)]
@@ -81,11 +88,15 @@ pub enum Command {
         summary: String,
         #[command(flatten)]
         route: RouteArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
     /// List the documents open in the editor that serves the current directory.
     Documents {
         #[command(flatten)]
         route: RouteArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
     /// List the running verbatim servers: pid, socket, workspace folders, editor.
     Editors {
@@ -105,12 +116,17 @@ pub enum Command {
     },
 }
 
-/// How a command reaches documents, and how it answers.
+/// How a command answers.
 #[derive(Debug, Clone, Args)]
-pub struct RouteArgs {
+pub struct OutputArgs {
     /// Print the result as JSON: the protocol's result plus "via" ("editor" or "headless").
     #[arg(long)]
     pub json: bool,
+}
+
+/// How a command reaches documents.
+#[derive(Debug, Clone, Args)]
+pub struct RouteArgs {
     /// Use the verbatim server on this socket instead of finding one.
     #[arg(long, conflicts_with = "headless")]
     pub socket: Option<PathBuf>,
@@ -137,8 +153,11 @@ macro_rules! quote_args {
             #[doc = $doc]
             #[arg(long = $flag, allow_hyphen_values = true, value_name = "TEXT")]
             pub $field: Option<String>,
-            #[doc = concat!("Read the text of --", $flag, " from this file (- for stdin), so that no shell mangles it.")]
-            #[arg(long = concat!($flag, "-file"), value_name = "FILE")]
+            #[arg(
+                long = concat!($flag, "-file"),
+                value_name = "FILE",
+                help = concat!("Read --", $flag, " from this file (- for stdin), so that no shell mangles it")
+            )]
             pub $file: Option<PathBuf>,
         }
     };
@@ -200,6 +219,8 @@ pub struct EditArgs {
     pub write: WriteArgs,
     #[command(flatten)]
     pub route: RouteArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -218,6 +239,8 @@ pub struct ReplaceRangeArgs {
     pub write: WriteArgs,
     #[command(flatten)]
     pub route: RouteArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -76,9 +76,9 @@ impl Failure {
 pub fn run(command: args::Command) -> ExitCode {
     use args::Command;
     let json_output = match &command {
-        Command::Read { route, .. } | Command::Batch { route, .. } | Command::Write { route, .. } | Command::Documents { route } => route.json,
-        Command::Edit(args) => args.route.json,
-        Command::ReplaceRange(args) => args.route.json,
+        Command::Read { output, .. } | Command::Batch { output, .. } | Command::Write { output, .. } | Command::Documents { output, .. } => output.json,
+        Command::Edit(args) => args.output.json,
+        Command::ReplaceRange(args) => args.output.json,
         Command::Editors { json } => *json,
         Command::Log(args) => args.json,
         Command::Lsp { .. } | Command::Mcp { .. } => false,
@@ -102,12 +102,12 @@ fn call(command: args::Command) -> Result<(), Failure> {
         .map_err(|error| Failure::Internal(format!("cannot start the async runtime: {error}")))?;
     let mut stdin = StdinOnce::default();
     match command {
-        Command::Read { path, route } => {
+        Command::Read { path, route, output } => {
             let frontend = frontend(&route)?;
             let label = path.clone();
             let params = json!({"uri": frontend.uri_of(&path)});
             let routed = runtime.block_on(frontend.call(method::READ, params))?;
-            if route.json {
+            if output.json {
                 output::json(&with_via(&routed));
             } else {
                 let result: ReadResult = decode(&routed.result)?;
@@ -119,15 +119,15 @@ fn call(command: args::Command) -> Result<(), Failure> {
             let frontend = frontend(&args.route)?;
             let params = edit_params(&frontend, &args, &mut stdin)?;
             let routed = runtime.block_on(frontend.call(method::STR_REPLACE, params))?;
-            print_edit(&routed, args.route.json)?;
+            print_edit(&routed, args.output.json)?;
         }
         Command::ReplaceRange(args) => {
             let frontend = frontend(&args.route)?;
             let params = replace_range_params(&frontend, &args, &mut stdin)?;
             let routed = runtime.block_on(frontend.call(method::REPLACE_RANGE, params))?;
-            print_edit(&routed, args.route.json)?;
+            print_edit(&routed, args.output.json)?;
         }
-        Command::Write { path, text_file, base_rev, summary, route } => {
+        Command::Write { path, text_file, base_rev, summary, route, output } => {
             let frontend = frontend(&route)?;
             let text = stdin.text_of(None, Some(text_file.unwrap_or_else(|| PathBuf::from("-"))), "the text")?.unwrap_or_default();
             let mut params = json!({"uri": frontend.uri_of(&path), "text": text, "summary": summary});
@@ -135,13 +135,13 @@ fn call(command: args::Command) -> Result<(), Failure> {
                 params["baseRev"] = json!(base_rev);
             }
             let routed = runtime.block_on(frontend.call(method::WRITE, params))?;
-            print_edit(&routed, route.json)?;
+            print_edit(&routed, output.json)?;
         }
-        Command::Batch { summary, dry_run, route } => {
+        Command::Batch { summary, dry_run, route, output } => {
             let frontend = frontend(&route)?;
             let params = batch_params(&frontend, &stdin.text_of(None, Some(PathBuf::from("-")), "the batch")?.unwrap_or_default(), summary, dry_run)?;
             let routed = runtime.block_on(frontend.call(method::BATCH_EDIT, params))?;
-            if route.json {
+            if output.json {
                 output::json(&with_via(&routed));
             } else {
                 let result: BatchResult = decode(&routed.result)?;
@@ -149,10 +149,10 @@ fn call(command: args::Command) -> Result<(), Failure> {
                 commit_notes(&routed);
             }
         }
-        Command::Documents { route } => {
+        Command::Documents { route, output } => {
             let frontend = frontend(&route)?;
             let routed = runtime.block_on(frontend.call(method::DOCUMENTS, Value::Null))?;
-            if route.json {
+            if output.json {
                 output::json(&routed.result);
             } else {
                 let documents: Vec<DocumentInfo> = decode(&routed.result)?;
