@@ -28,10 +28,13 @@ use args::{EditArgs, LogArgs, ReplaceRangeArgs, RouteArgs, WindowArgs};
 const DEFAULT_AGENT: &str = "verbatim-cli";
 
 /// Why a command failed, and so its exit code.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 enum Failure {
+    #[error("{0}")]
     Usage(String),
+    #[error(transparent)]
     Protocol(ProtocolError),
+    #[error("internal error: {0}")]
     Internal(String),
 }
 
@@ -63,9 +66,8 @@ impl Failure {
             output::json(&json!({"error": {"kind": kind, "code": code, "message": message, "data": data}}));
         } else {
             match self {
-                Self::Usage(message) => output::note(&format!("verbatim: {message}")),
                 Self::Protocol(error) => output::note(&format!("verbatim: {}: {}", error.kind, render::error(error, Vocabulary::Cli))),
-                Self::Internal(message) => output::note(&format!("verbatim: internal error: {message}")),
+                Self::Usage(_) | Self::Internal(_) => output::note(&format!("verbatim: {self}")),
             }
         }
         ExitCode::from(self.code())
