@@ -429,7 +429,9 @@ impl VerbatimMcp {
             tokio::select! {
                 outcome = &mut call => break outcome,
                 () = context.ct.cancelled() => {
-                    return tool_error("cancelled: the call was cancelled; an edit that was waiting for review was withdrawn from this agent's side (the editor may still show it).".into());
+                    // Dropping the call closes its connection: the server then asks the
+                    // editor to withdraw a review that was waiting.
+                    return tool_error("cancelled: the call was cancelled; the editor was asked to withdraw an edit that waited for review. Read the file again before retrying.".into());
                 }
                 _ = ticker.tick(), if progress_token.is_some() => {
                     if let Some(token) = &progress_token {
