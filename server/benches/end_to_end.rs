@@ -2,7 +2,7 @@
 //! the Unix socket → server → `workspace/applyEdit` to an auto-applying editor in
 //! another process → `didChange` → result; 8 agents on 8 documents at once; the
 //! server's resident memory with 1,000 open documents of 100 KB; time to answer
-//! `initialize`.
+//! `initialize`; a headless `verbatim edit` from process start to exit.
 //!
 //! `cargo bench -p verbatim --bench end_to_end` prints the figures;
 //! `-- --test` runs every scenario with tiny counts. The editor is this same
@@ -184,6 +184,8 @@ async fn start_editor(documents: usize, doc_bytes: usize) -> EditorProcess {
         .env("VERBATIM_BENCH_DOCS", documents.to_string())
         .env("VERBATIM_BENCH_DOC_BYTES", doc_bytes.to_string())
         .env("VERBATIM_RUNTIME_DIR", runtime.path())
+        // The server's journal goes there too, not to the user's state directory.
+        .env("VERBATIM_STATE_DIR", runtime.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .kill_on_drop(true)
@@ -323,6 +325,7 @@ async fn startup(quick: bool) {
         let mut server = Command::new(env!("CARGO_BIN_EXE_verbatim"))
             .arg("lsp")
             .env("VERBATIM_RUNTIME_DIR", runtime.path())
+            .env("VERBATIM_STATE_DIR", runtime.path())
             .env("VERBATIM_LOG", "warn")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -339,6 +342,39 @@ async fn startup(quick: bool) {
     }
     times.sort();
     println!("end_to_end/startup: `verbatim lsp` spawn → initialize answered: median {:.2} ms over {runs} runs", percentile(&times, 0.5).as_secs_f64() * 1e3);
+}
+
+/// Target 6b: `verbatim edit` with no editor running, on a 10,000-line file: each run
+/// is a whole process (parse, route, lock, read, plan, atomic write, journal).
+async fn headless(quick: bool) {
+    let runs = if quick { 3 } else { 30 };
+    let project = tempfile::tempdir().unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    let text: String = (0..10_000).map(|i| doc_line(i, 0)).collect();
+    std::fs::write(project.path().join("big.rs"), &text).unwrap();
+    let mut times = Vec::new();
+    for run in 0..runs {
+        // Alternate two states of one line, so every run applies an edit.
+        let (old, new) = (doc_line(5_000, run % 2), doc_line(5_000, (run + 1) % 2));
+        let started = Instant::now();
+        let status = Command::new(env!("CARGO_BIN_EXE_verbatim"))
+            .args(["edit", "big.rs", "--old", &old, "--new", &new, "-m", "bench"])
+            .current_dir(project.path())
+            .env("VERBATIM_RUNTIME_DIR", runtime.path())
+            .env("VERBATIM_STATE_DIR", runtime.path())
+            .stdout(Stdio::null())
+            .status()
+            .await
+            .unwrap();
+        times.push(started.elapsed());
+        assert!(status.success(), "verbatim edit failed");
+    }
+    times.sort();
+    println!(
+        "end_to_end/headless: `verbatim edit` on 10,000 lines, start → exit: median {:.2} ms, max {:.2} ms over {runs} runs",
+        percentile(&times, 0.5).as_secs_f64() * 1e3,
+        percentile(&times, 1.0).as_secs_f64() * 1e3
+    );
 }
 
 fn main() {
@@ -363,6 +399,9 @@ fn main() {
         }
         if selected("memory") {
             memory(quick).await;
+        }
+        if selected("headless") {
+            headless(quick).await;
         }
     });
 }

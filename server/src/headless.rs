@@ -351,8 +351,12 @@ fn write_documents(
         let file = atomic_write::stage(&target.path, &bytes, document.base_rev).map_err(|error| write_error(target, &error))?;
         staged.push((file, document));
     }
-    for (file, document) in &staged {
-        file.check().map_err(|error| commit_error(error, document, &targets[&document.key]))?;
+    // Every file must still be as planned before any is replaced (a single file is
+    // checked by its own commit, just before its rename).
+    if staged.len() > 1 {
+        for (file, document) in &staged {
+            file.check().map_err(|error| commit_error(error, document, &targets[&document.key]))?;
+        }
     }
     let mut revs = Vec::with_capacity(staged.len());
     let mut written: Vec<String> = Vec::new();

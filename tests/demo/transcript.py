@@ -50,7 +50,8 @@ class Editor:
     """Plays the editor on the server's stdio."""
 
     def __init__(self, workspace, runtime_dir):
-        env = dict(os.environ, VERBATIM_RUNTIME_DIR=runtime_dir, VERBATIM_LOG="warn")
+        # The journal goes to the temporary directory too, not the user's state directory.
+        env = dict(os.environ, VERBATIM_RUNTIME_DIR=runtime_dir, VERBATIM_STATE_DIR=runtime_dir, VERBATIM_LOG="warn")
         self.process = subprocess.Popen([BINARY, "lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self.version = 1
         self.text = TEXT
