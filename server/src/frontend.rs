@@ -21,7 +21,7 @@ use crate::file_lock;
 use crate::headless::{Headless, HeadlessOptions};
 use crate::journal::Journal;
 use crate::position::PositionEncoding;
-use crate::protocol::{DiscoveryFile, method};
+use crate::protocol::{DiscoveryFile, DocumentInfo, method};
 use crate::registry::AgentInfo;
 use crate::routing::server_for;
 
@@ -185,9 +185,36 @@ impl Frontend {
         Ok(first)
     }
 
+    /// Where a call on these documents goes, like [`Frontend::route`], except that a
+    /// document an editor has open is that editor's even outside its folders: before
+    /// going to disk, each running server is asked for its open documents.
+    pub async fn resolve(&self, uris: &[String]) -> Result<Via, ProtocolError> {
+        let via = self.route(uris)?;
+        if via != Via::Headless || self.options.headless || uris.is_empty() {
+            return Ok(via);
+        }
+        let wanted: Vec<DocKey> = uris.iter().filter_map(|uri| DocKey::parse(uri).ok()).collect();
+        for server in self.editors() {
+            let socket = PathBuf::from(&server.socket);
+            let Ok(mut client) = AgentClient::connect(&socket, &self.agent()).await else { continue };
+            let open = client.call(method::DOCUMENTS, Value::Null).await;
+            client.close().await;
+            let open: Vec<DocumentInfo> = open.ok().and_then(|value| serde_json::from_value(value).ok()).unwrap_or_default();
+            if open.iter().any(|document| DocKey::parse(&document.uri).is_ok_and(|key| wanted.contains(&key))) {
+                return Ok(Via::Editor { socket });
+            }
+        }
+        Ok(Via::Headless)
+    }
+
     /// Runs one protocol method with its params (`uri`s already absolute).
     pub async fn call(&self, name: &str, params: Value) -> Result<Routed, FrontendError> {
-        let via = self.route(&uris_of(&params))?;
+        let via = self.resolve(&uris_of(&params)).await?;
+        self.call_via(via, name, params).await
+    }
+
+    /// Runs one protocol method where [`Frontend::resolve`] said it goes.
+    pub async fn call_via(&self, via: Via, name: &str, params: Value) -> Result<Routed, FrontendError> {
         let result = match &via {
             Via::Editor { socket } => {
                 let mut client = AgentClient::connect(socket, &self.agent()).await?;

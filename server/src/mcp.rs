@@ -417,9 +417,12 @@ impl VerbatimMcp {
     ) -> CallToolResult {
         self.learn_agent(context);
         let dry_run = params.get("dryRun").and_then(Value::as_bool).unwrap_or(false);
-        let waits_for_review =
-            is_write(name) && !dry_run && matches!(self.frontend.route(&uris_of(&params)), Ok(Via::Editor { .. }));
-        let call = self.frontend.call(name, params);
+        let via = match self.frontend.resolve(&uris_of(&params)).await {
+            Ok(via) => via,
+            Err(error) => return tool_error(error_text(&error)),
+        };
+        let waits_for_review = is_write(name) && !dry_run && matches!(via, Via::Editor { .. });
+        let call = self.frontend.call_via(via, name, params);
         tokio::pin!(call);
         let progress_token = context.meta.get_progress_token().filter(|_| waits_for_review);
         let mut ticker = tokio::time::interval(PROGRESS_EVERY);

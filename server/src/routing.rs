@@ -1,6 +1,8 @@
 //! Which running verbatim server serves a file: among the live servers named by the
 //! discovery files, the one with a workspace folder holding the file (symlinks
 //! resolved); when several do, the deepest folder wins, then the newest server.
+//! (A server that merely has the file open is found by asking it:
+//! [`crate::frontend::Frontend::resolve`].)
 
 use std::path::{Path, PathBuf};
 

@@ -266,3 +266,32 @@ async fn a_file_outside_every_editor_folder_is_edited_on_disk() {
     assert!(run.stdout.starts_with("main.rs: applied on disk"), "{run:?}");
     assert_eq!(disk(&editor, "main.rs"), MAIN.replace("fn other", "fn another"));
 }
+
+#[tokio::test]
+async fn a_file_the_editor_has_open_outside_its_folders_is_still_the_editor_s() {
+    for allow_writes in [false, true] {
+        let options = EditorOptions {
+            initialization_options: json!({"syncTimeoutMs": 3000, "allowWritesOutsideWorkspace": allow_writes}),
+            ..EditorOptions::default()
+        };
+        let editor = ScriptedEditor::start_with(options).await;
+        let loose = tempfile::tempdir().unwrap();
+        let path = loose.path().join("loose.txt");
+        std::fs::write(&path, "on disk\n").unwrap();
+        let uri = common::file_uri(&path);
+        editor.open_uri(&uri, "typed, unsaved\n").await;
+        let cli = Cli::new(loose.path(), editor.runtime_dir.path(), editor.state_dir.path());
+        let read = cli.run(&["read", "loose.txt", "--json"]).await.json();
+        assert_eq!((read["via"].as_str(), read["text"].as_str()), (Some("editor"), Some("typed, unsaved\n")));
+        let run = cli.run(&["edit", "loose.txt", "--old", "typed", "--new", "written", "-m", "Reword"]).await;
+        if allow_writes {
+            run.expect_code(0);
+            assert_eq!(editor.buffer(&uri), "written, unsaved\n");
+        } else {
+            // The editor's rules decide, never a write to disk behind its back.
+            run.expect_code(13);
+            assert_eq!(editor.buffer(&uri), "typed, unsaved\n");
+        }
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "on disk\n", "the disk was written behind the editor's back");
+    }
+}

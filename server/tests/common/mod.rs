@@ -406,6 +406,13 @@ impl ScriptedEditor {
     pub async fn open(&self, name: &str, disk_text: &str, buffer_text: &str) -> String {
         std::fs::write(self.path(name), disk_text).unwrap();
         let uri = self.uri(name);
+        self.open_uri(&uri, buffer_text).await;
+        uri
+    }
+
+    /// Opens any document, inside the workspace or not, with this buffer text.
+    pub async fn open_uri(&self, uri: &str, buffer_text: &str) {
+        let uri = uri.to_owned();
         self.shared
             .documents
             .lock()
@@ -418,7 +425,6 @@ impl ScriptedEditor {
             )
             .await;
         self.sync().await;
-        uri
     }
 
     /// Returns once the server has applied everything this editor sent so far (the
