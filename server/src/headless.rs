@@ -18,6 +18,7 @@ use ropey::Rope;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::access::PathPolicy;
 use crate::apply::{AppliedDocument, PlannedDocument};
 use crate::atomic_write::{self, CommitError, StagedFile};
 use crate::disk::{DiskError, line_ending_of, read_text};
@@ -207,7 +208,8 @@ impl Headless {
         Ok((Outcome { applied: true, dry_run: false, documents: results }, commit))
     }
 
-    /// Where a document is on disk, if a headless write may touch it.
+    /// Where a document is on disk, if a headless call may touch it: inside the
+    /// roots (when there are any), and not on the default deny list.
     fn target(&self, key: &DocKey) -> Result<Target, ProtocolError> {
         let uri = key.to_uri();
         let Some(path) = key.path() else {
@@ -230,6 +232,18 @@ impl Headless {
             )
             .with("uri", uri)
             .with("workspaceFolders", folders));
+        }
+        if let Some(pattern) = PathPolicy::default().denied_by(path) {
+            return Err(ProtocolError::new(
+                ErrorKind::PermissionDenied,
+                format!(
+                    "{} matches the deny pattern `{pattern}` (secrets and repository internals), so agents may neither \
+                     read nor write it. Leave this file to the person.",
+                    path.display()
+                ),
+            )
+            .with("uri", uri)
+            .with("pattern", pattern));
         }
         let root = self.root_of(path);
         let label = Workspace::new(vec![root.clone()]).label(key);

@@ -89,6 +89,7 @@ async fn every_error_kind_of_the_editor_path_has_its_exit_code() {
     let editor = ScriptedEditor::start().await;
     editor.open("main.rs", MAIN, MAIN).await;
     std::fs::write(editor.path("blob.bin"), b"\x00\x01binary").unwrap();
+    std::fs::write(editor.path(".env"), "SECRET=1\n").unwrap();
     let outside = tempfile::tempdir().unwrap();
     let outside_file = outside.path().join("elsewhere.txt");
     std::fs::write(&outside_file, "elsewhere\n").unwrap();
@@ -115,6 +116,7 @@ async fn every_error_kind_of_the_editor_path_has_its_exit_code() {
         (vec!["write", "main.rs", "-m", "s"], "fn main() {}\n", 14, "invalidParams"),
         (vec!["read", "blob.bin"], "", 16, "notText"),
         (vec!["read", "main.rs/inside-a-file"], "", 17, "io"),
+        (vec!["read", ".env"], "", 19, "permissionDenied"),
     ];
     cli.assert_errors(&cases).await;
     // Nothing of it reached the buffer.

@@ -53,6 +53,8 @@ async fn every_error_kind_of_the_disk_path_has_its_exit_code() {
     let project = Project::new();
     project.write("main.rs", MAIN);
     project.write("blob.bin", b"\x00\x01binary");
+    project.write(".env", "SECRET=1\n");
+    project.write(".git/config", "[core]\n");
     let other_root = tempfile::tempdir().unwrap();
     let other_root = other_root.path().display().to_string();
     let cli = &project.cli;
@@ -78,6 +80,8 @@ async fn every_error_kind_of_the_disk_path_has_its_exit_code() {
         (vec!["read", "blob.bin"], "", 16, "notText"),
         (vec!["edit", "blob.bin", "--old", "binary", "--new", "text", "-m", "s"], "", 16, "notText"),
         (vec!["read", "main.rs/inside-a-file"], "", 17, "io"),
+        (vec!["read", ".env"], "", 19, "permissionDenied"),
+        (vec!["edit", ".git/config", "--old", "a", "--new", "b", "-m", "s"], "", 19, "permissionDenied"),
     ];
     cli.assert_errors(&cases).await;
     assert_eq!(project.text("main.rs"), MAIN, "a refused edit changed the file");
