@@ -3,9 +3,10 @@
 //! does, run headless on disk by the same engine.
 //!
 //! A call is a method name and its JSON params, exactly as on the wire, so both
-//! front-ends map one to one onto `docs/protocol.md`, and a new method (issue 6's
-//! `verbatim/applyPatch`, say) needs only its name here, its headless arm in
-//! [`Headless::call`], and a command or tool that builds its params.
+//! front-ends map one to one onto `docs/protocol.md`, and a new method needs only a
+//! command or tool that builds its params (and, to work without an editor, its arm
+//! in [`Headless::call`]). `verbatim/applyPatch` names its files inside the patch,
+//! so it goes to the editor serving the working directory.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -279,5 +280,5 @@ pub fn uris_of(params: &Value) -> Vec<String> {
 
 /// Methods that change documents (and may wait for review).
 pub fn is_write(name: &str) -> bool {
-    matches!(name, method::STR_REPLACE | method::REPLACE_RANGE | method::BATCH_EDIT | method::WRITE)
+    method::WRITE_METHODS.contains(&name)
 }

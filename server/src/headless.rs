@@ -103,6 +103,12 @@ impl Headless {
             method::REPLACE_RANGE => self.write_call(WriteRequest::replace_range(parse_params(name, params)?)),
             method::WRITE => self.write_call(WriteRequest::write(parse_params(name, params)?)),
             method::BATCH_EDIT => self.write_call(WriteRequest::batch(parse_params(name, params)?)?),
+            method::APPLY_PATCH => Err(ProtocolError::new(
+                ErrorKind::EditorUnavailable,
+                "verbatim/applyPatch needs an editor running verbatim, and none serves this directory. Without an editor, \
+                 send the same change as edits: verbatim/batchEdit (str_replace and replace_range entries, all or nothing), \
+                 verbatim/write for new files.",
+            )),
             other => Err(ProtocolError::invalid_params(
                 None,
                 format!("{other} is not available without an editor: it needs a running editor with verbatim."),

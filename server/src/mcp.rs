@@ -10,9 +10,9 @@
 //! person's review keeps waiting, with progress notifications when the client
 //! asked for them.
 //!
-//! Adding a tool (issue 6's `apply_patch`, say): a params struct, a `#[tool]`
-//! method that turns it into the protocol's params, and [`Frontend::call`] with the
-//! method's name; see the note above [`VerbatimMcp::list_documents`].
+//! Adding a tool: a params struct, a `#[tool]` method that turns it into the
+//! protocol's params (as `apply_patch` does for `verbatim/applyPatch`), and the
+//! method's arm in [`crate::headless::Headless::call`] if it can work without an editor.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 use crate::client::Identity;
 use crate::error::ProtocolError;
 use crate::frontend::{Frontend, FrontendError, Routed, Via, is_write, uris_of};
-use crate::protocol::{BatchResult, DocumentInfo, EditResult, ReadResult, method};
+use crate::protocol::{ApplyPatchResult, BatchResult, DocumentInfo, EditResult, ReadResult, method};
 use crate::render::{self, Vocabulary};
 
 /// How often a call waiting for review reports progress.
@@ -39,7 +39,8 @@ const INSTRUCTIONS: &str = "Verbatim edits files inside the person's editor (VS 
 never by line numbers; with no editor it edits the files on disk. Read with read_file, then make the smallest edit \
 that does the job: str_replace for most changes (quote text that occurs once); if it is ambiguous, narrow with \
 after/before or resend with the occurrence the error lists; replace_range to rewrite a block; batch_edit for changes \
-across files that must land together; write_file only to create files or rewrite small ones. Every edit needs a \
+across files that must land together (or apply_patch, if you think in patches); write_file only to create files or \
+rewrite small ones. Every edit needs a \
 one-line summary: the person sees it when reviewing. Pass the rev from read_file as base_rev so an edit never \
 overwrites changes you have not seen. A call may wait while the person reviews the edit: that is expected.";
 
@@ -75,6 +76,14 @@ const WRITE_FILE: &str = "Create a new file, or replace the whole text of a smal
 existing file requires base_rev from your last read_file, so that nothing the person changed since is lost. For \
 changes inside an existing file prefer str_replace or replace_range: they show a focused diff and cannot revert text \
 you did not mean to touch.";
+
+const APPLY_PATCH: &str = "Apply a patch in a format you already know, reviewed as one change: all of it applies or \
+none does. Two formats: OpenAI's apply_patch (`*** Begin Patch`, `*** Add File: path` with + lines, `*** Update File: \
+path` with @@ hunks of context, - and + lines and an optional `*** Move to: path`, `*** Delete File: path`, `*** End \
+Patch`), or SEARCH/REPLACE blocks (a path line, then <<<<<<< SEARCH, the exact old lines, =======, the new lines, \
+>>>>>>> REPLACE). Relative paths are taken from the editor's workspace folders. Hunks are matched like quotes (unique, \
+small slips forgiven unless exact is set); every failing hunk is reported with its patch line. Needs an editor with \
+verbatim; without one, use batch_edit. For one small change, str_replace is simpler.";
 
 const LIST_DOCUMENTS: &str = "List the documents open in the person's editor, with their revs. Empty when no editor \
 with verbatim serves the working directory (edits then go straight to disk).";
@@ -117,6 +126,9 @@ pub struct StrReplaceArgs {
     /// Compute and show the edit without applying it.
     #[serde(default)]
     pub dry_run: bool,
+    /// Match quotes exactly: no forgiving of line numbers, typography, line endings, trailing whitespace or indentation.
+    #[serde(default)]
+    pub exact: bool,
 }
 
 /// `replace_range` params.
@@ -145,6 +157,9 @@ pub struct ReplaceRangeArgs {
     /// Compute and show the edit without applying it.
     #[serde(default)]
     pub dry_run: bool,
+    /// Match quotes exactly: no forgiving of line numbers, typography, line endings, trailing whitespace or indentation.
+    #[serde(default)]
+    pub exact: bool,
 }
 
 /// One entry of `batch_edit`: old_str, or from_str and to_str.
@@ -176,6 +191,9 @@ pub struct BatchEditEntry {
     pub replace_all: bool,
     #[serde(default)]
     pub base_rev: Option<String>,
+    /// Match this entry's quotes exactly.
+    #[serde(default)]
+    pub exact: bool,
 }
 
 /// `batch_edit` params.
@@ -204,6 +222,22 @@ pub struct WriteFileArgs {
     /// Required to replace an existing file: the rev from your last read_file.
     #[serde(default)]
     pub base_rev: Option<String>,
+}
+
+/// `apply_patch` params.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApplyPatchArgs {
+    /// The patch: OpenAI's apply_patch format (*** Begin Patch ... *** End Patch) or SEARCH/REPLACE blocks.
+    pub patch: String,
+    /// One line saying why; shown to the person who reviews the change.
+    pub summary: String,
+    /// Compute and show the change without applying it.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// Match every hunk exactly, without the normalization ladder.
+    #[serde(default)]
+    pub exact: bool,
 }
 
 /// `list_documents` params (none).
@@ -275,7 +309,7 @@ impl VerbatimMcp {
         self.tool("str_replace", arguments, &context, edit_text, |args: StrReplaceArgs| {
             let mut params = json!({
                 "uri": self.frontend.uri_of(&args.path), "oldStr": args.old_str, "newStr": args.new_str,
-                "summary": args.summary, "replaceAll": args.replace_all, "dryRun": args.dry_run,
+                "summary": args.summary, "replaceAll": args.replace_all, "dryRun": args.dry_run, "exact": args.exact,
             });
             put(&mut params, "after", args.after);
             put(&mut params, "before", args.before);
@@ -291,7 +325,7 @@ impl VerbatimMcp {
         self.tool("replace_range", arguments, &context, edit_text, |args: ReplaceRangeArgs| {
             let mut params = json!({
                 "uri": self.frontend.uri_of(&args.path), "fromStr": args.from_str, "toStr": args.to_str,
-                "newStr": args.new_str, "summary": args.summary, "dryRun": args.dry_run,
+                "newStr": args.new_str, "summary": args.summary, "dryRun": args.dry_run, "exact": args.exact,
             });
             put(&mut params, "after", args.after);
             put(&mut params, "before", args.before);
@@ -319,6 +353,9 @@ impl VerbatimMcp {
                     if entry.replace_all {
                         edit["replaceAll"] = json!(true);
                     }
+                    if entry.exact {
+                        edit["exact"] = json!(true);
+                    }
                     edit
                 })
                 .collect();
@@ -337,10 +374,14 @@ impl VerbatimMcp {
         .await
     }
 
-    // Issue 6's `verbatim/applyPatch` goes here as an `apply_patch` tool: parse its
-    // args, build the method's params (paths through `uri_of`), and
-    // `self.run("verbatim/applyPatch", params, &context, edit_text_or_batch)`; then add
-    // its arm to `Headless::call` so it also works without an editor.
+    #[tool(description = APPLY_PATCH, input_schema = schema_for_type::<ApplyPatchArgs>())]
+    async fn apply_patch(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+        self.tool("apply_patch", arguments, &context, patch_text, |args: ApplyPatchArgs| {
+            let params = json!({"patch": args.patch, "summary": args.summary, "dryRun": args.dry_run, "exact": args.exact});
+            (method::APPLY_PATCH, params)
+        })
+        .await
+    }
 
     #[tool(description = LIST_DOCUMENTS, input_schema = schema_for_type::<ListDocumentsArgs>(), annotations(read_only_hint = true))]
     async fn list_documents(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
@@ -351,6 +392,11 @@ impl VerbatimMcp {
 fn batch_text(routed: &Routed) -> Option<String> {
     let result: BatchResult = serde_json::from_value(routed.result.clone()).ok()?;
     Some(render::batch_result(&result, &routed.via))
+}
+
+fn patch_text(routed: &Routed) -> Option<String> {
+    let result: ApplyPatchResult = serde_json::from_value(routed.result.clone()).ok()?;
+    Some(render::patch_result(&result, &routed.via))
 }
 
 fn documents_text(routed: &Routed) -> Option<String> {

@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::error::{ErrorKind, ProtocolError};
 use crate::frontend::Via;
 use crate::journal::{Entry, Outcome};
-use crate::protocol::{BatchResult, DiscoveryFile, DocumentInfo, DocumentResult, EditResult, ReadResult};
+use crate::protocol::{ApplyPatchResult, BatchResult, DiscoveryFile, DocumentInfo, DocumentResult, EditResult, ReadResult};
 
 /// Whose words errors are told in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +37,7 @@ impl Vocabulary {
                 ("verbatim/strReplace", "verbatim edit"),
                 ("verbatim/replaceRange", "verbatim replace-range"),
                 ("verbatim/batchEdit", "verbatim batch"),
+                ("verbatim/applyPatch", "verbatim patch"),
                 ("replaceAll", "--all"),
                 ("occurrence", "--occurrence"),
                 ("baseRev", "--base-rev"),
@@ -52,6 +53,7 @@ impl Vocabulary {
                 ("verbatim/strReplace", "str_replace"),
                 ("verbatim/replaceRange", "replace_range"),
                 ("verbatim/batchEdit", "batch_edit"),
+                ("verbatim/applyPatch", "apply_patch"),
                 ("replaceAll", "replace_all"),
                 ("baseRev", "base_rev"),
                 ("oldStr", "old_str"),
@@ -155,6 +157,13 @@ fn where_to(via: &Via) -> &'static str {
 
 fn document(out: &mut String, document: &DocumentResult, applied: bool, dry_run: bool, via: &Via) {
     let name = name_of(document);
+    let change = match (document.operation.as_deref(), &document.new_uri) {
+        (Some("move"), Some(target)) => format!(" (moved to {target})"),
+        (Some("create"), _) => " (a new file)".to_owned(),
+        (Some("delete"), _) => " (deleted)".to_owned(),
+        _ => String::new(),
+    };
+    let name = format!("{name}{change}");
     if dry_run {
         let _ = writeln!(out, "{name}: would change (rev {}):", document.base_rev.as_deref().unwrap_or("none, new file"));
     } else if !applied {
@@ -163,6 +172,13 @@ fn document(out: &mut String, document: &DocumentResult, applied: bool, dry_run:
         let _ = writeln!(out, "{name}: applied {}, but changed during review ({}). The proposal was:", where_to(via), rev_change(document));
     } else {
         let _ = writeln!(out, "{name}: applied {} ({}):", where_to(via), rev_change(document));
+    }
+    if !document.normalizations.is_empty() {
+        let _ = writeln!(
+            out,
+            "(quoted almost verbatim; found by ignoring: {}. Quote exactly next time.)",
+            document.normalizations.join(", ")
+        );
     }
     out.push_str(&document.diff);
     if let Some(editor_diff) = &document.editor_diff {
@@ -190,6 +206,17 @@ pub fn batch_result(result: &BatchResult, via: &Via) -> String {
         document(&mut out, item, result.applied, result.dry_run, via);
     }
     out
+}
+
+/// The result of `applyPatch`.
+pub fn patch_result(result: &ApplyPatchResult, via: &Via) -> String {
+    let batch = BatchResult {
+        applied: result.applied,
+        dry_run: result.dry_run,
+        modified_by_editor: result.modified_by_editor,
+        documents: result.documents.clone(),
+    };
+    batch_result(&batch, via)
 }
 
 /// A one-line header for a read: name, rev, line endings, and where the text came from.

@@ -297,3 +297,26 @@ async fn a_file_the_editor_has_open_outside_its_folders_is_still_the_editor_s() 
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "on disk\n", "the disk was written behind the editor's back");
     }
 }
+
+#[tokio::test]
+async fn a_patch_goes_to_the_editor_as_one_change() {
+    let editor = ScriptedEditor::start().await;
+    let uri = editor.open("main.rs", MAIN, MAIN).await;
+    let cli = cli_of(&editor);
+    let patch = "*** Begin Patch\n*** Update File: main.rs\n@@ fn other() {\n-    let x = 1;\n+    let x = 2;\n*** End Patch\n";
+    let preview = cli.run_with_stdin(&["patch", "-m", "Start other at 2", "--dry-run"], patch.as_bytes()).await;
+    preview.expect_code(0);
+    assert!(preview.stdout.starts_with("Dry run: nothing was written.\nmain.rs: would change (rev e1.1):\n"), "{preview:?}");
+    assert_eq!(editor.buffer(&uri), MAIN);
+    let run = cli.run_with_stdin(&["patch", "-m", "Start other at 2", "--json"], patch.as_bytes()).await;
+    run.expect_code(0);
+    let result = run.json();
+    assert_eq!((result["applied"].as_bool(), result["via"].as_str(), result["format"].as_str()), (Some(true), Some("editor"), Some("applyPatch")));
+    assert_eq!(editor.buffer(&uri), MAIN.replace("other() {\n    let x = 1;", "other() {\n    let x = 2;"));
+    assert_eq!(cli.journal().last().unwrap()["summary"], "Start other at 2");
+    // A hunk that does not match is refused, with the patch line it came from.
+    let wrong = "*** Begin Patch\n*** Update File: main.rs\n@@\n-    nothing like this\n+    x\n*** End Patch\n";
+    let refused = cli.run_with_stdin(&["patch", "-m", "s", "--json"], wrong.as_bytes()).await;
+    refused.expect_code(3);
+    assert!(refused.json()["error"]["message"].as_str().unwrap().starts_with("patch line 3 (main.rs): "), "{refused:?}");
+}

@@ -252,3 +252,15 @@ async fn racers_with_the_same_base_rev_are_refused_not_merged() {
     let text = project.text("r.txt");
     assert!(text == "A\nb\n" || text == "a\nB\n", "{text}");
 }
+
+#[tokio::test]
+async fn a_patch_without_an_editor_says_what_to_send_instead() {
+    let project = Project::new();
+    project.write("a.txt", "one\n");
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n";
+    let run = project.cli.run_with_stdin(&["patch", "-m", "s"], patch.as_bytes()).await;
+    run.expect_code(11);
+    assert!(run.stderr.starts_with("verbatim: editorUnavailable: verbatim patch needs an editor running verbatim"), "{run:?}");
+    assert!(run.stderr.contains("verbatim batch"), "{run:?}");
+    assert_eq!(project.text("a.txt"), "one\n");
+}

@@ -82,7 +82,7 @@ async fn the_tools_are_listed_with_the_ladder_in_their_descriptions() {
     let tools = mcp.client.list_all_tools().await.unwrap();
     let mut names: Vec<String> = tools.iter().map(|tool| tool.name.to_string()).collect();
     names.sort();
-    assert_eq!(names, ["batch_edit", "list_documents", "read_file", "replace_range", "str_replace", "write_file"]);
+    assert_eq!(names, ["apply_patch", "batch_edit", "list_documents", "read_file", "replace_range", "str_replace", "write_file"]);
     let tool = |name: &str| tools.iter().find(|tool| tool.name == name).unwrap();
     let str_replace = tool("str_replace");
     let description = str_replace.description.as_deref().unwrap();
@@ -90,7 +90,7 @@ async fn the_tools_are_listed_with_the_ladder_in_their_descriptions() {
         assert!(description.contains(teaching), "str_replace does not mention {teaching}: {description}");
     }
     let schema = serde_json::to_value(&*str_replace.input_schema).unwrap();
-    for property in ["path", "old_str", "new_str", "after", "before", "occurrence", "replace_all", "base_rev", "dry_run", "summary"] {
+    for property in ["path", "old_str", "new_str", "after", "before", "occurrence", "replace_all", "base_rev", "dry_run", "exact", "summary"] {
         assert!(schema["properties"][property].is_object(), "no {property} in {schema}");
     }
     let required: Vec<&str> = schema["required"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
@@ -159,6 +159,9 @@ async fn without_an_editor_the_tools_read_and_edit_the_disk() {
     assert_eq!(project.text("notes.md"), "# Notes\n");
     let documents = mcp.call("list_documents", json!({})).await;
     assert!(text(&documents).starts_with("No documents are open"), "{documents:?}");
+    let patch = mcp.call("apply_patch", json!({"patch": "*** Begin Patch\n*** End Patch\n", "summary": "s"})).await;
+    assert!(text(&patch).starts_with("editorUnavailable: apply_patch needs an editor"), "{}", text(&patch));
+    assert!(text(&patch).contains("batch_edit"), "{}", text(&patch));
 
     // Mistakes are tool errors that say what to send.
     let outside = mcp.call("read_file", json!({"path": "/etc/hostname"})).await;
@@ -221,5 +224,13 @@ async fn a_write_waits_for_review_in_the_editor_and_reports_progress() {
     assert_eq!(text(&rejected), "rejected: The editor rejected the edit: keep the old name");
     let documents = mcp.call("list_documents", json!({})).await;
     assert!(text(&documents).contains(&uri), "{documents:?}");
+
+    // A patch is one change, reviewed as one.
+    editor.set_review(Review::Accept);
+    let patch = "*** Begin Patch\n*** Update File: main.rs\n@@ fn main() {\n-    let x = 1;\n+    let x = 3;\n     run(x);\n*** End Patch\n";
+    let patched = mcp.call("apply_patch", json!({"patch": patch, "summary": "Start main at 3"})).await;
+    assert!(!is_error(&patched), "{patched:?}");
+    assert!(text(&patched).starts_with("main.rs: applied in the editor"), "{}", text(&patched));
+    assert!(editor.buffer(&uri).starts_with("fn main() {\n    let x = 3;"));
     mcp.client.cancel().await.unwrap();
 }

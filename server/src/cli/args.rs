@@ -22,9 +22,8 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The commands. A new protocol method (issue 6's `verbatim/applyPatch`, say)
-/// becomes a variant here whose params `cli::call` builds and sends through
-/// `Frontend::call`, like `Edit`.
+/// The commands. A new protocol method becomes a variant here whose params
+/// `cli::call` builds and sends through `Frontend::call`, like `Patch`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve an editor on stdio (the editor starts this) and agents on a Unix socket.
@@ -67,6 +66,29 @@ pub enum Command {
         /// Show the change without applying it.
         #[arg(long)]
         dry_run: bool,
+        #[command(flatten)]
+        route: RouteArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Apply a patch from stdin (verbatim/applyPatch): OpenAI's apply_patch format or SEARCH/REPLACE blocks.
+    ///
+    /// All of it applies or none does. Needs an editor with verbatim; relative paths are
+    /// taken from its workspace folders.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Patch {
+        /// Read the patch from this file instead of stdin.
+        #[arg(long, value_name = "FILE")]
+        patch_file: Option<PathBuf>,
+        /// One line saying why, shown to the person who reviews the change.
+        #[arg(long, short = 'm')]
+        summary: String,
+        /// Show the change without applying it.
+        #[arg(long)]
+        dry_run: bool,
+        /// Match every hunk exactly, without the normalization ladder.
+        #[arg(long)]
+        exact: bool,
         #[command(flatten)]
         route: RouteArgs,
         #[command(flatten)]
@@ -197,6 +219,9 @@ pub struct WriteArgs {
     /// Show the change without applying it.
     #[arg(long)]
     pub dry_run: bool,
+    /// Match quotes exactly, without the normalization ladder.
+    #[arg(long)]
+    pub exact: bool,
 }
 
 #[derive(Debug, Clone, Args)]

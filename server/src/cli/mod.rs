@@ -19,7 +19,7 @@ use verbatim::doc_key::DocKey;
 use verbatim::error::ProtocolError;
 use verbatim::frontend::{Frontend, FrontendError, FrontendOptions, Routed};
 use verbatim::journal::{Entry, Journal, read_entries};
-use verbatim::protocol::{BatchResult, DocumentInfo, EditResult, ReadResult, method};
+use verbatim::protocol::{ApplyPatchResult, BatchResult, DocumentInfo, EditResult, ReadResult, method};
 use verbatim::render::{self, Vocabulary};
 
 use args::{EditArgs, LogArgs, ReplaceRangeArgs, RouteArgs, WindowArgs};
@@ -78,7 +78,11 @@ impl Failure {
 pub fn run(command: args::Command) -> ExitCode {
     use args::Command;
     let json_output = match &command {
-        Command::Read { output, .. } | Command::Batch { output, .. } | Command::Write { output, .. } | Command::Documents { output, .. } => output.json,
+        Command::Read { output, .. }
+        | Command::Batch { output, .. }
+        | Command::Patch { output, .. }
+        | Command::Write { output, .. }
+        | Command::Documents { output, .. } => output.json,
         Command::Edit(args) => args.output.json,
         Command::ReplaceRange(args) => args.output.json,
         Command::Editors { json } => *json,
@@ -149,6 +153,18 @@ fn call(command: args::Command) -> Result<(), Failure> {
                 let result: BatchResult = decode(&routed.result)?;
                 output::out(&render::batch_result(&result, &routed.via));
                 commit_notes(&routed);
+            }
+        }
+        Command::Patch { patch_file, summary, dry_run, exact, route, output } => {
+            let frontend = frontend(&route)?;
+            let patch = stdin.text_of(None, Some(patch_file.unwrap_or_else(|| PathBuf::from("-"))), "the patch")?.unwrap_or_default();
+            let params = json!({"patch": patch, "summary": summary, "dryRun": dry_run, "exact": exact});
+            let routed = runtime.block_on(frontend.call(method::APPLY_PATCH, params))?;
+            if output.json {
+                output::json(&with_via(&routed));
+            } else {
+                let result: ApplyPatchResult = decode(&routed.result)?;
+                output::out(&render::patch_result(&result, &routed.via));
             }
         }
         Command::Documents { route, output } => {
@@ -270,7 +286,7 @@ fn edit_params(frontend: &Frontend, args: &EditArgs, stdin: &mut StdinOnce) -> R
     let new = required(stdin.text_of(args.new.new.clone(), args.new.new_file.clone(), "--new")?, "--new")?;
     let mut params = json!({
         "uri": frontend.uri_of(&args.path), "oldStr": old, "newStr": new,
-        "summary": args.write.summary, "replaceAll": args.all, "dryRun": args.write.dry_run,
+        "summary": args.write.summary, "replaceAll": args.all, "dryRun": args.write.dry_run, "exact": args.write.exact,
     });
     stdin.window(&args.window, &mut params)?;
     if let Some(occurrence) = args.occurrence {
@@ -288,7 +304,7 @@ fn replace_range_params(frontend: &Frontend, args: &ReplaceRangeArgs, stdin: &mu
     let new = required(stdin.text_of(args.new.new.clone(), args.new.new_file.clone(), "--new")?, "--new")?;
     let mut params = json!({
         "uri": frontend.uri_of(&args.path), "fromStr": from, "toStr": to, "newStr": new,
-        "summary": args.write.summary, "dryRun": args.write.dry_run,
+        "summary": args.write.summary, "dryRun": args.write.dry_run, "exact": args.write.exact,
     });
     stdin.window(&args.window, &mut params)?;
     if let Some(base_rev) = &args.write.base_rev {
