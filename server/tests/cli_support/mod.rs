@@ -14,16 +14,7 @@ use tokio::process::Command;
 pub const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Variables that would make git use another repository than the one it is run in.
-pub const GIT_VARIABLES: [&str; 8] = [
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_COMMON_DIR",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
-];
+pub use verbatim::git::REDIRECTING_VARIABLES as GIT_VARIABLES;
 
 /// The identity of commits made by tests, given by environment, never by config.
 pub const GIT_IDENTITY: [(&str, &str); 4] = [
