@@ -385,7 +385,16 @@ fn parse_search_replace(lines: &[(usize, &str)]) -> Result<Vec<FileOperation>, P
         // The path is the nearest line above the marker that is neither blank nor a fence.
         let path_line = lines[consumed..index].iter().rev().find(|(_, line)| !line.trim().is_empty() && !is_fence(line));
         let path = match (path_line, &previous_path) {
-            (Some((_, line)), _) => clean_path(line),
+            (Some((path_number, line)), _) => {
+                let path = clean_path(line);
+                if path.is_empty() {
+                    return Err(error(
+                        *path_number,
+                        format!("`{}` is not a file path: put the file's path alone on the line before `<<<<<<< SEARCH`", line.trim()),
+                    ));
+                }
+                path
+            }
             (None, Some(previous)) => previous.clone(),
             (None, None) => {
                 return Err(error(
@@ -589,6 +598,14 @@ mod tests {
         for (patch, line, message) in cases {
             check(patch, Err((*line, message)));
         }
+    }
+
+    #[test]
+    fn a_path_line_of_only_quoting_is_an_error() {
+        // Found by the patch_parser fuzz target: `**` cleaned to an empty path.
+        let error = parse("**\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n").expect_err("no path");
+        assert_eq!(error.line, 1);
+        assert!(error.message.contains("not a file path"), "{}", error.message);
     }
 
     #[test]
