@@ -276,7 +276,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         assert.equal(path.dirname(discovery.socket), runtimeDir, "the socket lies in VERBATIM_RUNTIME_DIR");
         agent = await Agent.connect(discovery.socket, "test-agent");
         assert.equal(agent.initializeResult.capabilities.positionEncoding, "utf-16");
-        assert.deepEqual(agent.initializeResult.capabilities.experimental.verbatim.methods.length, 7);
+        assert.ok(agent.initializeResult.capabilities.experimental.verbatim.methods.includes("verbatim/strReplace"));
 
         await statusBar().getByText("Verbatim: 1 agent").first().waitFor({ state: "visible", timeout: 30_000 });
     });
