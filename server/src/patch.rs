@@ -104,11 +104,11 @@ const END_OF_FILE: &str = "*** End of File";
 /// Parses a patch in either dialect.
 pub fn parse(text: &str) -> Result<Patch, ParseError> {
     let lines: Vec<(usize, &str)> = text.lines().enumerate().map(|(index, line)| (index + 1, line)).collect();
-    let mut body = without_blank_ends(&lines);
+    // A heredoc wrapper around nothing leaves nothing, too.
+    let body = without_heredoc(without_blank_ends(&lines));
     if body.is_empty() {
         return Err(error(1, "the patch is empty: send an apply_patch patch (`*** Begin Patch` … `*** End Patch`) or SEARCH/REPLACE blocks"));
     }
-    body = without_heredoc(body);
     if body.first().is_some_and(|(_, line)| line.trim() == BEGIN) {
         return parse_apply_patch(body).map(|operations| Patch { format: Format::ApplyPatch, operations });
     }
@@ -598,6 +598,13 @@ mod tests {
         for (patch, line, message) in cases {
             check(patch, Err((*line, message)));
         }
+    }
+
+    #[test]
+    fn a_heredoc_around_nothing_is_an_empty_patch() {
+        // Found by the patch_parser fuzz target.
+        let error = parse("<<EOF\n\0EOF\n").expect_err("empty");
+        assert!(error.message.contains("the patch is empty"), "{}", error.message);
     }
 
     #[test]
