@@ -20,8 +20,21 @@ fuzz_target!(|data: &[u8]| {
     let selector = fields.next().and_then(|field| field.bytes().next()).unwrap_or(0);
     let rope = Rope::from_str(text);
     let edit = match selector % 4 {
-        0 => Edit::StrReplace(StrReplace { old_str: quote.into(), new_str: new.into(), after, before, ..StrReplace::default() }),
-        1 => Edit::StrReplace(StrReplace { old_str: quote.into(), new_str: new.into(), after, before, replace_all: true, ..StrReplace::default() }),
+        0 => Edit::StrReplace(StrReplace {
+            old_str: quote.into(),
+            new_str: new.into(),
+            after,
+            before,
+            ..StrReplace::default()
+        }),
+        1 => Edit::StrReplace(StrReplace {
+            old_str: quote.into(),
+            new_str: new.into(),
+            after,
+            before,
+            replace_all: true,
+            ..StrReplace::default()
+        }),
         2 => Edit::StrReplace(StrReplace {
             old_str: quote.into(),
             new_str: new.into(),
@@ -31,8 +44,16 @@ fuzz_target!(|data: &[u8]| {
             ..StrReplace::default()
         }),
         _ => {
-            let (from, to) = quote.split_at(quote.char_indices().nth(quote.chars().count() / 2).map_or(0, |(at, _)| at));
-            Edit::ReplaceRange(ReplaceRange { from_str: from.into(), to_str: to.into(), new_str: new.into(), after, before, ..ReplaceRange::default() })
+            let (from, to) =
+                quote.split_at(quote.char_indices().nth(quote.chars().count() / 2).map_or(0, |(at, _)| at));
+            Edit::ReplaceRange(ReplaceRange {
+                from_str: from.into(),
+                to_str: to.into(),
+                new_str: new.into(),
+                after,
+                before,
+                ..ReplaceRange::default()
+            })
         }
     };
     let Ok(planned) = plan::plan(&rope, &edit) else { return };

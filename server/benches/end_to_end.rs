@@ -80,12 +80,16 @@ async fn editor_role() {
         .unwrap();
     let mut to_server = server.stdin.take().unwrap();
     let mut from_server = BufReader::new(server.stdout.take().unwrap());
-    write_frame(&mut to_server, &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    write_frame(
+        &mut to_server,
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "processId": null, "rootUri": null,
         "workspaceFolders": [{"uri": format!("file://{}", workspace.display()), "name": "bench"}],
         "initializationOptions": {"needsConfirmation": false},
         "capabilities": {"general": {"positionEncodings": ["utf-16"]},
-                         "workspace": {"workspaceEdit": {"documentChanges": true, "changeAnnotationSupport": {}}}}}})).await;
+                         "workspace": {"workspaceEdit": {"documentChanges": true, "changeAnnotationSupport": {}}}}}}),
+    )
+    .await;
     read_frame(&mut from_server).await.unwrap();
     write_frame(&mut to_server, &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}})).await;
     let mut texts: HashMap<String, (Rope, i32)> = HashMap::new();
@@ -97,8 +101,12 @@ async fn editor_role() {
             i += 1;
         }
         let uri = doc_uri(&workspace, index);
-        write_frame(&mut to_server, &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
-            "textDocument": {"uri": uri, "languageId": "rust", "version": 1, "text": text}}})).await;
+        write_frame(
+            &mut to_server,
+            &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+            "textDocument": {"uri": uri, "languageId": "rust", "version": 1, "text": text}}}),
+        )
+        .await;
         texts.insert(uri, (Rope::from_str(&text), 1));
     }
     // Once the server answers this, it has applied every didOpen.
@@ -209,14 +217,24 @@ impl Agent {
     async fn connect(socket: &Path, name: &str) -> Self {
         let (read, write) = tokio::net::UnixStream::connect(socket).await.unwrap().into_split();
         let mut agent = Self { reader: BufReader::new(read), writer: write, next_id: 0 };
-        agent.call("initialize", json!({"processId": null, "rootUri": null, "clientInfo": {"name": name}, "capabilities": {}})).await.unwrap();
+        agent
+            .call(
+                "initialize",
+                json!({"processId": null, "rootUri": null, "clientInfo": {"name": name}, "capabilities": {}}),
+            )
+            .await
+            .unwrap();
         write_frame(&mut agent.writer, &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}})).await;
         agent
     }
 
     async fn call(&mut self, method: &str, params: Value) -> Result<Value, Value> {
         self.next_id += 1;
-        write_frame(&mut self.writer, &json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})).await;
+        write_frame(
+            &mut self.writer,
+            &json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}),
+        )
+        .await;
         loop {
             let message = read_frame(&mut self.reader).await.unwrap();
             if message["id"] == self.next_id {
@@ -292,14 +310,26 @@ async fn throughput(quick: bool) {
     let tasks: Vec<_> = agents
         .into_iter()
         .enumerate()
-        .map(|(index, agent)| tokio::spawn(edit_loop(agent, doc_uri(editor.workspace.path(), index), DOC_10K_LINES, per_agent, index as u64 + 10)))
+        .map(|(index, agent)| {
+            tokio::spawn(edit_loop(
+                agent,
+                doc_uri(editor.workspace.path(), index),
+                DOC_10K_LINES,
+                per_agent,
+                index as u64 + 10,
+            ))
+        })
         .collect();
     for task in tasks {
         task.await.unwrap();
     }
     let elapsed = started.elapsed();
     let total = 8 * per_agent;
-    println!("end_to_end/eight_agents_eight_docs: {total} edits in {:.2} s = {:.0} edits/s", elapsed.as_secs_f64(), total as f64 / elapsed.as_secs_f64());
+    println!(
+        "end_to_end/eight_agents_eight_docs: {total} edits in {:.2} s = {:.0} edits/s",
+        elapsed.as_secs_f64(),
+        total as f64 / elapsed.as_secs_f64()
+    );
     drop(editor.child);
 }
 
@@ -341,7 +371,10 @@ async fn startup(quick: bool) {
         let _ = server.wait().await;
     }
     times.sort();
-    println!("end_to_end/startup: `verbatim lsp` spawn → initialize answered: median {:.2} ms over {runs} runs", percentile(&times, 0.5).as_secs_f64() * 1e3);
+    println!(
+        "end_to_end/startup: `verbatim lsp` spawn → initialize answered: median {:.2} ms over {runs} runs",
+        percentile(&times, 0.5).as_secs_f64() * 1e3
+    );
 }
 
 /// Target 6b: `verbatim edit` with no editor running, on a 10,000-line file: each run

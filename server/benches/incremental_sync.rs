@@ -40,11 +40,19 @@ fn burst_keeps_the_rope_exact(text: &str) {
             .map_or(model_line.len(), |(offset, _)| offset);
         if step % 3 == 2 {
             let end = Position::new(line as u32, column as u32 + 1);
-            apply_change(&mut rope, &TextChange { range: Some(position..end), text: String::new() }, PositionEncoding::Utf16);
+            apply_change(
+                &mut rope,
+                &TextChange { range: Some(position..end), text: String::new() },
+                PositionEncoding::Utf16,
+            );
             let width = model_line[offset..].chars().next().map_or(0, char::len_utf8);
             model_line.replace_range(offset..offset + width, "");
         } else {
-            apply_change(&mut rope, &TextChange { range: Some(position..position), text: "é".into() }, PositionEncoding::Utf16);
+            apply_change(
+                &mut rope,
+                &TextChange { range: Some(position..position), text: "é".into() },
+                PositionEncoding::Utf16,
+            );
             model_line.insert(offset, 'é');
         }
     }
@@ -60,7 +68,11 @@ fn incremental_sync(c: &mut Criterion) {
     group.bench_function("rope_one_char_utf16", |b| {
         b.iter(|| {
             let position = Position::new(random.below(LINES) as u32, random.below(20) as u32);
-            apply_change(&mut rope, &TextChange { range: Some(position..position), text: "x".into() }, PositionEncoding::Utf16);
+            apply_change(
+                &mut rope,
+                &TextChange { range: Some(position..position), text: "x".into() },
+                PositionEncoding::Utf16,
+            );
         });
     });
     group.sample_size(10);

@@ -21,7 +21,11 @@ fn plan_after_search(rope: &Rope, replacements: &[Replacement]) -> usize {
     let options = EditorEditOptions {
         encoding: PositionEncoding::Utf16,
         annotation_id: "verbatim/1".into(),
-        annotation: ChangeAnnotation { label: "agent: bench".into(), needs_confirmation: Some(true), description: Some("bench".into()) },
+        annotation: ChangeAnnotation {
+            label: "agent: bench".into(),
+            needs_confirmation: Some(true),
+            description: Some("bench".into()),
+        },
         document_changes: true,
     };
     let change = EditorChange {

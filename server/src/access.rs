@@ -155,10 +155,14 @@ mod tests {
     #[test]
     fn default_patterns() {
         let policy = PathPolicy::default();
-        for denied in ["/p/.git/config", "/p/.env", "/p/sub/.env.local", "/p/cert.pem", "/home/a/.ssh/config", "/p/id_rsa.pub"] {
+        for denied in
+            ["/p/.git/config", "/p/.env", "/p/sub/.env.local", "/p/cert.pem", "/home/a/.ssh/config", "/p/id_rsa.pub"]
+        {
             assert!(policy.denied_by(Path::new(denied)).is_some(), "{denied}");
         }
-        for allowed in ["/p/src/main.rs", "/p/.envrc.example.md", "/p/environment.rs", "/p/.github/workflows/ci.yml", "/p/keys.rs"] {
+        for allowed in
+            ["/p/src/main.rs", "/p/.envrc.example.md", "/p/environment.rs", "/p/.github/workflows/ci.yml", "/p/keys.rs"]
+        {
             assert_eq!(policy.denied_by(Path::new(allowed)), None, "{allowed}");
         }
     }

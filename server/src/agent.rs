@@ -16,21 +16,23 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tower::Service;
 use tower_lsp_server::jsonrpc::{self, Request, Response};
-use tower_lsp_server::ls_types::{InitializeParams, InitializeResult, PositionEncodingKind, ServerCapabilities, ServerInfo};
+use tower_lsp_server::ls_types::{
+    InitializeParams, InitializeResult, PositionEncodingKind, ServerCapabilities, ServerInfo,
+};
 use tower_lsp_server::{ExitedError, LanguageServer, LspService};
 
+use crate::access::Access;
 use crate::clock::now_rfc3339;
 use crate::edits;
-use crate::access::Access;
 use crate::error::{ErrorKind, ProtocolError};
 use crate::patching;
 use crate::position::PositionEncoding;
-use crate::to_proto;
 use crate::protocol::{
     ApplyPatchParams, BatchEditParams, PROTOCOL_VERSION, ReplaceRangeParams, StrReplaceParams, WriteParams, method,
 };
 use crate::registry::AgentInfo;
 use crate::state::State;
+use crate::to_proto;
 
 /// One agent connection.
 #[derive(Debug)]
@@ -49,7 +51,10 @@ impl AgentSession {
     }
 
     /// Builds the service for one connection, with every custom method routed.
-    pub fn service(state: Arc<State>, access: Access) -> (EmptyParamsAsNone<AgentSession>, tower_lsp_server::ClientSocket) {
+    pub fn service(
+        state: Arc<State>,
+        access: Access,
+    ) -> (EmptyParamsAsNone<AgentSession>, tower_lsp_server::ClientSocket) {
         let (service, socket) = LspService::build(move |_client| AgentSession::new(state, access))
             .custom_method(method::DOCUMENTS, AgentSession::documents)
             .custom_method(method::STATUS, AgentSession::status)
@@ -171,7 +176,8 @@ async fn guarded<T: Serialize>(handler: impl Future<Output = Result<T, ProtocolE
             tracing::error!("a request handler panicked: {what}");
             Err(jsonrpc::Error {
                 code: jsonrpc::ErrorCode::InternalError,
-                message: format!("internal error in verbatim ({what}); nothing was applied. Please report this.").into(),
+                message: format!("internal error in verbatim ({what}); nothing was applied. Please report this.")
+                    .into(),
                 data: Some(json!({"kind": "internal"})),
             })
         }
@@ -190,8 +196,10 @@ impl LanguageServer for AgentSession {
         // A read-only agent is not offered the write methods; it may still preview
         // changes with dry runs of those that have one.
         let read_write = self.access == Access::ReadWrite;
-        let methods: Vec<&str> =
-            method::AGENT_METHODS.into_iter().filter(|name| read_write || !method::WRITE_METHODS.contains(name)).collect();
+        let methods: Vec<&str> = method::AGENT_METHODS
+            .into_iter()
+            .filter(|name| read_write || !method::WRITE_METHODS.contains(name))
+            .collect();
         let dry_run_only: Vec<&str> = if read_write {
             Vec::new()
         } else {
@@ -268,4 +276,3 @@ impl<S: LanguageServer> Service<Request> for EmptyParamsAsNone<S> {
         Box::pin(self.inner.call(request))
     }
 }
-

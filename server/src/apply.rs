@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ropey::Rope;
-use tokio::time::Instant;
 use std::future::Future;
+use tokio::time::Instant;
 
 use tower::Service;
 use tower_lsp_server::Client;
@@ -110,10 +110,18 @@ pub async fn apply_through_editor(
         ));
     }
     if documents.iter().any(|document| document.delete) && !link.can_delete_files {
-        return Err(unsupported("deleting", "delete", "Delete the file in the editor yourself, or leave it out of the edit"));
+        return Err(unsupported(
+            "deleting",
+            "delete",
+            "Delete the file in the editor yourself, or leave it out of the edit",
+        ));
     }
     if documents.iter().any(|document| document.rename_to.is_some()) && !link.can_rename_files {
-        return Err(unsupported("moving", "rename", "Move the file in the editor yourself, or leave the move out of the edit"));
+        return Err(unsupported(
+            "moving",
+            "rename",
+            "Move the file in the editor yourself, or leave the move out of the edit",
+        ));
     }
     if documents.iter().any(|document| document.delete || document.rename_to.is_some()) && !link.document_changes {
         return Err(ProtocolError::new(
@@ -314,9 +322,10 @@ async fn wait_for_sync(
         let observed = observe(state, documents);
         let now = Instant::now();
         if observed.iter().all(Option::is_some) {
-            let all_equal = observed.iter().zip(documents).all(|(seen, document)| {
-                seen.as_ref().is_some_and(|(text, _)| *text == document.predicted)
-            });
+            let all_equal = observed
+                .iter()
+                .zip(documents)
+                .all(|(seen, document)| seen.as_ref().is_some_and(|(text, _)| *text == document.predicted));
             let settled = settle_deadline.is_some_and(|settle| now >= settle) || now >= deadline;
             if all_equal || settled {
                 return Ok(finish(observed, documents));

@@ -40,12 +40,15 @@ pub struct StagedFile {
 /// Writes `bytes` to a temporary file beside `target`, with the target's permissions.
 pub fn stage(target: &Path, bytes: &[u8], expected: Option<Rev>) -> io::Result<StagedFile> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
-    let dir = target.parent().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the path has no directory"))?;
+    let dir =
+        target.parent().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the path has no directory"))?;
     let name = target.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
-    let temporary = dir.join(format!(".{name}.verbatim-{}-{}.tmp", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
+    let temporary =
+        dir.join(format!(".{name}.verbatim-{}-{}.tmp", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
     let existing = fs::metadata(target).ok();
     // From here on, `Drop` removes the temporary file unless it is committed.
-    let staged = StagedFile { target: target.to_owned(), temporary, expected, new_rev: Rev::of_bytes(bytes), committed: false };
+    let staged =
+        StagedFile { target: target.to_owned(), temporary, expected, new_rev: Rev::of_bytes(bytes), committed: false };
     // A new file gets the usual 0666 minus the umask; a replaced one first gets 0600,
     // then exactly the target's mode.
     let create_mode = if existing.is_some() { 0o600 } else { 0o666 };
@@ -108,7 +111,9 @@ impl StagedFile {
                 rustix::fs::RenameFlags::NOREPLACE,
             )
             .map_err(|error| match error {
-                rustix::io::Errno::EXIST => CommitError::Changed { now: fs::read(&self.target).ok().map(|bytes| Rev::of_bytes(&bytes)) },
+                rustix::io::Errno::EXIST => {
+                    CommitError::Changed { now: fs::read(&self.target).ok().map(|bytes| Rev::of_bytes(&bytes)) }
+                }
                 other => CommitError::Io(other.into()),
             })?,
         }

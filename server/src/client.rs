@@ -134,7 +134,9 @@ impl AgentClient {
                 length = value.trim().parse::<usize>().ok();
             }
         }
-        let length = length.filter(|length| *length <= DEFAULT_MAX_MESSAGE_BYTES).ok_or_else(|| self.closed("a frame without a usable Content-Length"))?;
+        let length = length
+            .filter(|length| *length <= DEFAULT_MAX_MESSAGE_BYTES)
+            .ok_or_else(|| self.closed("a frame without a usable Content-Length"))?;
         let mut body = vec![0; length];
         self.reader.read_exact(&mut body).await.map_err(|error| self.closed(&error.to_string()))?;
         serde_json::from_slice(&body).map_err(|error| self.closed(&format!("a frame that is not JSON ({error})")))

@@ -54,16 +54,19 @@ pub fn minimal_edits_of(old: &str, new: &str) -> Vec<Replacement> {
             let new_part = &new[new_pos..new_pos + new_len];
             if old_part.len() + new_part.len() <= CHAR_DIFF_LIMIT && !old_part.is_empty() && !new_part.is_empty() {
                 for edit in char_edits(old_part, new_part) {
-                    push_merged(&mut edits, Replacement {
-                        range: old_pos + edit.range.start..old_pos + edit.range.end,
-                        new_text: edit.new_text,
-                    });
+                    push_merged(
+                        &mut edits,
+                        Replacement {
+                            range: old_pos + edit.range.start..old_pos + edit.range.end,
+                            new_text: edit.new_text,
+                        },
+                    );
                 }
             } else {
-                push_merged(&mut edits, Replacement {
-                    range: old_pos..old_pos + old_len,
-                    new_text: new_part.to_owned(),
-                });
+                push_merged(
+                    &mut edits,
+                    Replacement { range: old_pos..old_pos + old_len, new_text: new_part.to_owned() },
+                );
             }
         }
         old_pos += old_len;
@@ -81,10 +84,10 @@ fn char_edits(old: &str, new: &str) -> Vec<Replacement> {
         let old_len: usize = op.old_range().map(|i| diff.old_slice(i).map_or(0, str::len)).sum();
         let new_len: usize = op.new_range().map(|i| diff.new_slice(i).map_or(0, str::len)).sum();
         if op.tag() != DiffTag::Equal {
-            push_merged(&mut edits, Replacement {
-                range: old_pos..old_pos + old_len,
-                new_text: new[new_pos..new_pos + new_len].to_owned(),
-            });
+            push_merged(
+                &mut edits,
+                Replacement { range: old_pos..old_pos + old_len, new_text: new[new_pos..new_pos + new_len].to_owned() },
+            );
         }
         old_pos += old_len;
         new_pos += new_len;
@@ -235,7 +238,10 @@ mod tests {
     fn unified_diff_marks_a_missing_final_newline() {
         let rope = Rope::from_str("a\nb");
         let diff = unified_diff(&rope, &[Replacement { range: 2..3, new_text: "c".into() }], "f");
-        assert_eq!(diff, "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n");
+        assert_eq!(
+            diff,
+            "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"
+        );
     }
 
     #[test]

@@ -41,11 +41,7 @@ impl DocKey {
             return Ok(Self::File(normalize(Path::new(uri))));
         }
         let parsed = Uri::from_str(uri).map_err(|_| {
-            if uri.contains(':') {
-                UriError::Malformed(uri.to_owned())
-            } else {
-                UriError::Relative(uri.to_owned())
-            }
+            if uri.contains(':') { UriError::Malformed(uri.to_owned()) } else { UriError::Relative(uri.to_owned()) }
         })?;
         let is_file = parsed.scheme().as_str().eq_ignore_ascii_case("file");
         if !is_file {
@@ -116,10 +112,7 @@ mod tests {
 
     #[test]
     fn other_schemes_are_kept() {
-        assert_eq!(
-            DocKey::parse("untitled:Untitled-1"),
-            Ok(DocKey::Other("untitled:Untitled-1".into()))
-        );
+        assert_eq!(DocKey::parse("untitled:Untitled-1"), Ok(DocKey::Other("untitled:Untitled-1".into())));
     }
 
     #[test]

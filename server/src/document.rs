@@ -112,8 +112,20 @@ mod tests {
     }
 
     fn text_strategy() -> impl Strategy<Value = String> {
-        proptest::collection::vec(prop_oneof![Just("a"), Just("é"), Just("😀"), Just("\r"), Just("\n"), Just("\r\n"), Just("e\u{301}"), Just("xyz")], 0..12)
-            .prop_map(|pieces| pieces.concat())
+        proptest::collection::vec(
+            prop_oneof![
+                Just("a"),
+                Just("é"),
+                Just("😀"),
+                Just("\r"),
+                Just("\n"),
+                Just("\r\n"),
+                Just("e\u{301}"),
+                Just("xyz")
+            ],
+            0..12,
+        )
+        .prop_map(|pieces| pieces.concat())
     }
 
     proptest! {
@@ -149,7 +161,11 @@ mod tests {
         // `\r` ended line 0, so (0, 2) clamps to before it: the text becomes "a\n\rb".
         assert_eq!(rope.to_string(), "a\n\rb");
         let after_cr = Position::new(2, 0);
-        apply_change(&mut rope, &TextChange { range: Some(after_cr..after_cr), text: "\n".into() }, PositionEncoding::Utf16);
+        apply_change(
+            &mut rope,
+            &TextChange { range: Some(after_cr..after_cr), text: "\n".into() },
+            PositionEncoding::Utf16,
+        );
         assert_eq!(rope.to_string(), "a\n\r\nb");
         assert_eq!(rope.len_lines(), 3);
     }

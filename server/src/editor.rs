@@ -14,9 +14,9 @@ use tower_lsp_server::ls_types::{
 use tower_lsp_server::{Client, LanguageServer};
 
 use crate::doc_key::DocKey;
-use crate::to_proto;
 use crate::protocol::{ClientInfo, InitializationOptions, StatusResult};
 use crate::state::{EditorLink, State};
+use crate::to_proto;
 use crate::workspace::Workspace;
 
 /// The language server the editor talks to.
@@ -46,19 +46,24 @@ impl LanguageServer for EditorBackend {
         let encoding = to_proto::negotiated_encoding(&params.capabilities);
         self.state.set_editor_encoding(encoding);
 
-        let workspace_edit = params.capabilities.workspace.as_ref().and_then(|workspace| workspace.workspace_edit.as_ref());
+        let workspace_edit =
+            params.capabilities.workspace.as_ref().and_then(|workspace| workspace.workspace_edit.as_ref());
         let document_changes = workspace_edit.and_then(|edit| edit.document_changes).unwrap_or(false);
         let supports = |kind: ResourceOperationKind| {
-            workspace_edit.and_then(|edit| edit.resource_operations.as_ref()).is_some_and(|operations| operations.contains(&kind))
+            workspace_edit
+                .and_then(|edit| edit.resource_operations.as_ref())
+                .is_some_and(|operations| operations.contains(&kind))
         };
         let can_create_files = supports(ResourceOperationKind::Create);
         let can_delete_files = supports(ResourceOperationKind::Delete);
         let can_rename_files = supports(ResourceOperationKind::Rename);
         let options = match params.initialization_options {
-            Some(value) if !value.is_null() => serde_json::from_value::<InitializationOptions>(value).unwrap_or_else(|error| {
-                tracing::warn!("initializationOptions ignored ({error}); using the defaults");
-                InitializationOptions::default()
-            }),
+            Some(value) if !value.is_null() => {
+                serde_json::from_value::<InitializationOptions>(value).unwrap_or_else(|error| {
+                    tracing::warn!("initializationOptions ignored ({error}); using the defaults");
+                    InitializationOptions::default()
+                })
+            }
             _ => InitializationOptions::default(),
         };
         if !document_changes {
@@ -67,19 +72,16 @@ impl LanguageServer for EditorBackend {
             );
         }
 
-        let mut folders: Vec<std::path::PathBuf> = params
-            .workspace_folders
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|folder| folder_path(&folder.uri))
-            .collect();
+        let mut folders: Vec<std::path::PathBuf> =
+            params.workspace_folders.unwrap_or_default().iter().filter_map(|folder| folder_path(&folder.uri)).collect();
         #[allow(deprecated)]
         if folders.is_empty()
             && let Some(root) = params.root_uri.as_ref().and_then(folder_path)
         {
             folders.push(root);
         }
-        self.state.set_editor_info(params.client_info.map(|info| ClientInfo { name: info.name, version: info.version }));
+        self.state
+            .set_editor_info(params.client_info.map(|info| ClientInfo { name: info.name, version: info.version }));
         self.state.update_workspace(|workspace| *workspace = Workspace::new(folders));
         tracing::info!(
             encoding = encoding.as_str(),

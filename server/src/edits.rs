@@ -76,7 +76,11 @@ pub fn read(state: &State, params: ReadParams) -> Result<ReadResult, ProtocolErr
     })
 }
 
-pub async fn str_replace(state: &Arc<State>, agent: &AgentInfo, params: StrReplaceParams) -> Result<EditResult, ProtocolError> {
+pub async fn str_replace(
+    state: &Arc<State>,
+    agent: &AgentInfo,
+    params: StrReplaceParams,
+) -> Result<EditResult, ProtocolError> {
     run(state, agent, &WriteRequest::str_replace(params)).await?.into_single()
 }
 
@@ -92,7 +96,11 @@ pub async fn write(state: &Arc<State>, agent: &AgentInfo, params: WriteParams) -
     run(state, agent, &WriteRequest::write(params)).await?.into_single()
 }
 
-pub async fn batch_edit(state: &Arc<State>, agent: &AgentInfo, params: BatchEditParams) -> Result<BatchResult, ProtocolError> {
+pub async fn batch_edit(
+    state: &Arc<State>,
+    agent: &AgentInfo,
+    params: BatchEditParams,
+) -> Result<BatchResult, ProtocolError> {
     Ok(run(state, agent, &WriteRequest::batch(params)?).await?.into_batch())
 }
 
@@ -195,7 +203,8 @@ impl WriteRequest {
     }
 
     pub(crate) fn write(params: WriteParams) -> Self {
-        let entry = EntryRequest { uri: params.uri, base_rev: params.base_rev, edit: Edit::WriteAll { text: params.text } };
+        let entry =
+            EntryRequest { uri: params.uri, base_rev: params.base_rev, edit: Edit::WriteAll { text: params.text } };
         Self { entries: vec![entry], summary: params.summary, dry_run: false, mode: Mode::Write }
     }
 
@@ -320,14 +329,20 @@ pub(crate) fn plan_documents(
         let replacements = if snapshot.rev.is_none() {
             // Only `write` may name a file that does not exist: its text is inserted into an empty file.
             match &entry.edit {
-                Edit::WriteAll { text } if !text.is_empty() => vec![Replacement { range: 0..0, new_text: text.clone() }],
+                Edit::WriteAll { text } if !text.is_empty() => {
+                    vec![Replacement { range: 0..0, new_text: text.clone() }]
+                }
                 _ => Vec::new(),
             }
         } else {
-            let planned = plan::plan(&snapshot.text, &entry.edit).map_err(|error| name_entry(explain(key, snapshot, error)))?;
+            let planned =
+                plan::plan(&snapshot.text, &entry.edit).map_err(|error| name_entry(explain(key, snapshot, error)))?;
             normalizations.entry(key.clone()).or_default().extend(planned.normalizations);
             let adopted = line_endings::adopt(&snapshot.text, planned.replacements);
-            if adopted.iter().all(|replacement| snapshot.text.byte_slice(replacement.range.clone()) == replacement.new_text.as_str()) {
+            if adopted
+                .iter()
+                .all(|replacement| snapshot.text.byte_slice(replacement.range.clone()) == replacement.new_text.as_str())
+            {
                 // The edit only changed line endings, which adopt the file's.
                 return Err(name_entry(feedback::plan_error(PlanError::NoChange, feedback_context(snapshot, agent))));
             }
@@ -342,8 +357,8 @@ pub(crate) fn plan_documents(
     for key in &order {
         let snapshot = &snapshots[key];
         let items = per_document.remove(key).unwrap_or_default();
-        let replacements = sort_disjoint(items)
-            .map_err(|error| feedback::plan_error(error, feedback_context(snapshot, agent)))?;
+        let replacements =
+            sort_disjoint(items).map_err(|error| feedback::plan_error(error, feedback_context(snapshot, agent)))?;
         planned.push(planned_document(key, snapshot, replacements, normalizations.remove(key).unwrap_or_default()));
     }
     Ok(planned)
@@ -393,8 +408,10 @@ pub(crate) async fn deliver(
     let applied = applied.map(|applied| report_applied(&mut results, planned, applied));
     if let Some(journal) = &state.journal {
         let workspace = state.workspace();
-        let roots: Vec<Option<PathBuf>> =
-            planned.iter().map(|document| document.key.path().and_then(|path| workspace.folder_of(path)).map(ToOwned::to_owned)).collect();
+        let roots: Vec<Option<PathBuf>> = planned
+            .iter()
+            .map(|document| document.key.path().and_then(|path| workspace.folder_of(path)).map(ToOwned::to_owned))
+            .collect();
         let write = WriteInfo { source: Source::Editor, agent: &agent.name, summary, commit: None };
         journal.record(&write, &roots, &results, applied.as_ref().err());
     }
@@ -404,7 +421,11 @@ pub(crate) async fn deliver(
 }
 
 /// Fills the proposals with what was applied: the new revs, and what the editor changed.
-pub(crate) fn report_applied(results: &mut [DocumentResult], planned: &[PlannedDocument], applied: Vec<AppliedDocument>) {
+pub(crate) fn report_applied(
+    results: &mut [DocumentResult],
+    planned: &[PlannedDocument],
+    applied: Vec<AppliedDocument>,
+) {
     for ((result, document), outcome) in results.iter_mut().zip(planned).zip(applied) {
         result.rev = outcome.rev.map(|rev| rev.to_string());
         if let Some(actual) = outcome.differs {
@@ -421,7 +442,13 @@ pub(crate) fn report_applied(results: &mut [DocumentResult], planned: &[PlannedD
 
 /// A refused plan as an error for the agent; a quote that is not in the document is
 /// also looked for, verbatim, in the other open documents.
-pub(crate) fn explain(state: &State, key: &DocKey, snapshot: &Snapshot, agent: &AgentInfo, error: PlanError) -> ProtocolError {
+pub(crate) fn explain(
+    state: &State,
+    key: &DocKey,
+    snapshot: &Snapshot,
+    agent: &AgentInfo,
+    error: PlanError,
+) -> ProtocolError {
     let needle = error.missing_quote().map(|searched| searched.needle.clone());
     let explained = feedback::plan_error(error, feedback_context(snapshot, agent));
     let Some(needle) = needle else { return explained };
@@ -488,13 +515,16 @@ pub(crate) fn take_snapshots(
         let store = state.documents.lock();
         for key in keys {
             if let Some(document) = store.get(key) {
-                snapshots.insert(key.clone(), Snapshot {
-                    editor_uri: document.editor_uri.clone(),
-                    label: workspace.label(key),
-                    text: document.text.clone(),
-                    rev: Some(document.rev()),
-                    open: Some((document.session, document.version)),
-                });
+                snapshots.insert(
+                    key.clone(),
+                    Snapshot {
+                        editor_uri: document.editor_uri.clone(),
+                        label: workspace.label(key),
+                        text: document.text.clone(),
+                        rev: Some(document.rev()),
+                        open: Some((document.session, document.version)),
+                    },
+                );
             }
         }
     }
@@ -522,11 +552,20 @@ fn disk_snapshot(state: &State, key: &DocKey, allow_create: bool) -> Result<Snap
     if !workspace.contains(path) {
         let folders = workspace.folder_uris();
         let message = if folders.is_empty() {
-            format!("{} is not open in the editor, and the editor has no workspace folder, so files on disk are out of reach. Open the file in the editor first.", path.display())
+            format!(
+                "{} is not open in the editor, and the editor has no workspace folder, so files on disk are out of reach. Open the file in the editor first.",
+                path.display()
+            )
         } else {
-            format!("{} is not open in the editor and lies outside the workspace folders ({}). Open it in the editor, or edit a file inside the workspace.", path.display(), folders.join(", "))
+            format!(
+                "{} is not open in the editor and lies outside the workspace folders ({}). Open it in the editor, or edit a file inside the workspace.",
+                path.display(),
+                folders.join(", ")
+            )
         };
-        return Err(ProtocolError::new(ErrorKind::OutsideWorkspace, message).with("uri", uri).with("workspaceFolders", folders));
+        return Err(ProtocolError::new(ErrorKind::OutsideWorkspace, message)
+            .with("uri", uri)
+            .with("workspaceFolders", folders));
     }
     state.path_policy().check_read(key)?;
     let label = workspace.label(key);
@@ -581,14 +620,16 @@ pub(crate) fn check_base_rev(snapshot: &Snapshot, base_rev: Option<&str>, is_wri
         if is_write {
             return Err(ProtocolError::invalid_params(
                 Some("baseRev"),
-                format!("{label} already exists: replacing a whole document needs the baseRev of your last read (verbatim/read), so that nothing the person typed is lost."),
+                format!(
+                    "{label} already exists: replacing a whole document needs the baseRev of your last read (verbatim/read), so that nothing the person typed is lost."
+                ),
             ));
         }
         return Ok(());
     };
-    let parsed: Rev = base_rev.parse().map_err(|error: crate::rev::InvalidRev| {
-        ProtocolError::invalid_params(Some("baseRev"), error.to_string())
-    })?;
+    let parsed: Rev = base_rev
+        .parse()
+        .map_err(|error: crate::rev::InvalidRev| ProtocolError::invalid_params(Some("baseRev"), error.to_string()))?;
     if parsed == current {
         return Ok(());
     }
@@ -625,4 +666,3 @@ fn recheck_disk(state: &State, planned: &[PlannedDocument]) -> Result<(), Protoc
     }
     Ok(())
 }
-

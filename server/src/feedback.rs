@@ -106,7 +106,11 @@ fn not_found(quote: QuoteField, searched: &Searched, context: Context<'_>) -> Pr
         String::new()
     };
     let outside: Vec<usize> = if searched.window != whole {
-        find_all(text, &searched.needle, whole).into_iter().take(MAX_LISTED_LINES).map(|start| text.byte_to_line(start) + 1).collect()
+        find_all(text, &searched.needle, whole)
+            .into_iter()
+            .take(MAX_LISTED_LINES)
+            .map(|start| text.byte_to_line(start) + 1)
+            .collect()
     } else {
         Vec::new()
     };
@@ -118,11 +122,10 @@ fn not_found(quote: QuoteField, searched: &Searched, context: Context<'_>) -> Pr
         ));
     }
     let region_label = |lines: &Range<usize>| format!("{label} lines {}-{}", lines.start + 1, lines.end);
-    let near = near_miss::closest(text, &searched.needle, searched.window.clone(), "")
-        .map(|mut near| {
-            near.diff = near.diff.replacen("+++ \n", &format!("+++ {}\n", region_label(&near.lines)), 1);
-            near
-        });
+    let near = near_miss::closest(text, &searched.needle, searched.window.clone(), "").map(|mut near| {
+        near.diff = near.diff.replacen("+++ \n", &format!("+++ {}\n", region_label(&near.lines)), 1);
+        near
+    });
     if let Some(near) = &near {
         notes.push(format!(
             "The closest text is {} ({:.0}% alike); data.closest has it and a diff from your quote. Quote it exactly.",
@@ -133,7 +136,11 @@ fn not_found(quote: QuoteField, searched: &Searched, context: Context<'_>) -> Pr
         notes.push(format!(
             "Read the document again (verbatim/read) and quote it exactly, including whitespace, indentation and line \
              endings{}.",
-            if quote == QuoteField::OldLines { "; a patch hunk's context and - lines must be the file's lines" } else { "" }
+            if quote == QuoteField::OldLines {
+                "; a patch hunk's context and - lines must be the file's lines"
+            } else {
+                ""
+            }
         ));
     }
     let mut error = ProtocolError::new(
@@ -226,7 +233,9 @@ fn ambiguous(
         QuoteField::FromStr | QuoteField::ToStr => {
             format!("Quote more of the text so that {quote} is unique, or narrow the window with after/before.")
         }
-        QuoteField::OldLines => "Add context lines (or an @@ line naming the enclosing function) so that the hunk is unique.".into(),
+        QuoteField::OldLines => {
+            "Add context lines (or an @@ line naming the enclosing function) so that the hunk is unique.".into()
+        }
     };
     let hint = match quote {
         QuoteField::OldStr => "resend with occurrence: N, or narrow with after/before",
@@ -298,8 +307,17 @@ mod tests {
     #[test]
     fn ambiguous_errors_number_every_match() {
         let text = Rope::from_str("fn main() {\n    let x = 1;\n    run(x);\n    let x = 1;\n}\n");
-        let context = Context { text: &text, label: "src/main.rs", rev: Rev::Editor { session: 1, version: 4 }, encoding: PositionEncoding::Utf16 };
-        let ambiguous = PlanError::Ambiguous { quote: QuoteField::OldStr, ranges: vec![16..26, 43..53], normalizations: BTreeSet::new() };
+        let context = Context {
+            text: &text,
+            label: "src/main.rs",
+            rev: Rev::Editor { session: 1, version: 4 },
+            encoding: PositionEncoding::Utf16,
+        };
+        let ambiguous = PlanError::Ambiguous {
+            quote: QuoteField::OldStr,
+            ranges: vec![16..26, 43..53],
+            normalizations: BTreeSet::new(),
+        };
         let error = plan_error(ambiguous, context);
         assert_eq!(error.kind, ErrorKind::Ambiguous);
         assert_eq!(
@@ -317,9 +335,18 @@ mod tests {
     #[test]
     fn a_missing_quote_points_at_the_closest_region_with_a_diff() {
         let text = Rope::from_str("fn main() {\n}\n\nfn start() {\n    let x = 1;\n    run(x);\n}\n");
-        let context = Context { text: &text, label: "src/main.rs", rev: Rev::Editor { session: 3, version: 17 }, encoding: PositionEncoding::Utf16 };
-        let searched = Searched { needle: "    let x = 2;\n    run(x);\n".into(), window: 0..text.len_bytes(), ladder: true };
-        let error = plan_error(PlanError::NotFound { quote: QuoteField::OldStr, match_count: 0, occurrence: None, searched }, context);
+        let context = Context {
+            text: &text,
+            label: "src/main.rs",
+            rev: Rev::Editor { session: 3, version: 17 },
+            encoding: PositionEncoding::Utf16,
+        };
+        let searched =
+            Searched { needle: "    let x = 2;\n    run(x);\n".into(), window: 0..text.len_bytes(), ladder: true };
+        let error = plan_error(
+            PlanError::NotFound { quote: QuoteField::OldStr, match_count: 0, occurrence: None, searched },
+            context,
+        );
         assert_eq!(error.kind, ErrorKind::NotFound);
         assert_eq!(
             error.message,
@@ -337,18 +364,38 @@ mod tests {
                 "diff": "--- quote\n+++ src/main.rs lines 5-6\n-    let x = 2;\n+    let x = 1;\n     run(x);\n",
             })
         );
-        let elsewhere = also_in(error, "run(x);", &[("src/other.rs".into(), "file:///p/src/other.rs".into(), Rope::from_str("run(x);\n"))]);
-        assert!(elsewhere.message.ends_with("It does occur verbatim in src/other.rs: did you mean that document?"), "{}", elsewhere.message);
+        let elsewhere = also_in(
+            error,
+            "run(x);",
+            &[("src/other.rs".into(), "file:///p/src/other.rs".into(), Rope::from_str("run(x);\n"))],
+        );
+        assert!(
+            elsewhere.message.ends_with("It does occur verbatim in src/other.rs: did you mean that document?"),
+            "{}",
+            elsewhere.message
+        );
         assert_eq!(elsewhere.data["alsoIn"], json!(["file:///p/src/other.rs"]));
     }
 
     #[test]
     fn a_quote_outside_the_window_is_pointed_at() {
         let text = Rope::from_str("a\nb\nc\n");
-        let context = Context { text: &text, label: "f", rev: Rev::Editor { session: 1, version: 1 }, encoding: PositionEncoding::Utf8 };
+        let context = Context {
+            text: &text,
+            label: "f",
+            rev: Rev::Editor { session: 1, version: 1 },
+            encoding: PositionEncoding::Utf8,
+        };
         let searched = Searched { needle: "a".into(), window: 2..6, ladder: false };
-        let error = plan_error(PlanError::NotFound { quote: QuoteField::OldStr, match_count: 0, occurrence: None, searched }, context);
-        assert!(error.message.contains("It does occur outside the window that after/before leave (line 1)"), "{}", error.message);
+        let error = plan_error(
+            PlanError::NotFound { quote: QuoteField::OldStr, match_count: 0, occurrence: None, searched },
+            context,
+        );
+        assert!(
+            error.message.contains("It does occur outside the window that after/before leave (line 1)"),
+            "{}",
+            error.message
+        );
         assert_eq!(error.data["outsideWindow"], json!([1]));
     }
 }

@@ -34,7 +34,12 @@ impl FileLock {
         prepare_dir(dir)?;
         let digest = Sha256::digest(path.as_os_str().as_encoded_bytes());
         let name: String = digest[..16].iter().map(|byte| format!("{byte:02x}")).collect();
-        let file = fs::OpenOptions::new().create(true).truncate(false).write(true).mode(0o600).open(dir.join(format!("{name}.lock")))?;
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(dir.join(format!("{name}.lock")))?;
         rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)?;
         Ok(Self { _file: file })
     }
@@ -73,6 +78,7 @@ mod tests {
         drop(first);
         assert!(waiter.join().expect("join"), "the second lock was taken while the first was held");
         // Another file is not blocked.
-        let _other = FileLock::acquire_all(&locks, &[PathBuf::from("/p/b.txt"), PathBuf::from("/p/b.txt")]).expect("lock");
+        let _other =
+            FileLock::acquire_all(&locks, &[PathBuf::from("/p/b.txt"), PathBuf::from("/p/b.txt")]).expect("lock");
     }
 }

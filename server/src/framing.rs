@@ -166,10 +166,19 @@ async fn read_headers<R: AsyncRead + Unpin>(
         match length {
             Some(Ok(length)) => return Ok(Some(length)),
             Some(Err(value)) => {
-                let _ = errors.send(FrameError::parse(format!("invalid Content-Length header `{value}`: expected a byte count")).to_frame());
+                let _ = errors.send(
+                    FrameError::parse(format!("invalid Content-Length header `{value}`: expected a byte count"))
+                        .to_frame(),
+                );
             }
             None => {
-                let _ = errors.send(FrameError::parse("missing Content-Length header: every message needs `Content-Length: N` then a blank line".into()).to_frame());
+                let _ = errors.send(
+                    FrameError::parse(
+                        "missing Content-Length header: every message needs `Content-Length: N` then a blank line"
+                            .into(),
+                    )
+                    .to_frame(),
+                );
             }
         }
     }
@@ -177,10 +186,15 @@ async fn read_headers<R: AsyncRead + Unpin>(
 
 /// Checks that a body is a JSON-RPC 2.0 message tower-lsp-server can decode.
 pub fn check_body(body: &[u8]) -> Result<(), FrameError> {
-    let text = std::str::from_utf8(body).map_err(|error| FrameError::parse(format!("message body is not valid UTF-8 ({error})")))?;
-    let value: Value = serde_json::from_str(text).map_err(|error| FrameError::parse(format!("message body is not valid JSON: {error}")))?;
+    let text = std::str::from_utf8(body)
+        .map_err(|error| FrameError::parse(format!("message body is not valid UTF-8 ({error})")))?;
+    let value: Value = serde_json::from_str(text)
+        .map_err(|error| FrameError::parse(format!("message body is not valid JSON: {error}")))?;
     let Value::Object(message) = &value else {
-        return Err(FrameError::invalid("a JSON-RPC message must be a JSON object (batches are not supported)".into(), Value::Null));
+        return Err(FrameError::invalid(
+            "a JSON-RPC message must be a JSON object (batches are not supported)".into(),
+            Value::Null,
+        ));
     };
     let id = message.get("id").cloned().unwrap_or(Value::Null);
     let id_ok = matches!(id, Value::Null | Value::Number(_) | Value::String(_));
@@ -198,11 +212,17 @@ pub fn check_body(body: &[u8]) -> Result<(), FrameError> {
             if let Some(error) = message.get("error")
                 && !(error.get("code").is_some_and(Value::is_i64) && error.get("message").is_some_and(Value::is_string))
             {
-                return Err(FrameError::invalid("a response `error` needs an integer `code` and a string `message`".into(), Value::Null));
+                return Err(FrameError::invalid(
+                    "a response `error` needs an integer `code` and a string `message`".into(),
+                    Value::Null,
+                ));
             }
             Ok(())
         }
-        None => Err(FrameError::invalid("a message needs a `method` (request or notification) or a `result`/`error` (response)".into(), reply_id)),
+        None => Err(FrameError::invalid(
+            "a message needs a `method` (request or notification) or a `result`/`error` (response)".into(),
+            reply_id,
+        )),
     }
 }
 
@@ -278,7 +298,8 @@ mod tests {
     async fn bad_frames_are_answered_and_good_ones_pass() {
         let (client, server_side) = tokio::io::duplex(4096);
         let (server_read, server_write) = tokio::io::split(server_side);
-        let (mut from_guard, _to_guard, _closed) = guard(server_read, server_write, FrameLimits { max_message_bytes: 100 });
+        let (mut from_guard, _to_guard, _closed) =
+            guard(server_read, server_write, FrameLimits { max_message_bytes: 100 });
         let (mut client_read, mut client_write) = tokio::io::split(client);
         let good = encode(&json!({"jsonrpc": "2.0", "method": "ok"}));
         let mut input = Vec::new();

@@ -200,7 +200,8 @@ impl Frontend {
             let Ok(mut client) = AgentClient::connect(&socket, &self.agent()).await else { continue };
             let open = client.call(method::DOCUMENTS, Value::Null).await;
             client.close().await;
-            let open: Vec<DocumentInfo> = open.ok().and_then(|value| serde_json::from_value(value).ok()).unwrap_or_default();
+            let open: Vec<DocumentInfo> =
+                open.ok().and_then(|value| serde_json::from_value(value).ok()).unwrap_or_default();
             if open.iter().any(|document| DocKey::parse(&document.uri).is_ok_and(|key| wanted.contains(&key))) {
                 return Ok(Via::Editor { socket });
             }
@@ -274,7 +275,9 @@ pub fn uris_of(params: &Value) -> Vec<String> {
     params
         .get("edits")
         .and_then(Value::as_array)
-        .map(|edits| edits.iter().filter_map(|edit| edit.get("uri").and_then(Value::as_str).map(str::to_owned)).collect())
+        .map(|edits| {
+            edits.iter().filter_map(|edit| edit.get("uri").and_then(Value::as_str).map(str::to_owned)).collect()
+        })
         .unwrap_or_default()
 }
 

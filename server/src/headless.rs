@@ -24,8 +24,8 @@ use crate::atomic_write::{self, CommitError, StagedFile};
 use crate::disk::{DiskError, line_ending_of, read_text};
 use crate::doc_key::DocKey;
 use crate::edits::{
-    Mode, Outcome, Snapshot, WriteRequest, feedback_context, parse_key, parse_params, plan_documents, proposal, report_applied,
-    resolve_keys,
+    Mode, Outcome, Snapshot, WriteRequest, feedback_context, parse_key, parse_params, plan_documents, proposal,
+    report_applied, resolve_keys,
 };
 use crate::error::{ErrorKind, ProtocolError};
 use crate::feedback;
@@ -157,7 +157,10 @@ impl Headless {
         if committing && let Some(target) = targets.values().find(|target| git::toplevel(&target.path).is_none()) {
             return Err(ProtocolError::invalid_params(
                 None,
-                format!("{} is not inside a git work tree, so the write cannot be committed (--git-commit). Nothing was written.", target.label),
+                format!(
+                    "{} is not inside a git work tree, so the write cannot be committed (--git-commit). Nothing was written.",
+                    target.label
+                ),
             ));
         }
         let paths: Vec<PathBuf> = targets.values().map(|target| target.path.clone()).collect();
@@ -165,7 +168,10 @@ impl Headless {
             Vec::new()
         } else {
             FileLock::acquire_all(&self.options.lock_dir, &paths).map_err(|error| {
-                ProtocolError::new(ErrorKind::Io, format!("cannot take the lock of the files to write: {error}. Nothing was written."))
+                ProtocolError::new(
+                    ErrorKind::Io,
+                    format!("cannot take the lock of the files to write: {error}. Nothing was written."),
+                )
             })?
         };
 
@@ -200,7 +206,8 @@ impl Headless {
             _ => None,
         };
         if let Some(journal) = &self.options.journal {
-            let roots: Vec<Option<PathBuf>> = planned.iter().map(|document| Some(targets[&document.key].root.clone())).collect();
+            let roots: Vec<Option<PathBuf>> =
+                planned.iter().map(|document| Some(targets[&document.key].root.clone())).collect();
             let write = WriteInfo {
                 source: Source::Headless,
                 agent: &agent.name,
@@ -292,7 +299,10 @@ impl Headless {
                     tracing::warn!("git commit in {} failed: {error}", root.display());
                     return CommitReport {
                         commit: commits.first().cloned(),
-                        commit_error: Some(format!("the write was applied, but `git commit` failed in {}: {error}", root.display())),
+                        commit_error: Some(format!(
+                            "the write was applied, but `git commit` failed in {}: {error}",
+                            root.display()
+                        )),
                     };
                 }
             }
@@ -302,8 +312,9 @@ impl Headless {
 }
 
 fn to_value<T: Serialize>(value: T) -> Result<Value, ProtocolError> {
-    serde_json::to_value(value)
-        .map_err(|error| ProtocolError::new(ErrorKind::Io, format!("internal error: cannot serialise the result: {error}")))
+    serde_json::to_value(value).map_err(|error| {
+        ProtocolError::new(ErrorKind::Io, format!("internal error: cannot serialise the result: {error}"))
+    })
 }
 
 /// The path with symlinks resolved as far as it exists, so that a link is followed
@@ -323,7 +334,13 @@ fn snapshot(key: &DocKey, target: &Target, allow_create: bool) -> Result<(Snapsh
     let uri = key.to_uri();
     match read_text(&target.path) {
         Ok(disk) => Ok((
-            Snapshot { editor_uri: uri, label: target.label.clone(), text: Rope::from_str(&disk.text), rev: Some(disk.rev), open: None },
+            Snapshot {
+                editor_uri: uri,
+                label: target.label.clone(),
+                text: Rope::from_str(&disk.text),
+                rev: Some(disk.rev),
+                open: None,
+            },
             disk.encoding,
         )),
         Err(DiskError::Missing) if allow_create => Ok((
@@ -342,10 +359,14 @@ fn disk_error(error: DiskError, key: &DocKey, target: &Target) -> ProtocolError 
             ErrorKind::UnknownDocument,
             format!("{label} does not exist. Check the path; create new files with verbatim/write."),
         ),
-        DiskError::Directory => ProtocolError::new(ErrorKind::UnknownDocument, format!("{label} is a directory, not a file.")),
+        DiskError::Directory => {
+            ProtocolError::new(ErrorKind::UnknownDocument, format!("{label} is a directory, not a file."))
+        }
         DiskError::NotText(why) => ProtocolError::new(
             ErrorKind::NotText,
-            format!("{label} is not a text file ({why}); verbatim edits text only: UTF-8, or UTF-16 with a byte order mark."),
+            format!(
+                "{label} is not a text file ({why}); verbatim edits text only: UTF-8, or UTF-16 with a byte order mark."
+            ),
         ),
         DiskError::Io(error) => ProtocolError::new(ErrorKind::Io, format!("cannot read {label}: {error}")),
     }
@@ -368,7 +389,8 @@ fn write_documents(
         {
             std::fs::create_dir_all(parent).map_err(|error| write_error(target, &error))?;
         }
-        let file = atomic_write::stage(&target.path, &bytes, document.base_rev).map_err(|error| write_error(target, &error))?;
+        let file = atomic_write::stage(&target.path, &bytes, document.base_rev)
+            .map_err(|error| write_error(target, &error))?;
         staged.push((file, document));
     }
     // Every file must still be as planned before any is replaced (a single file is

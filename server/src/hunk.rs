@@ -119,7 +119,12 @@ fn ends_with_line_break(text: &Rope) -> bool {
 /// Where the text after an `@@` line starts: the start of the line after the first
 /// line in `window` that equals `context` once trimmed (or, failing that, contains
 /// it, exactly or up the ladder).
-fn after_context(lookup: &mut Lookup<'_>, text: &Rope, context: &str, window: Range<usize>) -> Result<usize, PlanError> {
+fn after_context(
+    lookup: &mut Lookup<'_>,
+    text: &Rope,
+    context: &str,
+    window: Range<usize>,
+) -> Result<usize, PlanError> {
     let wanted = context.trim();
     let ascii = |line: &str| -> String { line.chars().map(|c| normalize::ascii_of(c).unwrap_or(c)).collect() };
     let first_line = text.byte_to_line(window.start);
@@ -186,12 +191,19 @@ mod tests {
                 .into_iter()
                 .enumerate()
                 .flat_map(|(index, planned)| {
-                    planned.map(|planned| planned.replacements).unwrap_or_default().into_iter().map(move |replacement| (index, replacement))
+                    planned
+                        .map(|planned| planned.replacements)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(move |replacement| (index, replacement))
                 })
                 .collect();
-            sort_disjoint(items).map(|replacements| apply(&rope, &replacements).to_string()).map_err(|error| vec![format!("{error:?}")])
+            sort_disjoint(items)
+                .map(|replacements| apply(&rope, &replacements).to_string())
+                .map_err(|error| vec![format!("{error:?}")])
         };
-        let expected = expected.map(str::to_owned).map_err(|errors| errors.iter().map(|error| (*error).to_owned()).collect());
+        let expected =
+            expected.map(str::to_owned).map_err(|errors| errors.iter().map(|error| (*error).to_owned()).collect());
         assert_eq!(got, expected, "{hunks:?}");
     }
 
@@ -199,13 +211,26 @@ mod tests {
 
     #[test]
     fn context_lines_narrow_where_a_hunk_applies() {
-        check(CODE, &[hunk(&["class B:"], &["        return 1"], &["        return 2"])], true,
-            Ok("class A:\n    def f(self):\n        return 1\n\nclass B:\n    def f(self):\n        return 2\n"));
+        check(
+            CODE,
+            &[hunk(&["class B:"], &["        return 1"], &["        return 2"])],
+            true,
+            Ok("class A:\n    def f(self):\n        return 1\n\nclass B:\n    def f(self):\n        return 2\n"),
+        );
         // Stacked @@ lines; the @@ text may be part of a line.
-        check(CODE, &[hunk(&["class B", "def f"], &["        return 1"], &["        return 3"])], true,
-            Ok("class A:\n    def f(self):\n        return 1\n\nclass B:\n    def f(self):\n        return 3\n"));
+        check(
+            CODE,
+            &[hunk(&["class B", "def f"], &["        return 1"], &["        return 3"])],
+            true,
+            Ok("class A:\n    def f(self):\n        return 1\n\nclass B:\n    def f(self):\n        return 3\n"),
+        );
         // Without a context the lines are ambiguous: refused.
-        check(CODE, &[hunk(&[], &["        return 1"], &["        return 2"])], true, Err(&["ambiguous oldLines [26..43, 70..87]"]));
+        check(
+            CODE,
+            &[hunk(&[], &["        return 1"], &["        return 2"])],
+            true,
+            Err(&["ambiguous oldLines [26..43, 70..87]"]),
+        );
         check(CODE, &[hunk(&["class C:"], &["x"], &["y"])], true, Err(&["notFound context"]));
     }
 
@@ -215,8 +240,12 @@ mod tests {
         // The second hunk's `x` is the one after the first hunk.
         check(text, &[hunk(&[], &["a", "x"], &["a", "y"]), hunk(&[], &["x"], &["z"])], true, Ok("a\ny\nb\nz\n"));
         // SEARCH/REPLACE blocks are each searched in the whole file.
-        check(text, &[hunk(&[], &["a", "x"], &["a", "y"]), hunk(&[], &["x"], &["z"])], false,
-            Err(&["ok", "ambiguous oldLines [2..4, 6..8]"]));
+        check(
+            text,
+            &[hunk(&[], &["a", "x"], &["a", "y"]), hunk(&[], &["x"], &["z"])],
+            false,
+            Err(&["ok", "ambiguous oldLines [2..4, 6..8]"]),
+        );
         // Old lines are whole lines: `}` does not match the end of `fn g() {}`.
         check("fn f() {\n}\nfn g() {}\n", &[hunk(&[], &["}"], &["};"])], true, Ok("fn f() {\n};\nfn g() {}\n"));
     }
@@ -229,7 +258,12 @@ mod tests {
         check("a\nb", &[hunk(&[], &["a", "b"], &["a", "b", "c"])], true, Ok("a\nb\nc"));
         check("a\nb\n", &[hunk(&[], &[], &["c"])], true, Ok("a\nb\nc\n"));
         check("a\r\nb", &[hunk(&[], &[], &["c"])], true, Ok("a\r\nb\r\nc"));
-        check("fn f() {\n}\nfn g() {\n}\n", &[hunk(&["fn f() {"], &[], &["    body();"])], true, Ok("fn f() {\n    body();\n}\nfn g() {\n}\n"));
+        check(
+            "fn f() {\n}\nfn g() {\n}\n",
+            &[hunk(&["fn f() {"], &[], &["    body();"])],
+            true,
+            Ok("fn f() {\n    body();\n}\nfn g() {\n}\n"),
+        );
     }
 
     proptest::proptest! {
@@ -257,7 +291,11 @@ mod tests {
 
     #[test]
     fn hunks_use_the_ladder() {
-        check("if x {\r\n\ty();  \r\n}\r\n", &[hunk(&["if x {"], &["    y();"], &["    y();", "    z();"])], true,
-            Ok("if x {\r\n\ty();  \r\n\tz();\r\n}\r\n"));
+        check(
+            "if x {\r\n\ty();  \r\n}\r\n",
+            &[hunk(&["if x {"], &["    y();"], &["    y();", "    z();"])],
+            true,
+            Ok("if x {\r\n\ty();  \r\n\tz();\r\n}\r\n"),
+        );
     }
 }

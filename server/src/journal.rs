@@ -143,7 +143,12 @@ impl Journal {
         let Some(folder) = workspace else { return self.dir.join("_other.jsonl") };
         let name: String = folder
             .file_name()
-            .map(|name| name.to_string_lossy().chars().map(|c| if c.is_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect())
+            .map(|name| {
+                name.to_string_lossy()
+                    .chars()
+                    .map(|c| if c.is_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+                    .collect()
+            })
             .unwrap_or_else(|| "root".into());
         let digest = Sha256::digest(folder.as_os_str().as_encoded_bytes());
         let hash: String = digest[..8].iter().map(|byte| format!("{byte:02x}")).collect();
@@ -186,7 +191,13 @@ impl Journal {
 
     /// Journals one write: an entry per document, each in the journal of its folder
     /// (`roots[i]` for `results[i]`). `failure` is what ended it, if it did not apply.
-    pub fn record(&self, write: &WriteInfo<'_>, roots: &[Option<PathBuf>], results: &[DocumentResult], failure: Option<&ProtocolError>) {
+    pub fn record(
+        &self,
+        write: &WriteInfo<'_>,
+        roots: &[Option<PathBuf>],
+        results: &[DocumentResult],
+        failure: Option<&ProtocolError>,
+    ) {
         let write_id = next_write_id();
         let time = now_rfc3339();
         let mut groups: Vec<(Option<&Path>, Vec<Entry>)> = Vec::new();
@@ -295,7 +306,12 @@ mod tests {
         let journal = Journal::new(state.path());
         let write = WriteInfo { source: Source::Editor, agent: "claude", summary: "Rename", commit: None };
         let roots = vec![Some(PathBuf::from("/p/one")), Some(PathBuf::from("/p/two")), None];
-        journal.record(&write, &roots, &[result("file:///p/one/a"), result("file:///p/two/b"), result("untitled:1")], None);
+        journal.record(
+            &write,
+            &roots,
+            &[result("file:///p/one/a"), result("file:///p/two/b"), result("untitled:1")],
+            None,
+        );
         let one = read_entries(&journal.file_for(Some(Path::new("/p/one")))).expect("read");
         assert_eq!(one.len(), 1);
         assert_eq!(one[0].outcome, Outcome::Applied);
@@ -304,7 +320,10 @@ mod tests {
         let two = read_entries(&journal.file_for(Some(Path::new("/p/two")))).expect("read");
         assert_eq!(two[0].write_id, one[0].write_id);
         assert_eq!(read_entries(&journal.file_for(None)).expect("read").len(), 1);
-        assert_eq!(journal.find_for_dir(Path::new("/p/one/src/deep")), Some(journal.file_for(Some(Path::new("/p/one")))));
+        assert_eq!(
+            journal.find_for_dir(Path::new("/p/one/src/deep")),
+            Some(journal.file_for(Some(Path::new("/p/one"))))
+        );
         assert_eq!(journal.files().len(), 3);
     }
 
@@ -318,7 +337,10 @@ mod tests {
         let timeout = ProtocolError::new(ErrorKind::Timeout, "slow");
         journal.record(&write, &[None], &[result("file:///x")], Some(&timeout));
         let entries = read_entries(&journal.file_for(None)).expect("read");
-        assert_eq!((entries[0].outcome, entries[0].reason.as_deref(), entries[0].rev.as_deref()), (Outcome::Rejected, Some("not now"), None));
+        assert_eq!(
+            (entries[0].outcome, entries[0].reason.as_deref(), entries[0].rev.as_deref()),
+            (Outcome::Rejected, Some("not now"), None)
+        );
         assert_eq!((entries[1].outcome, entries[1].error_kind.as_deref()), (Outcome::Error, Some("timeout")));
     }
 }

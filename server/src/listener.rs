@@ -49,7 +49,10 @@ pub async fn accept_agents(listener: UnixListener, state: Arc<State>, kind: Sock
         match stream.peer_cred() {
             Ok(credentials) if credentials.uid() == own_uid => {}
             Ok(credentials) => {
-                tracing::warn!("refused an agent connection from uid {} (this server belongs to uid {own_uid})", credentials.uid());
+                tracing::warn!(
+                    "refused an agent connection from uid {} (this server belongs to uid {own_uid})",
+                    credentials.uid()
+                );
                 continue;
             }
             Err(error) => {

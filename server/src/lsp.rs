@@ -45,7 +45,8 @@ pub async fn run(options: LspOptions) -> io::Result<Ending> {
         }
     };
     let listen = |path: &std::path::Path| {
-        bind(path).map_err(|error| io::Error::new(error.kind(), format!("cannot listen on {}: {error}", path.display())))
+        bind(path)
+            .map_err(|error| io::Error::new(error.kind(), format!("cannot listen on {}: {error}", path.display())))
     };
     let listener = listen(&endpoint.socket)?;
     let read_only_listener = listen(&endpoint.read_only_socket)?;

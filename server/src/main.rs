@@ -81,7 +81,8 @@ fn main() -> ExitCode {
                 Ok(runtime) => runtime,
                 Err(code) => return code,
             };
-            let outcome = runtime.block_on(verbatim::mcp::serve(verbatim::frontend::Frontend::new(options), agent_fixed));
+            let outcome =
+                runtime.block_on(verbatim::mcp::serve(verbatim::frontend::Frontend::new(options), agent_fixed));
             runtime.shutdown_timeout(std::time::Duration::from_millis(100));
             match outcome {
                 Ok(()) => ExitCode::SUCCESS,

@@ -18,7 +18,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::handler::server::tool::schema_for_type;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, JsonObject, ProgressNotificationParam, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, JsonObject, ProgressNotificationParam, ServerCapabilities,
+    ServerConfig,
+};
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
@@ -264,7 +267,9 @@ pub async fn serve(frontend: Arc<Frontend>, agent_fixed: bool) -> std::io::Resul
 /// The tool's arguments, parsed; a mistake is a tool error that says what was wrong.
 fn parse<T: DeserializeOwned>(tool: &str, arguments: JsonObject) -> Result<T, CallToolResult> {
     serde_json::from_value(Value::Object(arguments)).map_err(|error| {
-        tool_error(format!("invalidParams: invalid arguments for {tool}: {error}. See the tool's input schema for its parameters."))
+        tool_error(format!(
+            "invalidParams: invalid arguments for {tool}: {error}. See the tool's input schema for its parameters."
+        ))
     })
 }
 
@@ -367,7 +372,8 @@ impl VerbatimMcp {
     #[tool(description = WRITE_FILE, input_schema = schema_for_type::<WriteFileArgs>())]
     async fn write_file(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
         self.tool("write_file", arguments, &context, edit_text, |args: WriteFileArgs| {
-            let mut params = json!({"uri": self.frontend.uri_of(&args.path), "text": args.text, "summary": args.summary});
+            let mut params =
+                json!({"uri": self.frontend.uri_of(&args.path), "text": args.text, "summary": args.summary});
             put(&mut params, "baseRev", args.base_rev);
             (method::WRITE, params)
         })
@@ -377,7 +383,8 @@ impl VerbatimMcp {
     #[tool(description = APPLY_PATCH, input_schema = schema_for_type::<ApplyPatchArgs>())]
     async fn apply_patch(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
         self.tool("apply_patch", arguments, &context, patch_text, |args: ApplyPatchArgs| {
-            let params = json!({"patch": args.patch, "summary": args.summary, "dryRun": args.dry_run, "exact": args.exact});
+            let params =
+                json!({"patch": args.patch, "summary": args.summary, "dryRun": args.dry_run, "exact": args.exact});
             (method::APPLY_PATCH, params)
         })
         .await
@@ -385,7 +392,10 @@ impl VerbatimMcp {
 
     #[tool(description = LIST_DOCUMENTS, input_schema = schema_for_type::<ListDocumentsArgs>(), annotations(read_only_hint = true))]
     async fn list_documents(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        self.tool("list_documents", arguments, &context, documents_text, |_: ListDocumentsArgs| (method::DOCUMENTS, Value::Null)).await
+        self.tool("list_documents", arguments, &context, documents_text, |_: ListDocumentsArgs| {
+            (method::DOCUMENTS, Value::Null)
+        })
+        .await
     }
 }
 
@@ -426,9 +436,11 @@ impl VerbatimMcp {
         if self.agent_fixed {
             return;
         }
-        let client = context.peer.peer_info().map(|info| info.client_info.clone()).or_else(|| context.meta.client_info());
+        let client =
+            context.peer.peer_info().map(|info| info.client_info.clone()).or_else(|| context.meta.client_info());
         if let Some(client) = client.filter(|client| !client.name.trim().is_empty()) {
-            let identity = Identity { name: client.name, version: Some(client.version).filter(|version| !version.is_empty()) };
+            let identity =
+                Identity { name: client.name, version: Some(client.version).filter(|version| !version.is_empty()) };
             if identity != self.frontend.agent() {
                 self.frontend.set_agent(identity);
             }

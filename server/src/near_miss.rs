@@ -63,7 +63,8 @@ pub fn closest(text: &Rope, quote: &str, window: Range<usize>, region_label: &st
         return None;
     }
     let first_line = text.byte_to_line(window.start);
-    let last_line = text.byte_to_line(window.end.saturating_sub(1).max(window.start)).min(first_line + MAX_SCAN_LINES - 1);
+    let last_line =
+        text.byte_to_line(window.end.saturating_sub(1).max(window.start)).min(first_line + MAX_SCAN_LINES - 1);
     let starts = candidate_starts(text, quote_lines, first_line..last_line + 1);
     let (start, similarity) = starts
         .into_iter()
@@ -228,8 +229,10 @@ mod tests {
 
     #[test]
     fn the_closest_region_is_found_and_diffed() {
-        let text = "fn alpha() {\n    let total = 1;\n}\n\nfn beta() {\n    let count = compute(2);\n    finish(count);\n}\n";
-        let near = closest_in(text, "fn beta() {\n    let count = compute(3);\n    finish(count);\n").unwrap_or_else(|| panic!("no near miss"));
+        let text =
+            "fn alpha() {\n    let total = 1;\n}\n\nfn beta() {\n    let count = compute(2);\n    finish(count);\n}\n";
+        let near = closest_in(text, "fn beta() {\n    let count = compute(3);\n    finish(count);\n")
+            .unwrap_or_else(|| panic!("no near miss"));
         assert_eq!(near.lines, 4..7);
         assert_eq!(near.text, "fn beta() {\n    let count = compute(2);\n    finish(count);");
         assert!(near.similarity > 0.9, "{}", near.similarity);

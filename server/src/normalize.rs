@@ -153,7 +153,11 @@ pub fn find(text: &Rope, quote: &str, window: Range<usize>, ladder: bool) -> Fou
     let exact = |quote: &str, used: &[Normalization]| -> Vec<Match> {
         find_all(text, quote, window.clone())
             .into_iter()
-            .map(|start| Match { range: start..start + quote.len(), used: used.iter().copied().collect(), shift: IndentShift::Same })
+            .map(|start| Match {
+                range: start..start + quote.len(),
+                used: used.iter().copied().collect(),
+                shift: IndentShift::Same,
+            })
             .collect()
     };
     let matches = exact(quote, &[]);
@@ -208,7 +212,9 @@ fn climb(text: &Rope, quote: &str, window: Range<usize>, stripped: bool) -> Vec<
         let anchored = rules.indentation && starts_with_blank(quote);
         let mut matches = Vec::new();
         for candidate in haystack_for_rung.candidates(&needle.text) {
-            if let Some(found) = verify(haystack_for_rung, &haystack, quote, candidate, needle.text.len(), rules, anchored) {
+            if let Some(found) =
+                verify(haystack_for_rung, &haystack, quote, candidate, needle.text.len(), rules, anchored)
+            {
                 let mut used: BTreeSet<Normalization> = BTreeSet::new();
                 if stripped {
                     used.insert(Normalization::LineNumbers);
@@ -268,7 +274,11 @@ fn verify(
     if end < start {
         return None;
     }
-    let shift = if rules.indentation { IndentShift::between(quote, &haystack[start..end], anchored)? } else { IndentShift::Same };
+    let shift = if rules.indentation {
+        IndentShift::between(quote, &haystack[start..end], anchored)?
+    } else {
+        IndentShift::Same
+    };
     Some(Verified { range: start..end, shift })
 }
 
@@ -348,7 +358,8 @@ impl Canonical {
         self.text.push(c);
         let canonical_len = c.len_utf8();
         if let Some(last) = self.segments.last_mut() {
-            let contiguous = last.original + last.original_len == original && last.canonical + last.canonical_len == canonical;
+            let contiguous =
+                last.original + last.original_len == original && last.canonical + last.canonical_len == canonical;
             if contiguous && last.canonical_len == last.original_len && canonical_len == original_len {
                 last.canonical_len += canonical_len;
                 last.original_len += original_len;
@@ -495,7 +506,8 @@ fn strip_line_numbers(quote: &str) -> Option<(PrefixStyle, String)> {
         return None;
     }
     let spaced = lines.iter().all(|(content, _)| {
-        split_prefix(content, PrefixStyle::L { spaced: false }).is_some_and(|(_, rest)| rest.is_empty() || rest.starts_with(' '))
+        split_prefix(content, PrefixStyle::L { spaced: false })
+            .is_some_and(|(_, rest)| rest.is_empty() || rest.starts_with(' '))
     });
     let styles = [PrefixStyle::Tab, PrefixStyle::Arrow, PrefixStyle::L { spaced }, PrefixStyle::Bar];
     'styles: for style in styles {
@@ -538,7 +550,11 @@ pub enum IndentShift {
     Shallower(String),
     /// The quote is indented with `from` (a space or a tab) where the document uses
     /// the other, `width` spaces to a tab; after converting, `then` applies.
-    Converted { from: char, width: usize, then: Box<IndentShift> },
+    Converted {
+        from: char,
+        width: usize,
+        then: Box<IndentShift>,
+    },
 }
 
 /// Tab widths tried when a quote in spaces meets a document in tabs (or back) and
@@ -619,9 +635,10 @@ impl IndentShift {
             let then = Self::by_prefix(&converted?)?;
             Some(Self::Converted { from, width, then: Box::new(then) })
         };
-        let mut level_preserving = pairs.iter().filter(|(quoted, found)| !quoted.is_empty() && !found.is_empty()).map(
-            |(quoted, found)| if from == ' ' { quoted.len() / found.len().max(1) } else { found.len() / quoted.len().max(1) },
-        );
+        let mut level_preserving =
+            pairs.iter().filter(|(quoted, found)| !quoted.is_empty() && !found.is_empty()).map(|(quoted, found)| {
+                if from == ' ' { quoted.len() / found.len().max(1) } else { found.len() / quoted.len().max(1) }
+            });
         if let Some(shift) = level_preserving.next().filter(|width| *width > 0).and_then(fits)
             && matches!(&shift, Self::Converted { then, .. } if **then == Self::Same)
         {
@@ -714,7 +731,11 @@ pub fn adapt(found: &Found, found_match: &Match, span: &str, replacement: &str, 
     let rewriter = Rewriter {
         used,
         shift: &found_match.shift,
-        typography: if used.contains(&Normalization::Typography) { Typography::between(&found.quote, span) } else { Typography::default() },
+        typography: if used.contains(&Normalization::Typography) {
+            Typography::between(&found.quote, span)
+        } else {
+            Typography::default()
+        },
         placement,
     };
     let quote_lines: Vec<String> = split_lines(&found.quote).into_iter().map(|(c, t)| format!("{c}{t}")).collect();
@@ -750,7 +771,14 @@ pub fn adapt(found: &Found, found_match: &Match, span: &str, replacement: &str, 
                     // A line rewritten in place keeps the document's characters where it
                     // keeps the quote's (a curly quote, a non-breaking space).
                     let kept = (offset < old_len)
-                        .then(|| rewriter.merge(&quote_lines[old_index + offset], &span_lines[old_index + offset], line, starts_line))
+                        .then(|| {
+                            rewriter.merge(
+                                &quote_lines[old_index + offset],
+                                &span_lines[old_index + offset],
+                                line,
+                                starts_line,
+                            )
+                        })
                         .flatten();
                     out.push_str(&kept.unwrap_or_else(|| rewriter.line(line, starts_line)));
                 }
@@ -786,7 +814,9 @@ pub fn adapt_whole(
     split_lines(&replacement)
         .into_iter()
         .enumerate()
-        .map(|(index, (content, terminator))| rewriter.line(&format!("{content}{terminator}"), index > 0 || placement.at_line_start))
+        .map(|(index, (content, terminator))| {
+            rewriter.line(&format!("{content}{terminator}"), index > 0 || placement.at_line_start)
+        })
         .collect()
 }
 
@@ -819,12 +849,20 @@ impl Rewriter<'_> {
     /// The indentation of a new line: shifted when the match needed it, unless the
     /// line starts mid-line (where the match does).
     fn indent(&self, indent: &str, starts_line: bool) -> String {
-        if self.used.contains(&Normalization::Indentation) && starts_line { self.shift.apply(indent) } else { indent.to_owned() }
+        if self.used.contains(&Normalization::Indentation) && starts_line {
+            self.shift.apply(indent)
+        } else {
+            indent.to_owned()
+        }
     }
 
     /// The line ending of a new line: the document's when the match needed it.
     fn ending<'t>(&self, terminator: &'t str) -> &'t str {
-        if !terminator.is_empty() && self.used.contains(&Normalization::LineEndings) { self.placement.line_ending } else { terminator }
+        if !terminator.is_empty() && self.used.contains(&Normalization::LineEndings) {
+            self.placement.line_ending
+        } else {
+            terminator
+        }
     }
 
     /// `new` (replacing the quote's line `quoted`, found as the document's `found`)
@@ -835,7 +873,9 @@ impl Rewriter<'_> {
         if !self.used.contains(&Normalization::Typography) {
             return None;
         }
-        let trim = |line: &str| -> Vec<char> { line.trim_end_matches(['\r', '\n']).trim_matches([' ', '\t']).chars().collect() };
+        let trim = |line: &str| -> Vec<char> {
+            line.trim_end_matches(['\r', '\n']).trim_matches([' ', '\t']).chars().collect()
+        };
         let (quoted, found) = (trim(quoted), trim(found));
         let same = |a: char, b: char| ascii_of(a).unwrap_or(a) == ascii_of(b).unwrap_or(b);
         if quoted.len() != found.len() || !quoted.iter().zip(&found).all(|(a, b)| same(*a, *b)) {
@@ -914,9 +954,7 @@ impl Typography {
     /// the document's style; a document that mixes both styles is left alone.
     fn between(quote: &str, span: &str) -> Self {
         let style = |class: Class| -> Style {
-            let has = |text: &str, typographic: bool| {
-                text.chars().any(|c| class_of(c) == Some((class, typographic)))
-            };
+            let has = |text: &str, typographic: bool| text.chars().any(|c| class_of(c) == Some((class, typographic)));
             let first_typographic = span.chars().find(|c| class_of(*c) == Some((class, true)));
             if has(quote, true) && !has(span, true) {
                 Style::Ascii
@@ -926,7 +964,12 @@ impl Typography {
                 Style::Keep
             }
         };
-        Self { double: style(Class::Double), single: style(Class::Single), dash: style(Class::Dash), space: style(Class::Space) }
+        Self {
+            double: style(Class::Double),
+            single: style(Class::Single),
+            dash: style(Class::Dash),
+            space: style(Class::Space),
+        }
     }
 
     fn apply(&self, line: &str) -> String {
@@ -947,10 +990,18 @@ impl Typography {
                     match (style, typographic) {
                         (Style::Ascii, true) => ascii_of(c).unwrap_or(c),
                         (Style::Typographic(_), false) if class == Class::Double => {
-                            if opens { '\u{201C}' } else { '\u{201D}' }
+                            if opens {
+                                '\u{201C}'
+                            } else {
+                                '\u{201D}'
+                            }
                         }
                         (Style::Typographic(_), false) if class == Class::Single => {
-                            if opens { '\u{2018}' } else { '\u{2019}' }
+                            if opens {
+                                '\u{2018}'
+                            } else {
+                                '\u{2019}'
+                            }
                         }
                         // Only a hyphen standing alone between spaces is a dash.
                         (Style::Typographic(dash), false)
@@ -996,11 +1047,17 @@ mod tests {
 
     #[test]
     fn prefixes_are_recognised_only_on_every_line_and_counting_up() {
-        assert_eq!(strip_line_numbers("    41\tfn a() {\n    42\t}\n"), Some((PrefixStyle::Tab, "fn a() {\n}\n".into())));
+        assert_eq!(
+            strip_line_numbers("    41\tfn a() {\n    42\t}\n"),
+            Some((PrefixStyle::Tab, "fn a() {\n}\n".into()))
+        );
         assert_eq!(strip_line_numbers("  7→x\n  8→y"), Some((PrefixStyle::Arrow, "x\ny".into())));
         assert_eq!(strip_line_numbers("L3: a\nL4:   b\n"), Some((PrefixStyle::L { spaced: true }, "a\n  b\n".into())));
         assert_eq!(strip_line_numbers("L3:a\nL4: b\n"), Some((PrefixStyle::L { spaced: false }, "a\n b\n".into())));
-        assert_eq!(strip_line_numbers(">  5 |     let x = 1;\n   6 |     run(x);"), Some((PrefixStyle::Bar, "    let x = 1;\n    run(x);".into())));
+        assert_eq!(
+            strip_line_numbers(">  5 |     let x = 1;\n   6 |     run(x);"),
+            Some((PrefixStyle::Bar, "    let x = 1;\n    run(x);".into()))
+        );
         assert_eq!(strip_line_numbers("  7→x\ny\n"), None, "one line without a prefix");
         assert_eq!(strip_line_numbers("  7→x\n  9→y\n"), None, "numbers that skip");
         assert_eq!(strip_line_numbers("plain\n"), None);
@@ -1009,9 +1066,15 @@ mod tests {
     #[test]
     fn indentation_shifts_are_uniform_or_refused() {
         assert_eq!(IndentShift::of_pairs(&[("", "    "), ("  ", "      ")]), Some(IndentShift::Deeper("    ".into())));
-        assert_eq!(IndentShift::of_pairs(&[("\t\t", "\t"), ("\t\t\t", "\t\t")]), Some(IndentShift::Shallower("\t".into())));
+        assert_eq!(
+            IndentShift::of_pairs(&[("\t\t", "\t"), ("\t\t\t", "\t\t")]),
+            Some(IndentShift::Shallower("\t".into()))
+        );
         let converted = |from, width, then| Some(IndentShift::Converted { from, width, then: Box::new(then) });
-        assert_eq!(IndentShift::of_pairs(&[("    ", "\t"), ("        ", "\t\t")]), converted(' ', 4, IndentShift::Same));
+        assert_eq!(
+            IndentShift::of_pairs(&[("    ", "\t"), ("        ", "\t\t")]),
+            converted(' ', 4, IndentShift::Same)
+        );
         assert_eq!(IndentShift::of_pairs(&[("\t", "  "), ("", "")]), converted('\t', 2, IndentShift::Same));
         // Spaces for tabs and one level deeper: only a tab width of 4 explains it.
         assert_eq!(

@@ -12,10 +12,10 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use serde_json::Value;
+use tower::Service;
 use tower_lsp_server::jsonrpc::{Request, Response};
 use tower_lsp_server::ls_types::{DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams};
 use tower_lsp_server::{ExitedError, LspService};
-use tower::Service;
 
 use crate::doc_key::DocKey;
 use crate::document::TextChange;
@@ -83,7 +83,8 @@ pub fn apply_sync(state: &State, method: &str, params: Value) {
             match DocKey::parse(params.text_document.uri.as_str()) {
                 Ok(key) => {
                     let version = params.text_document.version;
-                    if let Err(error) = state.documents.update(|store| store.change(&key, version, &changes, encoding)) {
+                    if let Err(error) = state.documents.update(|store| store.change(&key, version, &changes, encoding))
+                    {
                         tracing::warn!("{error}");
                     }
                 }

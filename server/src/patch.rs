@@ -107,7 +107,10 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
     // A heredoc wrapper around nothing leaves nothing, too.
     let body = without_heredoc(without_blank_ends(&lines));
     if body.is_empty() {
-        return Err(error(1, "the patch is empty: send an apply_patch patch (`*** Begin Patch` … `*** End Patch`) or SEARCH/REPLACE blocks"));
+        return Err(error(
+            1,
+            "the patch is empty: send an apply_patch patch (`*** Begin Patch` … `*** End Patch`) or SEARCH/REPLACE blocks",
+        ));
     }
     if body.first().is_some_and(|(_, line)| line.trim() == BEGIN) {
         return parse_apply_patch(body).map(|operations| Patch { format: Format::ApplyPatch, operations });
@@ -116,7 +119,10 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
         return parse_search_replace(&lines).map(|operations| Patch { format: Format::SearchReplace, operations });
     }
     if let Some((number, _)) = lines.iter().find(|(_, line)| line.trim() == BEGIN) {
-        return Err(error(*number, format!("`{BEGIN}` must be the first line of the patch: remove the lines before it")));
+        return Err(error(
+            *number,
+            format!("`{BEGIN}` must be the first line of the patch: remove the lines before it"),
+        ));
     }
     let unified = lines.iter().any(|(_, line)| line.starts_with("--- ") || line.starts_with("diff --git"));
     let (number, first) = body[0];
@@ -186,7 +192,8 @@ fn parse_apply_patch(lines: &[(usize, &str)]) -> Result<Vec<FileOperation>, Pars
         };
         if let Some(path) = named(ADD)? {
             let mut text = String::new();
-            while let Some((_, added)) = body.get(index).and_then(|(n, l)| l.strip_prefix('+').map(|added| (n, added))) {
+            while let Some((_, added)) = body.get(index).and_then(|(n, l)| l.strip_prefix('+').map(|added| (n, added)))
+            {
                 text.push_str(added);
                 text.push('\n');
                 index += 1;
@@ -200,7 +207,9 @@ fn parse_apply_patch(lines: &[(usize, &str)]) -> Result<Vec<FileOperation>, Pars
             operations.push(FileOperation { line: number, path, change });
         } else {
             let hint = if line.starts_with(['+', '-', ' ']) || line.starts_with("@@") {
-                if operations.last().is_some_and(|operation: &FileOperation| matches!(operation.change, FileChange::Add { .. }))
+                if operations
+                    .last()
+                    .is_some_and(|operation: &FileOperation| matches!(operation.change, FileChange::Add { .. }))
                     && line.starts_with('+')
                 {
                     ": an added file's lines all start with `+` (a blank line ends them; write `+` alone for an empty line)"
@@ -220,14 +229,22 @@ fn parse_apply_patch(lines: &[(usize, &str)]) -> Result<Vec<FileOperation>, Pars
         }
     }
     if operations.is_empty() {
-        return Err(error(first_number, "the patch changes no file: add `*** Add File:`, `*** Delete File:` or `*** Update File:` sections"));
+        return Err(error(
+            first_number,
+            "the patch changes no file: add `*** Add File:`, `*** Delete File:` or `*** Update File:` sections",
+        ));
     }
     Ok(operations)
 }
 
 /// The hunks of an `*** Update File` section starting at `index`; returns where the
 /// section ends.
-fn parse_update(lines: &[(usize, &str)], mut index: usize, header: usize, path: &str) -> Result<(FileChange, usize), ParseError> {
+fn parse_update(
+    lines: &[(usize, &str)],
+    mut index: usize,
+    header: usize,
+    path: &str,
+) -> Result<(FileChange, usize), ParseError> {
     let mut move_to = None;
     if let Some(&(number, line)) = lines.get(index)
         && let Some(target) = marker_path(line, MOVE)
@@ -245,7 +262,10 @@ fn parse_update(lines: &[(usize, &str)], mut index: usize, header: usize, path: 
     let finish = |current: &mut Option<Hunk>, hunks: &mut Vec<Hunk>| -> Result<(), ParseError> {
         if let Some(hunk) = current.take() {
             if hunk.old_lines.is_empty() && hunk.new_lines.is_empty() {
-                return Err(error(hunk.line, format!("the `@@` line has no hunk lines under it (in the section for {path})")));
+                return Err(error(
+                    hunk.line,
+                    format!("the `@@` line has no hunk lines under it (in the section for {path})"),
+                ));
             }
             hunks.push(hunk);
         }
@@ -300,7 +320,10 @@ fn parse_update(lines: &[(usize, &str)], mut index: usize, header: usize, path: 
             Some(hunk) => hunk,
             None if hunks.is_empty() => current.insert(Hunk { line: number, ..Hunk::default() }),
             None => {
-                return Err(error(number, format!("a new hunk must start with an `@@` line (in the section for {path})")));
+                return Err(error(
+                    number,
+                    format!("a new hunk must start with an `@@` line (in the section for {path})"),
+                ));
             }
         };
         for _ in blanks.drain(..) {
@@ -330,7 +353,9 @@ fn parse_update(lines: &[(usize, &str)], mut index: usize, header: usize, path: 
 fn context_of(header: &str) -> Option<String> {
     let text = header.trim();
     let text = match text.strip_prefix('-').and_then(|rest| rest.split_once(" @@")) {
-        Some((ranges, rest)) if ranges.chars().all(|c| c.is_ascii_digit() || matches!(c, ',' | ' ' | '+')) => rest.trim(),
+        Some((ranges, rest)) if ranges.chars().all(|c| c.is_ascii_digit() || matches!(c, ',' | ' ' | '+')) => {
+            rest.trim()
+        }
         _ => text,
     };
     (!text.is_empty()).then(|| text.to_owned())
@@ -376,21 +401,31 @@ fn parse_search_replace(lines: &[(usize, &str)]) -> Result<Vec<FileOperation>, P
     while index < lines.len() {
         let (number, line) = lines[index];
         if is_replace(line) {
-            return Err(error(number, format!("`{}` is outside a SEARCH/REPLACE block: every block starts with `<<<<<<< SEARCH`", line.trim())));
+            return Err(error(
+                number,
+                format!(
+                    "`{}` is outside a SEARCH/REPLACE block: every block starts with `<<<<<<< SEARCH`",
+                    line.trim()
+                ),
+            ));
         }
         if !is_search(line) {
             index += 1;
             continue;
         }
         // The path is the nearest line above the marker that is neither blank nor a fence.
-        let path_line = lines[consumed..index].iter().rev().find(|(_, line)| !line.trim().is_empty() && !is_fence(line));
+        let path_line =
+            lines[consumed..index].iter().rev().find(|(_, line)| !line.trim().is_empty() && !is_fence(line));
         let path = match (path_line, &previous_path) {
             (Some((path_number, line)), _) => {
                 let path = clean_path(line);
                 if path.is_empty() {
                     return Err(error(
                         *path_number,
-                        format!("`{}` is not a file path: put the file's path alone on the line before `<<<<<<< SEARCH`", line.trim()),
+                        format!(
+                            "`{}` is not a file path: put the file's path alone on the line before `<<<<<<< SEARCH`",
+                            line.trim()
+                        ),
                     ));
                 }
                 path
@@ -408,10 +443,13 @@ fn parse_search_replace(lines: &[(usize, &str)]) -> Result<Vec<FileOperation>, P
         index = after_replace;
         consumed = index;
         previous_path = Some(path.clone());
-        let hunk = Hunk { line: number, contexts: Vec::new(), old_lines: search, new_lines: replace, end_of_file: false };
+        let hunk =
+            Hunk { line: number, contexts: Vec::new(), old_lines: search, new_lines: replace, end_of_file: false };
         match operations.iter_mut().find(|operation| operation.path == path) {
             Some(FileOperation { change: FileChange::Replace { hunks }, .. }) => hunks.push(hunk),
-            _ => operations.push(FileOperation { line: number, path, change: FileChange::Replace { hunks: vec![hunk] } }),
+            _ => {
+                operations.push(FileOperation { line: number, path, change: FileChange::Replace { hunks: vec![hunk] } })
+            }
         }
     }
     Ok(operations)
@@ -436,7 +474,10 @@ fn block_part(
             return Ok((part, index));
         }
         if is_search(line) || is_divider(line) || is_replace(line) {
-            return Err(error(at, format!("`{}` comes before the `{end}` of the block opened at line {opened}", line.trim())));
+            return Err(error(
+                at,
+                format!("`{}` comes before the `{end}` of the block opened at line {opened}", line.trim()),
+            ));
         }
         part.push(line.to_owned());
     }
@@ -480,42 +521,75 @@ mod tests {
             apply_patch(vec![
                 operation(2, "src/new.rs", FileChange::Add { text: "fn main() {}\n\n".into() }),
                 operation(5, "old.txt", FileChange::Delete),
-                operation(6, "src/lib.rs", FileChange::Update {
-                    hunks: vec![
-                        hunk(8, &["fn greet()"], &["    print(\"Hi\")", "    done()"], &["    print(\"Hello\")", "    done()"]),
-                        Hunk { end_of_file: true, ..hunk(12, &[], &["x"], &["y"]) },
-                    ],
-                    move_to: Some(("src/core.rs".into(), 7)),
-                }),
+                operation(
+                    6,
+                    "src/lib.rs",
+                    FileChange::Update {
+                        hunks: vec![
+                            hunk(
+                                8,
+                                &["fn greet()"],
+                                &["    print(\"Hi\")", "    done()"],
+                                &["    print(\"Hello\")", "    done()"],
+                            ),
+                            Hunk { end_of_file: true, ..hunk(12, &[], &["x"], &["y"]) },
+                        ],
+                        move_to: Some(("src/core.rs".into(), 7)),
+                    },
+                ),
             ]),
         );
     }
 
     #[test]
     fn the_references_tolerance_and_a_little_more() {
-        let expected = |line| apply_patch(vec![operation(line, "foo.txt", FileChange::Update { hunks: vec![hunk(line + 1, &[], &["old"], &["new"])], move_to: None })]);
+        let expected = |line| {
+            apply_patch(vec![operation(
+                line,
+                "foo.txt",
+                FileChange::Update { hunks: vec![hunk(line + 1, &[], &["old"], &["new"])], move_to: None },
+            )])
+        };
         // Padding around markers, a heredoc, blank lines around the patch.
         check(" *** Begin Patch \n  *** Update File: foo.txt  \n@@\n-old\n+new\n *** End Patch\n", expected(2));
-        check("\n\n<<'EOF'\n*** Begin Patch\n*** Update File: foo.txt\n@@\n-old\n+new\n*** End Patch\nEOF\n", expected(5));
+        check(
+            "\n\n<<'EOF'\n*** Begin Patch\n*** Update File: foo.txt\n@@\n-old\n+new\n*** End Patch\nEOF\n",
+            expected(5),
+        );
         check("*** Begin Patch\r\n*** Update File: foo.txt\r\n@@\r\n-old\r\n+new\r\n*** End Patch\r\n", expected(2));
         // The first hunk may omit its @@ line.
         check(
             "*** Begin Patch\n*** Update File: foo.txt\n-old\n+new\n*** End Patch",
-            apply_patch(vec![operation(2, "foo.txt", FileChange::Update { hunks: vec![hunk(3, &[], &["old"], &["new"])], move_to: None })]),
+            apply_patch(vec![operation(
+                2,
+                "foo.txt",
+                FileChange::Update { hunks: vec![hunk(3, &[], &["old"], &["new"])], move_to: None },
+            )]),
         );
         // Stacked and git-style @@ lines; an empty line inside a hunk is an empty context
         // line, empty lines at its end separate hunks.
         check(
             "*** Begin Patch\n*** Update File: a.py\n@@ class A\n@@ \t def f():\n a\n\n-b\n+c\n\n@@ -10,2 +10,2 @@ def g():\n-d\n+e\n\n*** End Patch",
-            apply_patch(vec![operation(2, "a.py", FileChange::Update {
-                hunks: vec![hunk(3, &["class A", "def f():"], &["a", "", "b"], &["a", "", "c"]), hunk(10, &["def g():"], &["d"], &["e"])],
-                move_to: None,
-            })]),
+            apply_patch(vec![operation(
+                2,
+                "a.py",
+                FileChange::Update {
+                    hunks: vec![
+                        hunk(3, &["class A", "def f():"], &["a", "", "b"], &["a", "", "c"]),
+                        hunk(10, &["def g():"], &["d"], &["e"]),
+                    ],
+                    move_to: None,
+                },
+            )]),
         );
         // A pure move has no hunk.
         check(
             "*** Begin Patch\n*** Update File: a.rs\n*** Move to: b.rs\n*** End Patch",
-            apply_patch(vec![operation(2, "a.rs", FileChange::Update { hunks: vec![], move_to: Some(("b.rs".into(), 3)) })]),
+            apply_patch(vec![operation(
+                2,
+                "a.rs",
+                FileChange::Update { hunks: vec![], move_to: Some(("b.rs".into(), 3)) },
+            )]),
         );
     }
 
@@ -528,13 +602,25 @@ mod tests {
             ("*** Begin Patch\n*** End Patch", 1, "changes no file"),
             ("*** Begin Patch\n*** Frobnicate File: a\n*** End Patch", 2, "is not a file operation"),
             ("*** Begin Patch\n@@\n-a\n+b\n*** End Patch", 2, "hunk lines belong under `*** Update File: <path>`"),
-            ("*** Begin Patch\n*** Add File: a\n+x\n\n+y\n*** End Patch", 5, "an added file's lines all start with `+`"),
+            (
+                "*** Begin Patch\n*** Add File: a\n+x\n\n+y\n*** End Patch",
+                5,
+                "an added file's lines all start with `+`",
+            ),
             ("*** Begin Patch\n*** Add File: \n+x\n*** End Patch", 2, "names no file"),
             ("*** Begin Patch\n*** Update File: a\n*** End Patch", 2, "has no hunks"),
             ("*** Begin Patch\n*** Update File: a\n@@ f\n@@ g\n*** End Patch", 3, "has no hunk lines under it"),
             ("*** Begin Patch\n*** Update File: a\n@@\n-x\n#y\n*** End Patch", 5, "`#y` is not a hunk line"),
-            ("*** Begin Patch\n*** Update File: a\n@@\n-x\n*** End of File\n-y\n*** End Patch", 6, "must start with an `@@` line"),
-            ("*** Begin Patch\n*** Update File: a\n*** End of File\n*** End Patch", 3, "must follow the lines of a hunk"),
+            (
+                "*** Begin Patch\n*** Update File: a\n@@\n-x\n*** End of File\n-y\n*** End Patch",
+                6,
+                "must start with an `@@` line",
+            ),
+            (
+                "*** Begin Patch\n*** Update File: a\n*** End of File\n*** End Patch",
+                3,
+                "must follow the lines of a hunk",
+            ),
             ("*** Begin Patch\n*** Update File: a\n*** Move to:\n@@\n-x\n*** End Patch", 3, "names no file"),
             ("Here is the patch:\n*** Begin Patch\n*** Delete File: a\n*** End Patch", 2, "must be the first line"),
             ("--- a/x.rs\n+++ b/x.rs\n@@ -1 +1 @@\n-a\n+b\n", 1, "looks like a unified diff"),
@@ -552,9 +638,13 @@ mod tests {
             Ok(Patch {
                 format: Format::SearchReplace,
                 operations: vec![
-                    operation(5, "src/a.rs", FileChange::Replace {
-                        hunks: vec![hunk(5, &[], &["fn a() {}"], &["fn a() { b(); }"]), hunk(12, &[], &["x"], &[])],
-                    }),
+                    operation(
+                        5,
+                        "src/a.rs",
+                        FileChange::Replace {
+                            hunks: vec![hunk(5, &[], &["fn a() {}"], &["fn a() { b(); }"]), hunk(12, &[], &["x"], &[])],
+                        },
+                    ),
                     operation(17, "src/b.rs", FileChange::Replace { hunks: vec![hunk(17, &[], &[], &["new file"])] }),
                 ],
             }),
@@ -593,7 +683,11 @@ mod tests {
             ("a.rs\n<<<<<<< SEARCH\na\n=======\nb\n", 2, "has no `>>>>>>> REPLACE` line"),
             ("a.rs\n<<<<<<< SEARCH\na\n<<<<<<< SEARCH\n", 4, "comes before the `=======`"),
             ("a.rs\n<<<<<<< SEARCH\na\n=======\nb\n=======\n>>>>>>> REPLACE", 6, "comes before the `>>>>>>> REPLACE`"),
-            ("a.rs\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n>>>>>>> REPLACE\n", 7, "outside a SEARCH/REPLACE block"),
+            (
+                "a.rs\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n>>>>>>> REPLACE\n",
+                7,
+                "outside a SEARCH/REPLACE block",
+            ),
         ];
         for (patch, line, message) in cases {
             check(patch, Err((*line, message)));
@@ -618,7 +712,8 @@ mod tests {
     #[test]
     fn a_line_starting_with_a_multibyte_character_is_an_error_not_a_panic() {
         // Found by the patch_parser fuzz target.
-        let error = parse("*** Begin Patch\n*** Update File: a.rs\n\u{bf} fc.rs\n*** End Patch\n").expect_err("not a hunk line");
+        let error = parse("*** Begin Patch\n*** Update File: a.rs\n\u{bf} fc.rs\n*** End Patch\n")
+            .expect_err("not a hunk line");
         assert_eq!(error.line, 3);
     }
 }

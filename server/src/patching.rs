@@ -35,7 +35,11 @@ use crate::state::State;
 use crate::workspace::Workspace;
 
 /// Applies a patch (or computes what it would do).
-pub async fn apply_patch(state: &Arc<State>, agent: &AgentInfo, params: ApplyPatchParams) -> Result<ApplyPatchResult, ProtocolError> {
+pub async fn apply_patch(
+    state: &Arc<State>,
+    agent: &AgentInfo,
+    params: ApplyPatchParams,
+) -> Result<ApplyPatchResult, ProtocolError> {
     if params.summary.trim().is_empty() {
         return Err(ProtocolError::invalid_params(
             Some("summary"),
@@ -43,8 +47,11 @@ pub async fn apply_patch(state: &Arc<State>, agent: &AgentInfo, params: ApplyPat
         ));
     }
     let parsed = patch::parse(&params.patch).map_err(|error| {
-        ProtocolError::invalid_params(Some("patch"), format!("{error}. Nothing was applied; fix the patch and send it again."))
-            .with("line", error.line)
+        ProtocolError::invalid_params(
+            Some("patch"),
+            format!("{error}. Nothing was applied; fix the patch and send it again."),
+        )
+        .with("line", error.line)
     })?;
     let targets = resolve_all(state, &parsed.operations)?;
     if !params.dry_run {
@@ -63,7 +70,9 @@ pub async fn apply_patch(state: &Arc<State>, agent: &AgentInfo, params: ApplyPat
     lane_keys.dedup();
     let _lanes = if params.dry_run { Vec::new() } else { state.lock_lanes(&lane_keys).await };
     let snapshots = take_snapshots(state, &lane_keys, true).map_err(|(error, index)| {
-        let file = lane_keys.get(index).and_then(|failed| targets.iter().flat_map(Target::files).find(|(key, ..)| *key == failed));
+        let file = lane_keys
+            .get(index)
+            .and_then(|failed| targets.iter().flat_map(Target::files).find(|(key, ..)| *key == failed));
         match file {
             Some((_, line, path)) => at_line(error, line, path),
             None => error,
@@ -102,7 +111,9 @@ impl Target<'_> {
     /// Every file the operation touches, with the patch line and path that name it.
     fn files(&self) -> Vec<(&DocKey, usize, &str)> {
         let mut files = vec![(&self.key, self.operation.line, self.operation.path.as_str())];
-        if let (Some(key), FileChange::Update { move_to: Some((path, line)), .. }) = (&self.move_to, &self.operation.change) {
+        if let (Some(key), FileChange::Update { move_to: Some((path, line)), .. }) =
+            (&self.move_to, &self.operation.change)
+        {
             files.push((key, *line, path.as_str()));
         }
         files
@@ -203,7 +214,10 @@ impl Planning<'_> {
             vec![Failure {
                 line: operation.line,
                 path: operation.path.clone(),
-                error: ProtocolError::new(ErrorKind::Io, format!("internal error: {} was not read; nothing was applied. Please report this.", key.to_uri())),
+                error: ProtocolError::new(
+                    ErrorKind::Io,
+                    format!("internal error: {} was not read; nothing was applied. Please report this.", key.to_uri()),
+                ),
             }]
         })
     }
@@ -212,7 +226,11 @@ impl Planning<'_> {
         let operation = target.operation;
         let snapshot = self.snapshot(&target.key, operation)?;
         let fail = |kind: ErrorKind, message: String| {
-            vec![Failure { line: operation.line, path: operation.path.clone(), error: ProtocolError::new(kind, message).with("uri", target.key.to_uri()) }]
+            vec![Failure {
+                line: operation.line,
+                path: operation.path.clone(),
+                error: ProtocolError::new(kind, message).with("uri", target.key.to_uri()),
+            }]
         };
         let label = &snapshot.label;
         let exists = snapshot.rev.is_some();
@@ -232,16 +250,25 @@ impl Planning<'_> {
             }
             FileChange::Delete => {
                 if !exists {
-                    return Err(fail(ErrorKind::UnknownDocument, format!("*** Delete File: {label} does not exist, so it cannot be deleted.")));
+                    return Err(fail(
+                        ErrorKind::UnknownDocument,
+                        format!("*** Delete File: {label} does not exist, so it cannot be deleted."),
+                    ));
                 }
                 let replacements = vec![Replacement { range: 0..snapshot.text.len_bytes(), new_text: String::new() }];
-                Ok(PlannedDocument { delete: true, ..self.document(target, snapshot, replacements, Default::default()) })
+                Ok(PlannedDocument {
+                    delete: true,
+                    ..self.document(target, snapshot, replacements, Default::default())
+                })
             }
             FileChange::Update { hunks, move_to } => {
                 if !exists {
                     return Err(fail(
                         ErrorKind::UnknownDocument,
-                        format!("*** Update File: {label} does not exist. Create it with `*** Add File: {}`.", operation.path),
+                        format!(
+                            "*** Update File: {label} does not exist. Create it with `*** Add File: {}`.",
+                            operation.path
+                        ),
                     ));
                 }
                 let mut failures = Vec::new();
@@ -278,9 +305,12 @@ impl Planning<'_> {
             FileChange::Replace { hunks } => {
                 if !exists {
                     return match hunks.as_slice() {
-                        [only] if only.old_lines.is_empty() => {
-                            Ok(self.document(target, snapshot, create(&lines_text(&only.new_lines)), Default::default()))
-                        }
+                        [only] if only.old_lines.is_empty() => Ok(self.document(
+                            target,
+                            snapshot,
+                            create(&lines_text(&only.new_lines)),
+                            Default::default(),
+                        )),
                         _ => Err(fail(
                             ErrorKind::UnknownDocument,
                             format!(
@@ -412,8 +442,14 @@ fn combine(failures: Vec<Failure>) -> ProtocolError {
     };
     let mut error = at_line(first.error, first.line, &first.path);
     if count > 1 {
-        let rest: Vec<String> = failures.map(|failure| format!("- patch line {} ({}): {}", failure.line, failure.path, failure.error.message)).collect();
-        error.message = format!("{count} parts of the patch failed; nothing was applied.\n- {}\n{}", error.message.trim_end_matches(" Nothing was applied."), rest.join("\n"));
+        let rest: Vec<String> = failures
+            .map(|failure| format!("- patch line {} ({}): {}", failure.line, failure.path, failure.error.message))
+            .collect();
+        error.message = format!(
+            "{count} parts of the patch failed; nothing was applied.\n- {}\n{}",
+            error.message.trim_end_matches(" Nothing was applied."),
+            rest.join("\n")
+        );
     }
     error.with("failures", entries)
 }
@@ -434,13 +470,17 @@ mod tests {
         assert_eq!(one.message, "patch line 4 (src/a.rs): oldLines was not found. Nothing was applied.");
         assert_eq!(one.data["line"], 4);
         assert_eq!(one.data["quote"], "oldLines");
-        let two = combine(vec![failure(4, ErrorKind::NotFound, "not found."), failure(9, ErrorKind::Ambiguous, "twice.")]);
+        let two =
+            combine(vec![failure(4, ErrorKind::NotFound, "not found."), failure(9, ErrorKind::Ambiguous, "twice.")]);
         assert_eq!(two.kind, ErrorKind::NotFound);
         assert_eq!(
             two.message,
             "2 parts of the patch failed; nothing was applied.\n- patch line 4 (src/a.rs): not found.\n- patch line 9 (src/a.rs): twice."
         );
-        assert_eq!(two.data["failures"][1], json!({"line": 9, "path": "src/a.rs", "kind": "ambiguous", "message": "twice.", "quote": "oldLines"}));
+        assert_eq!(
+            two.data["failures"][1],
+            json!({"line": 9, "path": "src/a.rs", "kind": "ambiguous", "message": "twice.", "quote": "oldLines"})
+        );
     }
 
     #[test]

@@ -87,7 +87,9 @@ pub enum Edit {
     StrReplace(StrReplace),
     ReplaceRange(ReplaceRange),
     /// Replace the whole text.
-    WriteAll { text: String },
+    WriteAll {
+        text: String,
+    },
 }
 
 /// One replacement in a snapshot.
@@ -121,17 +123,34 @@ pub enum PlanError {
     EmptyQuote(QuoteField),
     /// The quote does not occur in the window (not even up the ladder), or
     /// `occurrence` is past the last match.
-    NotFound { quote: QuoteField, match_count: usize, occurrence: Option<u64>, searched: Searched },
+    NotFound {
+        quote: QuoteField,
+        match_count: usize,
+        occurrence: Option<u64>,
+        searched: Searched,
+    },
     /// The quote occurs more than once; `ranges` are every match, `normalizations`
     /// what it took to find them (empty when they are exact).
-    Ambiguous { quote: QuoteField, ranges: Vec<Range<usize>>, normalizations: BTreeSet<Normalization> },
+    Ambiguous {
+        quote: QuoteField,
+        ranges: Vec<Range<usize>>,
+        normalizations: BTreeSet<Normalization>,
+    },
     NoChange,
     /// `toStr` only occurs before `fromStr`, or `before` only before `after`.
-    RangeOrder { quote: QuoteField },
+    RangeOrder {
+        quote: QuoteField,
+    },
     /// Two edits of one batch touch the same text (indexes into the batch).
-    Overlap { first: usize, second: usize },
+    Overlap {
+        first: usize,
+        second: usize,
+    },
     /// Parameters that contradict each other.
-    Invalid { field: &'static str, message: String },
+    Invalid {
+        field: &'static str,
+        message: String,
+    },
 }
 
 impl PlanError {
@@ -177,7 +196,12 @@ impl<'a> Lookup<'a> {
     }
 
     /// The one match of `quote` in `window`.
-    pub(crate) fn unique(&mut self, field: QuoteField, quote: &str, window: Range<usize>) -> Result<(Found, Match), PlanError> {
+    pub(crate) fn unique(
+        &mut self,
+        field: QuoteField,
+        quote: &str,
+        window: Range<usize>,
+    ) -> Result<(Found, Match), PlanError> {
         non_empty(quote, field)?;
         let found = self.find(quote, window.clone());
         let only = self.only(field, &found, quote, window)?;
@@ -185,7 +209,13 @@ impl<'a> Lookup<'a> {
     }
 
     /// The one match in `found`, recorded as used.
-    pub(crate) fn only(&mut self, field: QuoteField, found: &Found, quote: &str, window: Range<usize>) -> Result<Match, PlanError> {
+    pub(crate) fn only(
+        &mut self,
+        field: QuoteField,
+        found: &Found,
+        quote: &str,
+        window: Range<usize>,
+    ) -> Result<Match, PlanError> {
         match found.matches.as_slice() {
             [] => Err(not_found(field, quote, window, self.ladder)),
             [only] => {
@@ -252,7 +282,10 @@ impl<'a> Lookup<'a> {
     }
 
     fn finish(mut self, mut replacements: Vec<Replacement>, exact: bool) -> Result<Planned, PlanError> {
-        if replacements.iter().all(|replacement| self.text.byte_slice(replacement.range.clone()) == replacement.new_text.as_str()) {
+        if replacements
+            .iter()
+            .all(|replacement| self.text.byte_slice(replacement.range.clone()) == replacement.new_text.as_str())
+        {
             return Err(PlanError::NoChange);
         }
         if !exact {
@@ -265,7 +298,12 @@ impl<'a> Lookup<'a> {
 }
 
 fn not_found(quote: QuoteField, needle: &str, window: Range<usize>, ladder: bool) -> PlanError {
-    PlanError::NotFound { quote, match_count: 0, occurrence: None, searched: Searched { needle: needle.to_owned(), window, ladder } }
+    PlanError::NotFound {
+        quote,
+        match_count: 0,
+        occurrence: None,
+        searched: Searched { needle: needle.to_owned(), window, ladder },
+    }
 }
 
 fn plan_str_replace(text: &Rope, request: &StrReplace) -> Result<Planned, PlanError> {
@@ -343,9 +381,13 @@ fn plan_replace_range(text: &Rope, request: &ReplaceRange) -> Result<Planned, Pl
     // replacement is rewritten as a whole (there is no quote of the middle to align with).
     let shift = if from.shift == IndentShift::Same { to.shift.clone() } else { from.shift.clone() };
     let used: BTreeSet<Normalization> = from.used.union(&to.used).copied().collect();
-    let samples = [(from_found.quote.as_str(), &span[..from.range.len()]), (to_found.quote.as_str(), &span[span.len() - to.range.len()..])];
+    let samples = [
+        (from_found.quote.as_str(), &span[..from.range.len()]),
+        (to_found.quote.as_str(), &span[span.len() - to.range.len()..]),
+    ];
     let prefixes = from_found.prefixes.or(to_found.prefixes);
-    let new_text = normalize::adapt_whole(&request.new_str, prefixes, &used, &shift, &samples, normalize::placement(text, &range));
+    let new_text =
+        normalize::adapt_whole(&request.new_str, prefixes, &used, &shift, &samples, normalize::placement(text, &range));
     lookup.finish(vec![Replacement { range, new_text }], request.exact)
 }
 
@@ -470,14 +512,22 @@ mod tests {
     #[test]
     fn occurrence_picks_one_match() {
         check("ab ab ab", sr(StrReplace { occurrence: Some(2), ..replace("ab", "x") }), Ok("ab x ab"));
-        check("ab ab ab", sr(StrReplace { occurrence: Some(4), ..replace("ab", "x") }), Err("notFound oldStr occurrence 4 of 3"));
+        check(
+            "ab ab ab",
+            sr(StrReplace { occurrence: Some(4), ..replace("ab", "x") }),
+            Err("notFound oldStr occurrence 4 of 3"),
+        );
         check(
             "ab",
             sr(StrReplace { occurrence: Some(u64::MAX), ..replace("ab", "x") }),
             Err(&format!("notFound oldStr occurrence {} of 1", u64::MAX)),
         );
         check("ab", sr(StrReplace { occurrence: Some(0), ..replace("ab", "x") }), Err("invalid occurrence"));
-        check("ab", sr(StrReplace { occurrence: Some(1), replace_all: true, ..replace("ab", "x") }), Err("invalid occurrence"));
+        check(
+            "ab",
+            sr(StrReplace { occurrence: Some(1), replace_all: true, ..replace("ab", "x") }),
+            Err("invalid occurrence"),
+        );
     }
 
     #[test]
@@ -490,18 +540,37 @@ mod tests {
     #[test]
     fn after_and_before_narrow_the_window() {
         let text = "fn a() {\n    x();\n}\nfn b() {\n    x();\n}\n";
-        check(text, sr(StrReplace { after: Some("fn b".into()), ..replace("x();", "y();") }),
-            Ok("fn a() {\n    x();\n}\nfn b() {\n    y();\n}\n"));
-        check(text, sr(StrReplace { before: Some("fn b".into()), ..replace("x();", "y();") }),
-            Ok("fn a() {\n    y();\n}\nfn b() {\n    x();\n}\n"));
+        check(
+            text,
+            sr(StrReplace { after: Some("fn b".into()), ..replace("x();", "y();") }),
+            Ok("fn a() {\n    x();\n}\nfn b() {\n    y();\n}\n"),
+        );
+        check(
+            text,
+            sr(StrReplace { before: Some("fn b".into()), ..replace("x();", "y();") }),
+            Ok("fn a() {\n    y();\n}\nfn b() {\n    x();\n}\n"),
+        );
         // `before` need only be unique after `after`.
-        check(text, sr(StrReplace { after: Some("fn b".into()), before: Some("}".into()), ..replace("x();", "z();") }),
-            Ok("fn a() {\n    x();\n}\nfn b() {\n    z();\n}\n"));
-        check(text, sr(StrReplace { after: Some("fn a".into()), before: Some("}".into()), ..replace("x();", "z();") }),
-            Err("ambiguous before [18..19, 38..39]"));
-        check(text, sr(StrReplace { after: Some("fn".into()), ..replace("x();", "y();") }), Err("ambiguous after [0..2, 20..22]"));
-        check(text, sr(StrReplace { after: Some("fn b".into()), before: Some("fn a".into()), ..replace("x", "y") }),
-            Err("rangeOrder before"));
+        check(
+            text,
+            sr(StrReplace { after: Some("fn b".into()), before: Some("}".into()), ..replace("x();", "z();") }),
+            Ok("fn a() {\n    x();\n}\nfn b() {\n    z();\n}\n"),
+        );
+        check(
+            text,
+            sr(StrReplace { after: Some("fn a".into()), before: Some("}".into()), ..replace("x();", "z();") }),
+            Err("ambiguous before [18..19, 38..39]"),
+        );
+        check(
+            text,
+            sr(StrReplace { after: Some("fn".into()), ..replace("x();", "y();") }),
+            Err("ambiguous after [0..2, 20..22]"),
+        );
+        check(
+            text,
+            sr(StrReplace { after: Some("fn b".into()), before: Some("fn a".into()), ..replace("x", "y") }),
+            Err("rangeOrder before"),
+        );
         check(text, sr(StrReplace { after: Some("".into()), ..replace("x", "y") }), Err("emptyQuote after"));
         check(text, sr(StrReplace { after: Some("fn b".into()), ..replace("fn a", "y") }), Err("notFound oldStr"));
     }
@@ -514,7 +583,11 @@ mod tests {
         check(text, Edit::ReplaceRange(range("fn old", "nope", "x")), Err("notFound toStr"));
         check(text, Edit::ReplaceRange(range("fn old", "", "x")), Err("emptyQuote toStr"));
         check("x1 y x2 y", Edit::ReplaceRange(range("x1", "y", "z")), Err("ambiguous toStr [3..4, 8..9]"));
-        check("x1 y x2 y", Edit::ReplaceRange(ReplaceRange { before: Some("x2".into()), ..range("x1", "y", "z") }), Ok("z x2 y"));
+        check(
+            "x1 y x2 y",
+            Edit::ReplaceRange(ReplaceRange { before: Some("x2".into()), ..range("x1", "y", "z") }),
+            Ok("z x2 y"),
+        );
         check("ab", Edit::ReplaceRange(range("a", "b", "ab")), Err("noChange"));
     }
 
@@ -549,12 +622,24 @@ mod tests {
     #[test]
     fn rung_1_strips_line_numbers_copied_from_a_read() {
         check_table(&[
-            (FN_A, "     1\tfn a() {\n     2\t    x();\n", "     1\tfn a() {\n     2\t    y();\n", Ok("fn a() {\n    y();\n}\n"), &["lineNumbers"]),
+            (
+                FN_A,
+                "     1\tfn a() {\n     2\t    x();\n",
+                "     1\tfn a() {\n     2\t    y();\n",
+                Ok("fn a() {\n    y();\n}\n"),
+                &["lineNumbers"],
+            ),
             (FN_A, "  2→    x();", "  2→    z();", Ok("fn a() {\n    z();\n}\n"), &["lineNumbers"]),
             (FN_A, "L2:     x();\nL3: }", "L2:     w();\nL3: }", Ok("fn a() {\n    w();\n}\n"), &["lineNumbers"]),
             (FN_A, ">   2 |     x();", "    v();", Ok("fn a() {\n    v();\n}\n"), &["lineNumbers"]),
             // New lines of the replacement carry no prefix and are kept as they are.
-            (FN_A, "  2→    x();\n", "  2→    x();\n    extra();\n", Ok("fn a() {\n    x();\n    extra();\n}\n"), &["lineNumbers"]),
+            (
+                FN_A,
+                "  2→    x();\n",
+                "  2→    x();\n    extra();\n",
+                Ok("fn a() {\n    x();\n    extra();\n}\n"),
+                &["lineNumbers"],
+            ),
             // Not every line carries a prefix, or the numbers skip: no normalization.
             (FN_A, "1\tfn a() {\n    x();", "y", Err("notFound oldStr"), &[]),
             (FN_A, "1→fn a() {\n3→    x();", "y", Err("notFound oldStr"), &[]),
@@ -568,9 +653,21 @@ mod tests {
         check_table(&[
             ("say(\"hi\");\n", "say(“hi”);", "say(“hello”);", Ok("say(\"hello\");\n"), &["typography"]),
             ("It’s done.\n", "It's done.", "It's over.", Ok("It’s over.\n"), &["typography"]),
-            ("He said “yes” — twice.\n", "He said \"yes\" - twice.", "He said \"no\" - twice.", Ok("He said “no” — twice.\n"), &["typography"]),
+            (
+                "He said “yes” — twice.\n",
+                "He said \"yes\" - twice.",
+                "He said \"no\" - twice.",
+                Ok("He said “no” — twice.\n"),
+                &["typography"],
+            ),
             ("a\u{a0}b = 1;\n", "a b = 1;", "a b = 2;", Ok("a\u{a0}b = 2;\n"), &["typography"]),
-            ("He said “yes” — twice.\n", "He said \"yes\" - twice.", "He said \"yes\" - three times.", Ok("He said “yes” — three times.\n"), &["typography"]),
+            (
+                "He said “yes” — twice.\n",
+                "He said \"yes\" - twice.",
+                "He said \"yes\" - three times.",
+                Ok("He said “yes” — three times.\n"),
+                &["typography"],
+            ),
             ("x = 'a';\nx = ‘a’;\n", "x = ’a’;", "y", Err("ambiguous oldStr [0..8, 9..21] ignoring typography"), &[]),
             ("x = 'a';\n", "x = ‘b’;", "y", Err("notFound oldStr"), &[]),
         ]);
@@ -588,9 +685,21 @@ mod tests {
     #[test]
     fn rung_4_ignores_trailing_whitespace_and_keeps_the_documents_on_kept_lines() {
         check_table(&[
-            ("if x {  \n    y();\t\n}\n", "if x {\n    y();\n", "if x {\n    z();\n", Ok("if x {  \n    z();\n}\n"), &["trailingWhitespace"]),
+            (
+                "if x {  \n    y();\t\n}\n",
+                "if x {\n    y();\n",
+                "if x {\n    z();\n",
+                Ok("if x {  \n    z();\n}\n"),
+                &["trailingWhitespace"],
+            ),
             ("a\nb\n", "a   \nb", "a\nc", Ok("a\nc\n"), &["trailingWhitespace"]),
-            ("a \nb\na\t\nb\n", "a\nb\n", "c\n", Err("ambiguous oldStr [0..5, 5..10] ignoring trailingWhitespace"), &[]),
+            (
+                "a \nb\na\t\nb\n",
+                "a\nb\n",
+                "c\n",
+                Err("ambiguous oldStr [0..5, 5..10] ignoring trailingWhitespace"),
+                &[],
+            ),
         ]);
     }
 
@@ -599,14 +708,31 @@ mod tests {
         let nested = "impl A {\n    fn f() {\n        g();\n    }\n}\n";
         let tabs = "fn f() {\n\tif x {\n\t\ty();\n\t}\n}\n";
         check_table(&[
-            (nested, "fn f() {\n    g();\n}\n", "fn f() {\n    g();\n    h();\n}\n",
-                Ok("impl A {\n    fn f() {\n        g();\n        h();\n    }\n}\n"), &["indentation"]),
-            (tabs, "    if x {\n        y();\n    }\n", "    if x {\n        z();\n    }\n", Ok("fn f() {\n\tif x {\n\t\tz();\n\t}\n}\n"), &["indentation"]),
+            (
+                nested,
+                "fn f() {\n    g();\n}\n",
+                "fn f() {\n    g();\n    h();\n}\n",
+                Ok("impl A {\n    fn f() {\n        g();\n        h();\n    }\n}\n"),
+                &["indentation"],
+            ),
+            (
+                tabs,
+                "    if x {\n        y();\n    }\n",
+                "    if x {\n        z();\n    }\n",
+                Ok("fn f() {\n\tif x {\n\t\tz();\n\t}\n}\n"),
+                &["indentation"],
+            ),
             ("a:\n  b\n  c\n", "    b\n    c\n", "    b\n    d\n", Ok("a:\n  b\n  d\n"), &["indentation"]),
             // Not uniform: one line deeper, the other not.
             ("  a\n    b\n", "  a\n  b\n", "x", Err("notFound oldStr"), &[]),
             // Both lines match once indentation is ignored.
-            ("  x();\n    x();\n", "\tx();\n", "y();\n", Err("ambiguous oldStr [0..7, 7..16] ignoring indentation"), &[]),
+            (
+                "  x();\n    x();\n",
+                "\tx();\n",
+                "y();\n",
+                Err("ambiguous oldStr [0..7, 7..16] ignoring indentation"),
+                &[],
+            ),
         ]);
     }
 
@@ -629,8 +755,12 @@ mod tests {
         )]);
         check("a\r\nb\r\n", sr(StrReplace { exact: true, ..replace("a\nb", "c") }), Err("notFound oldStr"));
         let text = "fn a() {\n  x();\n}\nfn b() {\n  x();\n}\n";
-        check_steps(text, sr(StrReplace { after: Some("4→fn b() {".into()), ..replace("x();", "y();") }),
-            Ok("fn a() {\n  x();\n}\nfn b() {\n  y();\n}\n"), &["lineNumbers"]);
+        check_steps(
+            text,
+            sr(StrReplace { after: Some("4→fn b() {".into()), ..replace("x();", "y();") }),
+            Ok("fn a() {\n  x();\n}\nfn b() {\n  y();\n}\n"),
+            &["lineNumbers"],
+        );
         check_steps(
             "a\r\nfn old() {\r\n  body\r\n}\r\nz\r\n",
             Edit::ReplaceRange(range("fn old() {\n", "}\n", "fn new() {\n}\n")),
@@ -648,7 +778,12 @@ mod tests {
         check("a\nb\nc\n", sr(replace("b\n", "")), Ok("a\nc\n"));
         check("a\nb", sr(replace("b", "")), Ok("a\n"));
         check("a\nb\nc\n", sr(StrReplace { exact: true, ..replace("b", "") }), Ok("a\n\nc\n"));
-        check_steps("x\ny\nx\n", sr(StrReplace { replace_all: true, ..replace("x", "") }), Ok("y\n"), &["deletedTrailingNewline"]);
+        check_steps(
+            "x\ny\nx\n",
+            sr(StrReplace { replace_all: true, ..replace("x", "") }),
+            Ok("y\n"),
+            &["deletedTrailingNewline"],
+        );
     }
 
     /// A document whose every line is unique (`tokN`), with random indentation,

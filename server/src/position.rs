@@ -76,11 +76,7 @@ impl Position {
 /// `line` must be a valid line index.
 fn line_content_end_char(rope: &Rope, line: usize) -> usize {
     let start = rope.line_to_char(line);
-    let mut end = if line + 1 < rope.len_lines() {
-        rope.line_to_char(line + 1)
-    } else {
-        rope.len_chars()
-    };
+    let mut end = if line + 1 < rope.len_lines() { rope.line_to_char(line + 1) } else { rope.len_chars() };
     if end > start && rope.char(end - 1) == '\n' {
         end -= 1;
         if end > start && rope.char(end - 1) == '\r' {
@@ -135,15 +131,8 @@ pub fn byte_to_position(rope: &Rope, byte_idx: usize, encoding: PositionEncoding
 }
 
 /// Converts a byte range to a pair of positions.
-pub fn byte_range_to_positions(
-    rope: &Rope,
-    range: &Range<usize>,
-    encoding: PositionEncoding,
-) -> (Position, Position) {
-    (
-        byte_to_position(rope, range.start, encoding),
-        byte_to_position(rope, range.end, encoding),
-    )
+pub fn byte_range_to_positions(rope: &Rope, range: &Range<usize>, encoding: PositionEncoding) -> (Position, Position) {
+    (byte_to_position(rope, range.start, encoding), byte_to_position(rope, range.end, encoding))
 }
 
 /// The width of `text` in the units of `encoding`.

@@ -23,9 +23,8 @@ pub fn find_all(rope: &Rope, needle: &str, window: Range<usize>) -> Vec<usize> {
     // Each part searches for matches that *start* in its span; its window reaches
     // m - 1 bytes further so that a match across the split is still whole.
     let m = needle.len();
-    let mut splits: Vec<usize> = (1..parts)
-        .map(|part| char_boundary_at_or_after(rope, window.start + window.len() / parts * part))
-        .collect();
+    let mut splits: Vec<usize> =
+        (1..parts).map(|part| char_boundary_at_or_after(rope, window.start + window.len() / parts * part)).collect();
     splits.insert(0, window.start);
     splits.push(window.end);
     std::thread::scope(|scope| {

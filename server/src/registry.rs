@@ -47,14 +47,17 @@ impl Registry {
     pub fn add_pending(&mut self, agent: &AgentInfo, summary: &str, uris: Vec<String>) -> u64 {
         self.next_pending += 1;
         let id = self.next_pending;
-        self.pending.insert(id, PendingStatus {
+        self.pending.insert(
             id,
-            agent_id: agent.id,
-            agent: agent.name.clone(),
-            summary: summary.to_owned(),
-            uris,
-            since: now_rfc3339(),
-        });
+            PendingStatus {
+                id,
+                agent_id: agent.id,
+                agent: agent.name.clone(),
+                summary: summary.to_owned(),
+                uris,
+                since: now_rfc3339(),
+            },
+        );
         id
     }
 

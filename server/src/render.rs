@@ -13,7 +13,9 @@ use serde_json::Value;
 use crate::error::{ErrorKind, ProtocolError};
 use crate::frontend::Via;
 use crate::journal::{Entry, Outcome};
-use crate::protocol::{ApplyPatchResult, BatchResult, DiscoveryFile, DocumentInfo, DocumentResult, EditResult, ReadResult};
+use crate::protocol::{
+    ApplyPatchResult, BatchResult, DiscoveryFile, DocumentInfo, DocumentResult, EditResult, ReadResult,
+};
 
 /// Whose words errors are told in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,11 +167,17 @@ fn document(out: &mut String, document: &DocumentResult, applied: bool, dry_run:
     };
     let name = format!("{name}{change}");
     if dry_run {
-        let _ = writeln!(out, "{name}: would change (rev {}):", document.base_rev.as_deref().unwrap_or("none, new file"));
+        let _ =
+            writeln!(out, "{name}: would change (rev {}):", document.base_rev.as_deref().unwrap_or("none, new file"));
     } else if !applied {
         let _ = writeln!(out, "{name}: not applied:");
     } else if document.modified_by_editor {
-        let _ = writeln!(out, "{name}: applied {}, but changed during review ({}). The proposal was:", where_to(via), rev_change(document));
+        let _ = writeln!(
+            out,
+            "{name}: applied {}, but changed during review ({}). The proposal was:",
+            where_to(via),
+            rev_change(document)
+        );
     } else {
         let _ = writeln!(out, "{name}: applied {} ({}):", where_to(via), rev_change(document));
     }
@@ -228,7 +236,13 @@ pub fn read_header(result: &ReadResult, label: &str) -> String {
         "headless" => "disk; no editor serves it, edits are written straight to the file",
         other => other,
     };
-    format!("{label} · rev {} · {} line{} · {} line endings · from {source}", result.rev, lines, if lines == 1 { "" } else { "s" }, result.line_ending)
+    format!(
+        "{label} · rev {} · {} line{} · {} line endings · from {source}",
+        result.rev,
+        lines,
+        if lines == 1 { "" } else { "s" },
+        result.line_ending
+    )
 }
 
 /// `verbatim/documents`.
@@ -277,7 +291,8 @@ pub fn journal_entry(entry: &Entry, with_diff: bool) -> String {
         crate::journal::Source::Editor => "editor",
         crate::journal::Source::Headless => "headless",
     };
-    let mut out = format!("{}  {outcome}  {}  via {source}  {}  \"{}\"", entry.time, entry.agent, entry.uri, entry.summary);
+    let mut out =
+        format!("{}  {outcome}  {}  via {source}  {}  \"{}\"", entry.time, entry.agent, entry.uri, entry.summary);
     if let Some(commit) = &entry.commit {
         let _ = write!(out, "  commit {}", commit.get(..12).unwrap_or(commit));
     }
@@ -306,7 +321,10 @@ mod tests {
             Vocabulary::Mcp.translate(message),
             "old_str matches 2 times in a.rs (lines 1, 3). Resend with occurrence: N (1-2), or narrow the window with after/before."
         );
-        assert_eq!(Vocabulary::Mcp.translate("read it again (verbatim/read); baseRev e1"), "read it again (read_file); base_rev e1");
+        assert_eq!(
+            Vocabulary::Mcp.translate("read it again (verbatim/read); baseRev e1"),
+            "read it again (read_file); base_rev e1"
+        );
         // Words that merely contain a term stay.
         assert_eq!(Vocabulary::Cli.translate("occurrences toStrings"), "occurrences toStrings");
         assert_eq!(Vocabulary::Cli.translate("occurrence 4 names no match"), "--occurrence 4 names no match");

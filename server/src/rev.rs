@@ -95,11 +95,9 @@ mod tests {
 
     #[test]
     fn revisions_round_trip_through_text() {
-        for rev in [
-            Rev::Editor { session: 3, version: 17 },
-            Rev::Editor { session: 1, version: -2 },
-            Rev::of_bytes(b"hello"),
-        ] {
+        for rev in
+            [Rev::Editor { session: 3, version: 17 }, Rev::Editor { session: 1, version: -2 }, Rev::of_bytes(b"hello")]
+        {
             assert_eq!(rev.to_string().parse::<Rev>(), Ok(rev));
         }
     }

@@ -12,11 +12,7 @@ use crate::workspace::Workspace;
 
 /// The folders of a server, as paths.
 pub fn folders(server: &DiscoveryFile) -> Vec<PathBuf> {
-    server
-        .workspace_folders
-        .iter()
-        .filter_map(|uri| DocKey::parse(uri).ok()?.path().map(Path::to_path_buf))
-        .collect()
+    server.workspace_folders.iter().filter_map(|uri| DocKey::parse(uri).ok()?.path().map(Path::to_path_buf)).collect()
 }
 
 /// The server whose workspace folder holds `path`, if any.
@@ -67,7 +63,8 @@ mod tests {
         assert_eq!(pid(&root.path().join("c.rs")), Some(3));
         assert_eq!(pid(Path::new("/elsewhere/d.rs")), None);
         // Two servers on one folder: the newest.
-        let twins = vec![server(7, &[&project], "2026-01-02T00:00:00Z"), server(8, &[&project], "2026-01-01T00:00:00Z")];
+        let twins =
+            vec![server(7, &[&project], "2026-01-02T00:00:00Z"), server(8, &[&project], "2026-01-01T00:00:00Z")];
         assert_eq!(server_for(&twins, &project.join("e.rs")).map(|server| server.pid), Some(7));
     }
 }

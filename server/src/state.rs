@@ -104,7 +104,10 @@ impl State {
     /// The path rules the editor configured (the defaults without an editor).
     pub fn path_policy(&self) -> crate::access::PathPolicy {
         self.editor().map_or_else(crate::access::PathPolicy::default, |link| {
-            crate::access::PathPolicy::new(link.options.write_deny_list.clone(), link.options.allow_writes_outside_workspace)
+            crate::access::PathPolicy::new(
+                link.options.write_deny_list.clone(),
+                link.options.allow_writes_outside_workspace,
+            )
         })
     }
 

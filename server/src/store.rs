@@ -31,13 +31,8 @@ pub struct NotOpen(pub DocKey);
 impl DocumentStore {
     pub fn open(&mut self, key: DocKey, editor_uri: String, language_id: String, version: i32, text: &str) {
         self.sessions += 1;
-        let document = Document {
-            editor_uri,
-            language_id,
-            version,
-            session: self.sessions,
-            text: Rope::from_str(text),
-        };
+        let document =
+            Document { editor_uri, language_id, version, session: self.sessions, text: Rope::from_str(text) };
         self.documents.insert(key, document);
     }
 

@@ -83,7 +83,8 @@ pub fn workspace_edit(changes: &[EditorChange<'_>], options: &EditorEditOptions)
     let mut operations = Vec::new();
     let mut plain: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
     for change in changes {
-        let uri = Uri::from_str(change.uri).map_err(|error| format!("cannot send {} to the editor: {error}", change.uri))?;
+        let uri =
+            Uri::from_str(change.uri).map_err(|error| format!("cannot send {} to the editor: {error}", change.uri))?;
         if change.delete && options.document_changes {
             operations.push(DocumentChangeOperation::Op(ResourceOp::Delete(DeleteFile {
                 uri,
@@ -109,7 +110,9 @@ pub fn workspace_edit(changes: &[EditorChange<'_>], options: &EditorEditOptions)
         }
         let edits: Vec<_> = text_edits
             .into_iter()
-            .map(|text_edit| OneOf::Right(AnnotatedTextEdit { text_edit, annotation_id: options.annotation_id.clone() }))
+            .map(|text_edit| {
+                OneOf::Right(AnnotatedTextEdit { text_edit, annotation_id: options.annotation_id.clone() })
+            })
             .collect();
         // A pure move carries no text edit (an empty one would still pin the version).
         if !edits.is_empty() || change.rename_to.is_none() {
@@ -119,7 +122,8 @@ pub fn workspace_edit(changes: &[EditorChange<'_>], options: &EditorEditOptions)
             }));
         }
         if let Some(target) = change.rename_to {
-            let new_uri = Uri::from_str(target).map_err(|error| format!("cannot send {target} to the editor: {error}"))?;
+            let new_uri =
+                Uri::from_str(target).map_err(|error| format!("cannot send {target} to the editor: {error}"))?;
             operations.push(DocumentChangeOperation::Op(ResourceOp::Rename(RenameFile {
                 old_uri: uri,
                 new_uri,

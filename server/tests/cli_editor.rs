@@ -53,11 +53,19 @@ async fn read_and_edit_go_through_the_editor_and_are_journaled() {
     let read = cli.run(&["read", "a.txt"]).await;
     read.expect_code(0);
     assert_eq!(read.stdout, "alpha\nbeta\ngamma (unsaved)\n");
-    assert!(read.stderr.contains("a.txt · rev e1.1 · 3 lines · lf line endings · from the editor's buffer"), "{read:?}");
+    assert!(
+        read.stderr.contains("a.txt · rev e1.1 · 3 lines · lf line endings · from the editor's buffer"),
+        "{read:?}"
+    );
     let read = cli.run(&["read", "a.txt", "--json"]).await.json();
-    assert_eq!((read["source"].as_str(), read["via"].as_str(), read["uri"].as_str()), (Some("editor"), Some("editor"), Some(uri.as_str())));
+    assert_eq!(
+        (read["source"].as_str(), read["via"].as_str(), read["uri"].as_str()),
+        (Some("editor"), Some("editor"), Some(uri.as_str()))
+    );
 
-    let edit = cli.run(&["edit", "a.txt", "--old", "beta", "--new", "BETA", "-m", "Shout beta", "--agent", "test-agent"]).await;
+    let edit = cli
+        .run(&["edit", "a.txt", "--old", "beta", "--new", "BETA", "-m", "Shout beta", "--agent", "test-agent"])
+        .await;
     edit.expect_code(0);
     assert!(edit.stdout.starts_with("a.txt: applied in the editor (rev e1.1 → e1.3):\n--- a/a.txt\n"), "{edit:?}");
     assert!(edit.stdout.contains("-beta\n+BETA\n"), "{edit:?}");
@@ -105,12 +113,27 @@ async fn every_error_kind_of_the_editor_path_has_its_exit_code() {
     let cases: Vec<(Vec<&str>, &str, i32, &str)> = vec![
         (vec!["edit", "main.rs", "--old", "nowhere", "--new", "x", "-m", "s"], "", 3, "notFound"),
         (vec!["edit", "main.rs", "--old", "let x = 1;", "--new", "let x = 2;", "-m", "s"], "", 4, "ambiguous"),
-        (vec!["edit", "main.rs", "--old", "fn other", "--new", "fn x", "--base-rev", "e1.0", "-m", "s"], "", 5, "stale"),
+        (
+            vec!["edit", "main.rs", "--old", "fn other", "--new", "fn x", "--base-rev", "e1.0", "-m", "s"],
+            "",
+            5,
+            "stale",
+        ),
         (vec!["edit", "main.rs", "--old", "", "--new", "x", "-m", "s"], "", 6, "emptyQuote"),
         (vec!["edit", "main.rs", "--old", "fn main", "--new", "fn main", "-m", "s"], "", 7, "noChange"),
-        (vec!["replace-range", "main.rs", "--from", "run(x)", "--to", "fn main", "--new", "", "-m", "s"], "", 8, "rangeOrder"),
+        (
+            vec!["replace-range", "main.rs", "--from", "run(x)", "--to", "fn main", "--new", "", "-m", "s"],
+            "",
+            8,
+            "rangeOrder",
+        ),
         (vec!["batch"], &overlapping, 9, "overlap"),
-        (vec!["edit", "main.rs", "--old", "a", "--new", "b", "-m", "s", "--socket", "/nonexistent/verbatim.sock"], "", 11, "editorUnavailable"),
+        (
+            vec!["edit", "main.rs", "--old", "a", "--new", "b", "-m", "s", "--socket", "/nonexistent/verbatim.sock"],
+            "",
+            11,
+            "editorUnavailable",
+        ),
         (vec!["edit", "missing.rs", "--old", "a", "--new", "b", "-m", "s"], "", 12, "unknownDocument"),
         (vec!["read", &outside_file, "--socket", &socket], "", 13, "outsideWorkspace"),
         (vec!["write", "main.rs", "-m", "s"], "fn main() {}\n", 14, "invalidParams"),
@@ -136,10 +159,31 @@ async fn an_ambiguous_quote_is_explained_in_the_cli_s_own_words() {
         ),
         "{run:?}"
     );
-    assert!(run.stderr.contains("occurrence 2 (line 7, column 5):\n    6 | fn other() {\n>   7 |     let x = 1;"), "{run:?}");
-    cli.run(&["edit", "main.rs", "--old", "let x = 1;", "--new", "let x = 2;", "--occurrence", "2", "-m", "Start at 2"]).await.expect_code(0);
-    cli.run(&["edit", "main.rs", "--old", "let x = 1;", "--new", "let y = 1;", "--after", "fn main", "-m", "Rename"]).await.expect_code(0);
-    assert_eq!(editor.buffer(&uri), MAIN.replacen("let x = 1;", "let y = 1;", 1).replace("other() {\n    let x = 1;", "other() {\n    let x = 2;"));
+    assert!(
+        run.stderr.contains("occurrence 2 (line 7, column 5):\n    6 | fn other() {\n>   7 |     let x = 1;"),
+        "{run:?}"
+    );
+    cli.run(&[
+        "edit",
+        "main.rs",
+        "--old",
+        "let x = 1;",
+        "--new",
+        "let x = 2;",
+        "--occurrence",
+        "2",
+        "-m",
+        "Start at 2",
+    ])
+    .await
+    .expect_code(0);
+    cli.run(&["edit", "main.rs", "--old", "let x = 1;", "--new", "let y = 1;", "--after", "fn main", "-m", "Rename"])
+        .await
+        .expect_code(0);
+    assert_eq!(
+        editor.buffer(&uri),
+        MAIN.replacen("let x = 1;", "let y = 1;", 1).replace("other() {\n    let x = 1;", "other() {\n    let x = 2;")
+    );
 }
 
 #[tokio::test]
@@ -152,7 +196,10 @@ async fn a_rejected_edit_exits_10_and_is_journaled_with_the_reason() {
     run.expect_code(10);
     assert_eq!(run.stderr, "verbatim: rejected: The editor rejected the edit: not this way\n");
     let journal = cli.journal();
-    assert_eq!((journal[0]["outcome"].as_str(), journal[0]["reason"].as_str()), (Some("rejected"), Some("not this way")));
+    assert_eq!(
+        (journal[0]["outcome"].as_str(), journal[0]["reason"].as_str()),
+        (Some("rejected"), Some("not this way"))
+    );
     assert_eq!(journal[0]["rev"], Value::Null);
     assert_eq!(editor.buffer(&uri), MAIN);
     let log = cli.run(&["log", "--diff"]).await;
@@ -223,7 +270,10 @@ async fn quotes_come_from_files_and_batches_from_stdin() {
     // A quote with newlines and a leading dash, which shells and parsers love to mangle.
     std::fs::write(editor.path("old.txt"), "fn other() {\n    let x = 1;\n}\n").unwrap();
     let run = cli
-        .run_with_stdin(&["edit", "main.rs", "--old-file", "old.txt", "--new-file", "-", "-m", "Rewrite other"], b"-- rewritten --\n")
+        .run_with_stdin(
+            &["edit", "main.rs", "--old-file", "old.txt", "--new-file", "-", "-m", "Rewrite other"],
+            b"-- rewritten --\n",
+        )
         .await;
     run.expect_code(0);
     assert_eq!(editor.buffer(&main), MAIN.replace("fn other() {\n    let x = 1;\n}\n", "-- rewritten --\n"));
@@ -263,7 +313,8 @@ async fn a_file_outside_every_editor_folder_is_edited_on_disk() {
     // And --headless forces the disk even for a file the editor serves.
     editor.open("main.rs", MAIN, MAIN).await;
     let cli = cli_of(&editor);
-    let run = cli.run(&["edit", "main.rs", "--old", "fn other", "--new", "fn another", "-m", "Rename", "--headless"]).await;
+    let run =
+        cli.run(&["edit", "main.rs", "--old", "fn other", "--new", "fn another", "-m", "Rename", "--headless"]).await;
     run.expect_code(0);
     assert!(run.stdout.starts_with("main.rs: applied on disk"), "{run:?}");
     assert_eq!(disk(&editor, "main.rs"), MAIN.replace("fn other", "fn another"));
@@ -294,7 +345,11 @@ async fn a_file_the_editor_has_open_outside_its_folders_is_still_the_editor_s() 
             run.expect_code(13);
             assert_eq!(editor.buffer(&uri), "typed, unsaved\n");
         }
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "on disk\n", "the disk was written behind the editor's back");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "on disk\n",
+            "the disk was written behind the editor's back"
+        );
     }
 }
 
@@ -303,20 +358,30 @@ async fn a_patch_goes_to_the_editor_as_one_change() {
     let editor = ScriptedEditor::start().await;
     let uri = editor.open("main.rs", MAIN, MAIN).await;
     let cli = cli_of(&editor);
-    let patch = "*** Begin Patch\n*** Update File: main.rs\n@@ fn other() {\n-    let x = 1;\n+    let x = 2;\n*** End Patch\n";
+    let patch =
+        "*** Begin Patch\n*** Update File: main.rs\n@@ fn other() {\n-    let x = 1;\n+    let x = 2;\n*** End Patch\n";
     let preview = cli.run_with_stdin(&["patch", "-m", "Start other at 2", "--dry-run"], patch.as_bytes()).await;
     preview.expect_code(0);
-    assert!(preview.stdout.starts_with("Dry run: nothing was written.\nmain.rs: would change (rev e1.1):\n"), "{preview:?}");
+    assert!(
+        preview.stdout.starts_with("Dry run: nothing was written.\nmain.rs: would change (rev e1.1):\n"),
+        "{preview:?}"
+    );
     assert_eq!(editor.buffer(&uri), MAIN);
     let run = cli.run_with_stdin(&["patch", "-m", "Start other at 2", "--json"], patch.as_bytes()).await;
     run.expect_code(0);
     let result = run.json();
-    assert_eq!((result["applied"].as_bool(), result["via"].as_str(), result["format"].as_str()), (Some(true), Some("editor"), Some("applyPatch")));
+    assert_eq!(
+        (result["applied"].as_bool(), result["via"].as_str(), result["format"].as_str()),
+        (Some(true), Some("editor"), Some("applyPatch"))
+    );
     assert_eq!(editor.buffer(&uri), MAIN.replace("other() {\n    let x = 1;", "other() {\n    let x = 2;"));
     assert_eq!(cli.journal().last().unwrap()["summary"], "Start other at 2");
     // A hunk that does not match is refused, with the patch line it came from.
     let wrong = "*** Begin Patch\n*** Update File: main.rs\n@@\n-    nothing like this\n+    x\n*** End Patch\n";
     let refused = cli.run_with_stdin(&["patch", "-m", "s", "--json"], wrong.as_bytes()).await;
     refused.expect_code(3);
-    assert!(refused.json()["error"]["message"].as_str().unwrap().starts_with("patch line 3 (main.rs): "), "{refused:?}");
+    assert!(
+        refused.json()["error"]["message"].as_str().unwrap().starts_with("patch line 3 (main.rs): "),
+        "{refused:?}"
+    );
 }

@@ -24,16 +24,32 @@ async fn read_and_edit_work_on_disk_without_an_editor() {
     assert_eq!((read["source"].as_str(), read["via"].as_str()), (Some("headless"), Some("headless")));
     let rev = read["rev"].as_str().unwrap().to_owned();
 
-    let edit = cli.run(&["edit", "src/main.rs", "--old", "run(x);", "--new", "run(x + 1);", "--base-rev", &rev, "-m", "Offset"]).await;
+    let edit = cli
+        .run(&["edit", "src/main.rs", "--old", "run(x);", "--new", "run(x + 1);", "--base-rev", &rev, "-m", "Offset"])
+        .await;
     edit.expect_code(0);
     assert!(edit.stdout.starts_with(&format!("src/main.rs: applied on disk (rev {rev} → d")), "{edit:?}");
     assert_eq!(project.text("src/main.rs"), MAIN.replace("run(x);", "run(x + 1);"));
     // The old rev is now stale.
-    let stale = cli.run(&["edit", "src/main.rs", "--old", "fn other", "--new", "fn x", "--base-rev", &rev, "-m", "s"]).await;
+    let stale =
+        cli.run(&["edit", "src/main.rs", "--old", "fn other", "--new", "fn x", "--base-rev", &rev, "-m", "s"]).await;
     stale.expect_code(5);
     assert!(stale.stderr.contains("current rev: d"), "{stale:?}");
 
-    let preview = cli.run(&["edit", "src/main.rs", "--old", "fn other", "--new", "fn another", "--dry-run", "-m", "Rename", "--json"]).await;
+    let preview = cli
+        .run(&[
+            "edit",
+            "src/main.rs",
+            "--old",
+            "fn other",
+            "--new",
+            "fn another",
+            "--dry-run",
+            "-m",
+            "Rename",
+            "--json",
+        ])
+        .await;
     preview.expect_code(0);
     assert_eq!((preview.json()["applied"].as_bool(), preview.json()["dryRun"].as_bool()), (Some(false), Some(true)));
     assert!(project.text("src/main.rs").contains("fn other"));
@@ -43,7 +59,9 @@ async fn read_and_edit_work_on_disk_without_an_editor() {
     assert_eq!(project.text("docs/new.md"), "# Notes\n");
     let read = cli.run(&["read", "docs/new.md", "--json"]).await.json();
     let rev = read["rev"].as_str().unwrap().to_owned();
-    cli.run_with_stdin(&["write", "docs/new.md", "--base-rev", &rev, "-m", "More notes"], b"# Notes\n\nMore.\n").await.expect_code(0);
+    cli.run_with_stdin(&["write", "docs/new.md", "--base-rev", &rev, "-m", "More notes"], b"# Notes\n\nMore.\n")
+        .await
+        .expect_code(0);
     assert_eq!(project.text("docs/new.md"), "# Notes\n\nMore.\n");
     assert_eq!(cli.run(&["documents", "--json"]).await.json(), json!([]));
 }
@@ -66,17 +84,42 @@ async fn every_error_kind_of_the_disk_path_has_its_exit_code() {
     let cases: Vec<(Vec<&str>, &str, i32, &str)> = vec![
         (vec!["edit", "main.rs", "--old", "nowhere", "--new", "x", "-m", "s"], "", 3, "notFound"),
         (vec!["edit", "main.rs", "--old", "let x = 1;", "--new", "x", "-m", "s"], "", 4, "ambiguous"),
-        (vec!["edit", "main.rs", "--old", "fn other", "--new", "x", "--base-rev", "d0000000000000000", "-m", "s"], "", 5, "stale"),
+        (
+            vec!["edit", "main.rs", "--old", "fn other", "--new", "x", "--base-rev", "d0000000000000000", "-m", "s"],
+            "",
+            5,
+            "stale",
+        ),
         (vec!["edit", "main.rs", "--old", "", "--new", "x", "-m", "s"], "", 6, "emptyQuote"),
         (vec!["edit", "main.rs", "--old", "fn main", "--new", "fn main", "-m", "s"], "", 7, "noChange"),
-        (vec!["replace-range", "main.rs", "--from", "run(x)", "--to", "fn main", "--new", "", "-m", "s"], "", 8, "rangeOrder"),
+        (
+            vec!["replace-range", "main.rs", "--from", "run(x)", "--to", "fn main", "--new", "", "-m", "s"],
+            "",
+            8,
+            "rangeOrder",
+        ),
         (vec!["batch"], &overlapping, 9, "overlap"),
-        (vec!["edit", "main.rs", "--old", "a", "--new", "b", "-m", "s", "--socket", "/nonexistent/verbatim.sock"], "", 11, "editorUnavailable"),
+        (
+            vec!["edit", "main.rs", "--old", "a", "--new", "b", "-m", "s", "--socket", "/nonexistent/verbatim.sock"],
+            "",
+            11,
+            "editorUnavailable",
+        ),
         (vec!["edit", "missing.rs", "--old", "a", "--new", "b", "-m", "s"], "", 12, "unknownDocument"),
-        (vec!["edit", "main.rs", "--old", "fn other", "--new", "fn x", "-m", "s", "--root", &other_root], "", 13, "outsideWorkspace"),
+        (
+            vec!["edit", "main.rs", "--old", "fn other", "--new", "fn x", "-m", "s", "--root", &other_root],
+            "",
+            13,
+            "outsideWorkspace",
+        ),
         (vec!["write", "main.rs", "-m", "s"], "fn main() {}\n", 14, "invalidParams"),
         (vec!["edit", "main.rs", "--old", "fn other", "--new", "fn x", "-m", " "], "", 14, "invalidParams"),
-        (vec!["edit", "main.rs", "--old", "fn other", "--new", "fn x", "--base-rev", "17", "-m", "s"], "", 14, "invalidParams"),
+        (
+            vec!["edit", "main.rs", "--old", "fn other", "--new", "fn x", "--base-rev", "17", "-m", "s"],
+            "",
+            14,
+            "invalidParams",
+        ),
         (vec!["read", "blob.bin"], "", 16, "notText"),
         (vec!["edit", "blob.bin", "--old", "binary", "--new", "text", "-m", "s"], "", 16, "notText"),
         (vec!["read", "main.rs/inside-a-file"], "", 17, "io"),
@@ -118,15 +161,39 @@ async fn git_commit_makes_one_commit_per_write_and_the_journal_keeps_it() {
     git(dir, &["add", "staged-elsewhere.txt"]);
 
     let cli = &project.cli;
-    let run = cli.run(&["edit", "main.rs", "--old", "fn other", "--new", "fn another", "-m", "Rename other", "--git-commit", "--agent", "ci-bot"]).await;
+    let run = cli
+        .run(&[
+            "edit",
+            "main.rs",
+            "--old",
+            "fn other",
+            "--new",
+            "fn another",
+            "-m",
+            "Rename other",
+            "--git-commit",
+            "--agent",
+            "ci-bot",
+        ])
+        .await;
     run.expect_code(0);
     assert!(run.stderr.contains("committed to git: "), "{run:?}");
     assert_eq!(git(dir, &["log", "-1", "--format=%s"]), "Rename other");
-    assert_eq!(git(dir, &["show", "--name-only", "--format=", "HEAD"]), "main.rs", "only the written file is committed");
-    assert_eq!(git(dir, &["diff", "--cached", "--name-only"]), "staged-elsewhere.txt", "what else was staged stays staged");
+    assert_eq!(
+        git(dir, &["show", "--name-only", "--format=", "HEAD"]),
+        "main.rs",
+        "only the written file is committed"
+    );
+    assert_eq!(
+        git(dir, &["diff", "--cached", "--name-only"]),
+        "staged-elsewhere.txt",
+        "what else was staged stays staged"
+    );
     let head = git(dir, &["rev-parse", "HEAD"]);
 
-    let created = cli.run_with_stdin(&["write", "src/new.rs", "-m", "Add new", "--git-commit", "--json"], b"pub fn new() {}\n").await;
+    let created = cli
+        .run_with_stdin(&["write", "src/new.rs", "-m", "Add new", "--git-commit", "--json"], b"pub fn new() {}\n")
+        .await;
     created.expect_code(0);
     assert_eq!(created.json()["commit"], git(dir, &["rev-parse", "HEAD"]));
     assert_eq!(git(dir, &["log", "-1", "--format=%s"]), "Add new");
@@ -209,7 +276,21 @@ async fn race(project: &Project, edits: usize) -> Vec<Run> {
             for i in (writer..edits * 2).step_by(2) {
                 let old = format!("line {i}\n");
                 let new = format!("LINE {i}\n");
-                runs.push(cli.run(&["edit", "race.txt", "--old", &old, "--new", &new, "-m", "upper", "--agent", &format!("writer-{writer}")]).await);
+                runs.push(
+                    cli.run(&[
+                        "edit",
+                        "race.txt",
+                        "--old",
+                        &old,
+                        "--new",
+                        &new,
+                        "-m",
+                        "upper",
+                        "--agent",
+                        &format!("writer-{writer}"),
+                    ])
+                    .await,
+                );
             }
             runs
         }));
@@ -233,7 +314,8 @@ async fn two_headless_writers_racing_on_one_file_lose_no_update() {
     }
     let expected: String = (0..edits * 2).map(|i| format!("LINE {i}\n")).collect();
     assert_eq!(project.text("race.txt"), expected);
-    let leftovers: Vec<_> = std::fs::read_dir(project.dir.path()).unwrap().flatten().map(|entry| entry.file_name()).collect();
+    let leftovers: Vec<_> =
+        std::fs::read_dir(project.dir.path()).unwrap().flatten().map(|entry| entry.file_name()).collect();
     assert_eq!(leftovers.len(), 1, "temporary files were left: {leftovers:?}");
     assert_eq!(project.cli.journal().len(), edits * 2);
 }
@@ -260,7 +342,10 @@ async fn a_patch_without_an_editor_says_what_to_send_instead() {
     let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n";
     let run = project.cli.run_with_stdin(&["patch", "-m", "s"], patch.as_bytes()).await;
     run.expect_code(11);
-    assert!(run.stderr.starts_with("verbatim: editorUnavailable: verbatim patch needs an editor running verbatim"), "{run:?}");
+    assert!(
+        run.stderr.starts_with("verbatim: editorUnavailable: verbatim patch needs an editor running verbatim"),
+        "{run:?}"
+    );
     assert!(run.stderr.contains("verbatim batch"), "{run:?}");
     assert_eq!(project.text("a.txt"), "one\n");
 }

@@ -42,13 +42,19 @@ async fn a_unique_quote_is_applied_in_the_buffer_and_never_on_disk() {
     let agent = editor.agent("claude").await;
     let before = agent.read(&uri).await;
     let result = agent
-        .call("verbatim/strReplace", json!({"uri": uri, "oldStr": "beta", "newStr": "BETA", "baseRev": before["rev"], "summary": "Shout beta"}))
+        .call(
+            "verbatim/strReplace",
+            json!({"uri": uri, "oldStr": "beta", "newStr": "BETA", "baseRev": before["rev"], "summary": "Shout beta"}),
+        )
         .await
         .unwrap();
     assert_eq!(result["applied"], true);
     assert_eq!(result["modifiedByEditor"], false);
     assert_eq!(result["replaced"], json!(["beta"]));
-    assert_eq!(result["edits"], json!([{"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 4}}, "oldText": "beta", "newText": "BETA"}]));
+    assert_eq!(
+        result["edits"],
+        json!([{"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 4}}, "oldText": "beta", "newText": "BETA"}])
+    );
     assert_eq!(result["diff"], "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma (unsaved)\n");
     assert_ne!(result["rev"], before["rev"]);
     let after = agent.read(&uri).await;
@@ -69,7 +75,10 @@ async fn the_edit_reaches_the_editor_versioned_and_annotated() {
         let uri = uri.clone();
         async move {
             connection
-                .request("verbatim/strReplace", json!({"uri": uri, "oldStr": "run(x)", "newStr": "run(x + 1)", "summary": "Offset the run"}))
+                .request(
+                    "verbatim/strReplace",
+                    json!({"uri": uri, "oldStr": "run(x)", "newStr": "run(x + 1)", "summary": "Offset the run"}),
+                )
                 .await
         }
     });
@@ -102,7 +111,10 @@ async fn an_ambiguous_quote_lists_matches_and_occurrence_resolves_it() {
     let (editor, uri) = editor_with_main().await;
     let agent = editor.agent("agent").await;
     let error = agent
-        .call("verbatim/strReplace", json!({"uri": uri, "oldStr": "let x = 1;", "newStr": "let x = 2;", "summary": "Start at 2"}))
+        .call(
+            "verbatim/strReplace",
+            json!({"uri": uri, "oldStr": "let x = 1;", "newStr": "let x = 2;", "summary": "Start at 2"}),
+        )
         .await
         .unwrap_err();
     assert_eq!(error.code, -33002);
@@ -145,7 +157,10 @@ async fn a_stale_base_rev_is_refused_and_nothing_changes() {
     assert_eq!(error.data["currentRev"], current["rev"]);
     assert_eq!(current["text"], MAIN.replace("run(x);", "run(x, 2);"));
     let garbage = agent
-        .call("verbatim/strReplace", json!({"uri": uri, "oldStr": "fn other", "newStr": "x", "baseRev": "7", "summary": "s"}))
+        .call(
+            "verbatim/strReplace",
+            json!({"uri": uri, "oldStr": "fn other", "newStr": "x", "baseRev": "7", "summary": "s"}),
+        )
         .await
         .unwrap_err();
     assert_eq!(garbage.kind(), "invalidParams");
@@ -157,7 +172,10 @@ async fn a_rejection_carries_the_persons_reason() {
     editor.set_review(Review::Reject(Some("not this way".into())));
     let agent = editor.agent("agent").await;
     let error = agent
-        .call("verbatim/strReplace", json!({"uri": uri, "oldStr": "fn other", "newStr": "fn another", "summary": "Rename"}))
+        .call(
+            "verbatim/strReplace",
+            json!({"uri": uri, "oldStr": "fn other", "newStr": "fn another", "summary": "Rename"}),
+        )
         .await
         .unwrap_err();
     assert_eq!(error.code, -33008);
@@ -173,7 +191,10 @@ async fn a_change_made_in_review_is_reported_as_modified_by_editor() {
     editor.set_review(Review::AcceptAltered("another".into(), "renamed_by_person".into()));
     let agent = editor.agent("agent").await;
     let result = agent
-        .call("verbatim/strReplace", json!({"uri": uri, "oldStr": "fn other", "newStr": "fn another", "summary": "Rename"}))
+        .call(
+            "verbatim/strReplace",
+            json!({"uri": uri, "oldStr": "fn other", "newStr": "fn another", "summary": "Rename"}),
+        )
         .await
         .unwrap();
     assert_eq!(result["applied"], true);
@@ -189,7 +210,10 @@ async fn the_change_may_arrive_after_the_answer() {
     editor.set_review(Review::AcceptAnswerFirst);
     let agent = editor.agent("agent").await;
     let result = agent
-        .call("verbatim/strReplace", json!({"uri": uri, "oldStr": "fn other", "newStr": "fn another", "summary": "Rename"}))
+        .call(
+            "verbatim/strReplace",
+            json!({"uri": uri, "oldStr": "fn other", "newStr": "fn another", "summary": "Rename"}),
+        )
         .await
         .unwrap();
     assert_eq!(result["modifiedByEditor"], false);
@@ -205,7 +229,12 @@ async fn typing_while_the_edit_waits_for_review_makes_it_stale() {
         let connection = agent.connection.clone();
         let uri = uri.clone();
         async move {
-            connection.request("verbatim/strReplace", json!({"uri": uri, "oldStr": "fn other", "newStr": "fn another", "summary": "Rename"})).await
+            connection
+                .request(
+                    "verbatim/strReplace",
+                    json!({"uri": uri, "oldStr": "fn other", "newStr": "fn another", "summary": "Rename"}),
+                )
+                .await
         }
     });
     let review = editor.next_review().await;
@@ -237,7 +266,10 @@ async fn replace_range_and_dry_run() {
     assert_eq!(result["applied"], true);
     assert_eq!(editor.buffer(&uri), "fn main() {\n    let x = 1;\n    run(x);\n}\n\nfn other() {}\n");
     let error = agent
-        .call("verbatim/replaceRange", json!({"uri": uri, "fromStr": "run(x)", "toStr": "fn main", "newStr": "", "summary": "s"}))
+        .call(
+            "verbatim/replaceRange",
+            json!({"uri": uri, "fromStr": "run(x)", "toStr": "fn main", "newStr": "", "summary": "s"}),
+        )
         .await
         .unwrap_err();
     assert_eq!(error.kind(), "rangeOrder");
@@ -250,10 +282,13 @@ async fn a_batch_applies_everything_or_nothing() {
     let b = editor.open("b.rs", "impl Foo {}\nuse Foo;\n", "impl Foo {}\nuse Foo;\n").await;
     let agent = editor.agent("agent").await;
     let failing = agent
-        .call("verbatim/batchEdit", json!({"summary": "Rename Foo", "edits": [
-            {"uri": a, "oldStr": "struct Foo", "newStr": "struct Bar"},
-            {"uri": b, "oldStr": "Foo", "newStr": "Bar"},
-        ]}))
+        .call(
+            "verbatim/batchEdit",
+            json!({"summary": "Rename Foo", "edits": [
+                {"uri": a, "oldStr": "struct Foo", "newStr": "struct Bar"},
+                {"uri": b, "oldStr": "Foo", "newStr": "Bar"},
+            ]}),
+        )
         .await
         .unwrap_err();
     assert_eq!(failing.kind(), "ambiguous");
@@ -261,18 +296,24 @@ async fn a_batch_applies_everything_or_nothing() {
     assert!(failing.message.starts_with("edits[1]: "), "{}", failing.message);
     assert_eq!(editor.buffer(&a), "struct Foo;\n");
     let overlapping = agent
-        .call("verbatim/batchEdit", json!({"summary": "Rename Foo", "edits": [
-            {"uri": b, "oldStr": "impl Foo", "newStr": "impl Bar"},
-            {"uri": b, "oldStr": "Foo {}", "newStr": "Bar {}"},
-        ]}))
+        .call(
+            "verbatim/batchEdit",
+            json!({"summary": "Rename Foo", "edits": [
+                {"uri": b, "oldStr": "impl Foo", "newStr": "impl Bar"},
+                {"uri": b, "oldStr": "Foo {}", "newStr": "Bar {}"},
+            ]}),
+        )
         .await
         .unwrap_err();
     assert_eq!(overlapping.kind(), "overlap");
     let result = agent
-        .call("verbatim/batchEdit", json!({"summary": "Rename Foo", "edits": [
-            {"uri": a, "oldStr": "struct Foo", "newStr": "struct Bar"},
-            {"uri": b, "oldStr": "Foo", "newStr": "Bar", "replaceAll": true},
-        ]}))
+        .call(
+            "verbatim/batchEdit",
+            json!({"summary": "Rename Foo", "edits": [
+                {"uri": a, "oldStr": "struct Foo", "newStr": "struct Bar"},
+                {"uri": b, "oldStr": "Foo", "newStr": "Bar", "replaceAll": true},
+            ]}),
+        )
         .await
         .unwrap();
     assert_eq!(result["applied"], true);
@@ -324,8 +365,14 @@ async fn stale_racers_are_refused_not_merged() {
     let second = editor.agent("second").await;
     let rev = first.read(&uri).await["rev"].clone();
     let (one, two) = tokio::join!(
-        first.call("verbatim/strReplace", json!({"uri": uri, "oldStr": "a\n", "newStr": "A\n", "baseRev": rev, "summary": "s"})),
-        second.call("verbatim/strReplace", json!({"uri": uri, "oldStr": "b\n", "newStr": "B\n", "baseRev": rev, "summary": "s"})),
+        first.call(
+            "verbatim/strReplace",
+            json!({"uri": uri, "oldStr": "a\n", "newStr": "A\n", "baseRev": rev, "summary": "s"})
+        ),
+        second.call(
+            "verbatim/strReplace",
+            json!({"uri": uri, "oldStr": "b\n", "newStr": "B\n", "baseRev": rev, "summary": "s"})
+        ),
     );
     let outcomes = [one, two];
     assert_eq!(outcomes.iter().filter(|outcome| outcome.is_ok()).count(), 1, "{outcomes:?}");
@@ -342,7 +389,8 @@ async fn emoji_positions_are_right_in_utf16_and_utf8() {
         (vec!["utf-8", "utf-16"], vec!["utf-8"], 5),
         (vec!["utf-16"], vec!["utf-32"], 2),
     ] {
-        let editor = ScriptedEditor::start_with(EditorOptions { encodings: editor_encodings, ..EditorOptions::default() }).await;
+        let editor =
+            ScriptedEditor::start_with(EditorOptions { encodings: editor_encodings, ..EditorOptions::default() }).await;
         let text = "a😀b👍🏽c\r\nnext é line\r\n";
         let uri = editor.open("emoji.txt", text, text).await;
         let agent = editor.agent_with("agent", &agent_encodings).await;
@@ -374,7 +422,14 @@ async fn a_file_that_is_not_open_is_edited_through_the_editor_with_version_null(
         let connection = agent.connection.clone();
         let uri = uri.clone();
         let rev = read["rev"].clone();
-        async move { connection.request("verbatim/strReplace", json!({"uri": uri, "oldStr": "two", "newStr": "TWO", "baseRev": rev, "summary": "s"})).await }
+        async move {
+            connection
+                .request(
+                    "verbatim/strReplace",
+                    json!({"uri": uri, "oldStr": "two", "newStr": "TWO", "baseRev": rev, "summary": "s"}),
+                )
+                .await
+        }
     });
     let review = editor.next_review().await;
     assert_eq!(review.params["edit"]["documentChanges"][0]["textDocument"]["version"], Value::Null);
@@ -391,7 +446,10 @@ async fn write_creates_files_and_replaces_documents_with_a_base_rev() {
     let editor = ScriptedEditor::start().await;
     let agent = editor.agent("agent").await;
     let uri = editor.uri("new.rs");
-    let created = agent.call("verbatim/write", json!({"uri": uri, "text": "fn main() {}\n", "summary": "Add main"})).await.unwrap();
+    let created = agent
+        .call("verbatim/write", json!({"uri": uri, "text": "fn main() {}\n", "summary": "Add main"}))
+        .await
+        .unwrap();
     assert_eq!(created["applied"], true);
     assert_eq!(created["baseRev"], Value::Null);
     assert_eq!(editor.buffer(&uri), "fn main() {}\n");
@@ -399,7 +457,10 @@ async fn write_creates_files_and_replaces_documents_with_a_base_rev() {
     assert_eq!(missing_rev.kind(), "invalidParams");
     assert_eq!(missing_rev.data["field"], "baseRev");
     let rev = agent.read(&uri).await["rev"].clone();
-    agent.call("verbatim/write", json!({"uri": uri, "text": "fn main() { run(); }\n", "baseRev": rev, "summary": "Run"})).await.unwrap();
+    agent
+        .call("verbatim/write", json!({"uri": uri, "text": "fn main() { run(); }\n", "baseRev": rev, "summary": "Run"}))
+        .await
+        .unwrap();
     assert_eq!(editor.buffer(&uri), "fn main() { run(); }\n");
 }
 
@@ -414,7 +475,10 @@ async fn mistakes_get_specific_errors() {
         (json!({"uri": uri, "oldStr": "fn main", "newStr": "x", "summary": " "}), "invalidParams"),
         (json!({"uri": uri, "old_str": "fn main", "newStr": "x", "summary": "s"}), "invalidParams"),
         (json!({"uri": uri, "oldStr": "let x = 1;", "newStr": "x", "occurrence": 3, "summary": "s"}), "notFound"),
-        (json!({"uri": uri, "oldStr": "let x = 1;", "newStr": "x", "occurrence": u64::MAX, "summary": "s"}), "notFound"),
+        (
+            json!({"uri": uri, "oldStr": "let x = 1;", "newStr": "x", "occurrence": u64::MAX, "summary": "s"}),
+            "notFound",
+        ),
         (json!({"uri": uri, "oldStr": 42, "newStr": "x", "summary": "s"}), "invalidParams"),
         (json!({"uri": "relative/path.rs", "oldStr": "a", "newStr": "x", "summary": "s"}), "invalidParams"),
         (json!({"uri": editor.uri("missing.rs"), "oldStr": "a", "newStr": "x", "summary": "s"}), "unknownDocument"),
@@ -440,7 +504,14 @@ async fn without_an_editor_answer_agents_learn_it_is_unavailable() {
     let call = tokio::spawn({
         let connection = agent.connection.clone();
         let uri = uri.clone();
-        async move { connection.request("verbatim/strReplace", json!({"uri": uri, "oldStr": "fn other", "newStr": "fn x", "summary": "s"})).await }
+        async move {
+            connection
+                .request(
+                    "verbatim/strReplace",
+                    json!({"uri": uri, "oldStr": "fn other", "newStr": "fn x", "summary": "s"}),
+                )
+                .await
+        }
     });
     let _review = editor.next_review().await;
     let socket = editor.discovery().await["socket"].as_str().unwrap().to_owned();
@@ -517,7 +588,10 @@ async fn an_agent_that_cancels_or_disconnects_withdraws_its_pending_edit() {
     let agent = editor.agent("canceller").await;
     let (request_id, response) = agent
         .connection
-        .start_request("verbatim/strReplace", json!({"uri": uri, "oldStr": "fn other", "newStr": "fn x", "summary": "s"}))
+        .start_request(
+            "verbatim/strReplace",
+            json!({"uri": uri, "oldStr": "fn other", "newStr": "fn x", "summary": "s"}),
+        )
         .await;
     let first_review = editor.next_review().await;
     agent.connection.notify("$/cancelRequest", json!({"id": request_id})).await;
@@ -528,7 +602,10 @@ async fn an_agent_that_cancels_or_disconnects_withdraws_its_pending_edit() {
     let leaver = editor.agent("leaver").await;
     let _pending = leaver
         .connection
-        .start_request("verbatim/strReplace", json!({"uri": uri, "oldStr": "run(x)", "newStr": "go(x)", "summary": "s"}))
+        .start_request(
+            "verbatim/strReplace",
+            json!({"uri": uri, "oldStr": "run(x)", "newStr": "go(x)", "summary": "s"}),
+        )
         .await;
     let second_review = editor.next_review().await;
     drop(leaver);
@@ -536,7 +613,10 @@ async fn an_agent_that_cancels_or_disconnects_withdraws_its_pending_edit() {
     let observer = editor.agent("observer").await;
     let status = observer.call("verbatim/status", Value::Null).await.unwrap();
     assert_eq!(status["pending"], json!([]), "{status}");
-    assert_eq!(status["agents"].as_array().unwrap().iter().map(|agent| agent["name"].clone()).collect::<Vec<_>>(), vec![json!("canceller"), json!("observer")]);
+    assert_eq!(
+        status["agents"].as_array().unwrap().iter().map(|agent| agent["name"].clone()).collect::<Vec<_>>(),
+        vec![json!("canceller"), json!("observer")]
+    );
     // A late answer to a withdrawn edit corrupts nothing: the server mirrors the editor.
     editor.decide(second_review, Review::Accept).await;
     editor.sync().await;
@@ -558,18 +638,30 @@ async fn workspace_folders_follow_the_editor() {
     let b_uri = common::file_uri(&second.path().join("b.txt"));
     assert_eq!(agent.call("verbatim/read", json!({"uri": b_uri})).await.unwrap_err().kind(), "outsideWorkspace");
     let folder = json!({"uri": common::file_uri(second.path()), "name": "second"});
-    editor.connection.notify("workspace/didChangeWorkspaceFolders", json!({"event": {"added": [folder], "removed": []}})).await;
+    editor
+        .connection
+        .notify("workspace/didChangeWorkspaceFolders", json!({"event": {"added": [folder], "removed": []}}))
+        .await;
     editor.sync().await;
     wait_until(|| {
-        let discovery: Value = serde_json::from_slice(&std::fs::read(editor.runtime_dir.path().join(format!("{}.json", editor.child.id().unwrap()))).unwrap()).unwrap();
+        let discovery: Value = serde_json::from_slice(
+            &std::fs::read(editor.runtime_dir.path().join(format!("{}.json", editor.child.id().unwrap()))).unwrap(),
+        )
+        .unwrap();
         discovery["workspaceFolders"].as_array().unwrap().len() == 2
     })
     .await;
     assert_eq!(agent.read(&b_uri).await["text"], "bee\n");
-    editor.connection.notify("workspace/didChangeWorkspaceFolders", json!({"event": {"added": [], "removed": [folder]}})).await;
+    editor
+        .connection
+        .notify("workspace/didChangeWorkspaceFolders", json!({"event": {"added": [], "removed": [folder]}}))
+        .await;
     editor.sync().await;
     wait_until(|| {
-        let discovery: Value = serde_json::from_slice(&std::fs::read(editor.runtime_dir.path().join(format!("{}.json", editor.child.id().unwrap()))).unwrap()).unwrap();
+        let discovery: Value = serde_json::from_slice(
+            &std::fs::read(editor.runtime_dir.path().join(format!("{}.json", editor.child.id().unwrap()))).unwrap(),
+        )
+        .unwrap();
         discovery["workspaceFolders"].as_array().unwrap().len() == 1
     })
     .await;

@@ -16,7 +16,9 @@ fn pending_edit(agent: &common::Agent, uri: &str) -> tokio::task::JoinHandle<Res
     let connection = agent.connection.clone();
     let uri = uri.to_owned();
     tokio::spawn(async move {
-        connection.request("verbatim/strReplace", json!({"uri": uri, "oldStr": "beta", "newStr": "BETA", "summary": "Shout"})).await
+        connection
+            .request("verbatim/strReplace", json!({"uri": uri, "oldStr": "beta", "newStr": "BETA", "summary": "Shout"}))
+            .await
     })
 }
 
@@ -91,7 +93,11 @@ async fn shutdown_with_edits_pending_leaves_agents_an_answer_and_the_disk_alone(
     let status = tokio::time::timeout(Duration::from_secs(10), editor.child.wait()).await.unwrap().unwrap();
     assert!(status.success(), "shutdown then exit must exit 0");
     assert_eq!(std::fs::read_to_string(editor.path("a.txt")).unwrap(), TEXT);
-    assert_eq!(std::fs::read_dir(editor.runtime_dir.path()).unwrap().count(), 0, "socket or discovery file left behind");
+    assert_eq!(
+        std::fs::read_dir(editor.runtime_dir.path()).unwrap().count(),
+        0,
+        "socket or discovery file left behind"
+    );
 }
 
 #[tokio::test]
@@ -107,7 +113,10 @@ async fn frames_that_lie_or_are_too_large_are_refused_and_serving_goes_on() {
     let huge = json!({"jsonrpc": "2.0", "id": 900, "method": "verbatim/read", "params": {"uri": "x".repeat(10_000)}});
     agent.connection.send(&huge).await;
     // A Content-Length that is too short: the rest of the body becomes garbage before the next header.
-    agent.connection.send_raw(b"Content-Length: 10\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":901,\"method\":\"verbatim/documents\"}").await;
+    agent
+        .connection
+        .send_raw(b"Content-Length: 10\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":901,\"method\":\"verbatim/documents\"}")
+        .await;
     // A Content-Length that is not a number.
     agent.connection.send_raw(b"Content-Length: many\r\n\r\n").await;
     assert_eq!(agent.read(&uri).await["text"], TEXT);
@@ -125,11 +134,20 @@ async fn paths_that_escape_the_workspace_are_refused() {
     std::fs::write(outside.path().join("secret.txt"), "secret\n").unwrap();
     std::os::unix::fs::symlink(outside.path(), editor.path("escape")).unwrap();
     let agent = editor.agent("agent").await;
-    let dotdot = format!("{}/../{}/secret.txt", editor.workspace.path().display(), outside.path().file_name().unwrap().to_str().unwrap());
-    for uri in [common::file_uri(&editor.path("escape/secret.txt")), dotdot, common::file_uri(&outside.path().join("secret.txt"))] {
+    let dotdot = format!(
+        "{}/../{}/secret.txt",
+        editor.workspace.path().display(),
+        outside.path().file_name().unwrap().to_str().unwrap()
+    );
+    for uri in [
+        common::file_uri(&editor.path("escape/secret.txt")),
+        dotdot,
+        common::file_uri(&outside.path().join("secret.txt")),
+    ] {
         let read = agent.call("verbatim/read", json!({"uri": uri})).await.unwrap_err();
         assert_eq!(read.kind(), "outsideWorkspace", "{uri}: {read:?}");
-        let write = agent.call("verbatim/write", json!({"uri": uri, "text": "pwned", "summary": "s"})).await.unwrap_err();
+        let write =
+            agent.call("verbatim/write", json!({"uri": uri, "text": "pwned", "summary": "s"})).await.unwrap_err();
         assert_eq!(write.kind(), "outsideWorkspace", "{uri}: {write:?}");
     }
     assert_eq!(std::fs::read_to_string(outside.path().join("secret.txt")).unwrap(), "secret\n");

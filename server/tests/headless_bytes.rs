@@ -62,7 +62,21 @@ async fn check(project: &Project, case: Case) {
         }
         Edit::Range { from, to, new } => {
             let (from, to, new) = (quote("from", from), quote("to", to), quote("new", new));
-            project.cli.run(&["replace-range", &file, "--from-file", &from, "--to-file", &to, "--new-file", &new, "-m", case.name]).await
+            project
+                .cli
+                .run(&[
+                    "replace-range",
+                    &file,
+                    "--from-file",
+                    &from,
+                    "--to-file",
+                    &to,
+                    "--new-file",
+                    &new,
+                    "-m",
+                    case.name,
+                ])
+                .await
         }
         Edit::Write { text } => {
             let rev = project.cli.run(&["read", &file, "--json"]).await.json()["rev"].as_str().unwrap().to_owned();
@@ -71,7 +85,13 @@ async fn check(project: &Project, case: Case) {
     };
     assert_eq!(run.code, 0, "{}: {run:#?}", case.name);
     let got = project.read(&file);
-    assert!(got == case.after, "{}: expected {:?}\n     got {:?}", case.name, String::from_utf8_lossy(&case.after), String::from_utf8_lossy(&got));
+    assert!(
+        got == case.after,
+        "{}: expected {:?}\n     got {:?}",
+        case.name,
+        String::from_utf8_lossy(&case.after),
+        String::from_utf8_lossy(&got)
+    );
     // The rev reported is the rev of the bytes now on disk.
     let reread = project.cli.run(&["read", &file, "--json"]).await.json();
     assert!(run.stdout.contains(reread["rev"].as_str().unwrap()), "{}: {run:?}", case.name);
@@ -83,7 +103,12 @@ async fn every_encoding_and_line_ending_survives_an_edit_byte_for_byte() {
     let long_before = format!("{long_line}MARK{long_line}\nshort\n");
     let long_after = format!("{long_line}SIGN{long_line}\nshort\n");
     let cases = vec![
-        Case { name: "utf8-lf", before: b"a\nb\nc\n".to_vec(), edit: Edit::Replace { old: "b", new: "B", occurrence: None }, after: b"a\nB\nc\n".to_vec() },
+        Case {
+            name: "utf8-lf",
+            before: b"a\nb\nc\n".to_vec(),
+            edit: Edit::Replace { old: "b", new: "B", occurrence: None },
+            after: b"a\nB\nc\n".to_vec(),
+        },
         Case {
             name: "utf8-bom-crlf",
             before: bom("one\r\ntwo\r\n"),
@@ -221,6 +246,9 @@ async fn permissions_and_symlinks_are_kept() {
     project.write("real/target.txt", "through a link\n");
     std::os::unix::fs::symlink(project.path("real/target.txt"), project.path("link.txt")).unwrap();
     project.cli.run(&["edit", "link.txt", "--old", "link", "--new", "symlink", "-m", "s"]).await.expect_code(0);
-    assert!(std::fs::symlink_metadata(project.path("link.txt")).unwrap().file_type().is_symlink(), "the link was replaced by a file");
+    assert!(
+        std::fs::symlink_metadata(project.path("link.txt")).unwrap().file_type().is_symlink(),
+        "the link was replaced by a file"
+    );
     assert_eq!(project.text("real/target.txt"), "through a symlink\n");
 }

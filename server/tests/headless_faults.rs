@@ -16,8 +16,10 @@ fn big_text() -> String {
 }
 
 fn entries(project: &Project, dir: &str) -> Vec<String> {
-    let mut names: Vec<String> =
-        std::fs::read_dir(project.path(dir)).unwrap().map(|entry| entry.unwrap().file_name().into_string().unwrap()).collect();
+    let mut names: Vec<String> = std::fs::read_dir(project.path(dir))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
     names.sort();
     names
 }
@@ -51,7 +53,12 @@ async fn a_full_disk_leaves_the_file_whole_and_says_so() {
     let before = entries(&project, "src");
     // RLIMIT_FSIZE makes every write past one block fail, as a full disk does (EFBIG
     // instead of ENOSPC); SIGXFSZ is ignored so that the write returns the error.
-    let run = run_wrapped(&project, "trap '' XFSZ; ulimit -f 1", &["edit", "src/big.txt", "--old", "line 399 of", "--new", "LINE 399 of", "-m", "s"]).await;
+    let run = run_wrapped(
+        &project,
+        "trap '' XFSZ; ulimit -f 1",
+        &["edit", "src/big.txt", "--old", "line 399 of", "--new", "LINE 399 of", "-m", "s"],
+    )
+    .await;
     assert_eq!(run.code, 17, "expected the io exit code: {run:?}");
     assert!(run.stderr.contains("io"), "{run:?}");
     assert_eq!(project.text("src/big.txt"), text, "the file must be untouched");
@@ -105,7 +112,11 @@ async fn permission_denied_leaves_the_file_whole_and_says_so() {
 }
 
 fn is_root() -> bool {
-    std::process::Command::new("id").arg("-u").output().map(|out| String::from_utf8_lossy(&out.stdout).trim() == "0").unwrap_or(false)
+    std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim() == "0")
+        .unwrap_or(false)
 }
 
 #[tokio::test]

@@ -27,7 +27,10 @@ async fn a_slipped_quote_is_found_and_the_result_says_how() {
     assert_eq!(editor.buffer(&uri), "fn main() {\r\n\tlet x = 2;\r\n\trun(x);\r\n\tlog(x);\r\n}\r\n");
 
     let exact = agent
-        .call("verbatim/strReplace", json!({"uri": uri, "oldStr": "let x = 2;\n", "newStr": "let x = 3;\n", "exact": true, "summary": "s"}))
+        .call(
+            "verbatim/strReplace",
+            json!({"uri": uri, "oldStr": "let x = 2;\n", "newStr": "let x = 3;\n", "exact": true, "summary": "s"}),
+        )
         .await
         .unwrap_err();
     assert_eq!(exact.kind(), "notFound");
@@ -54,11 +57,18 @@ async fn an_ambiguous_normalized_quote_is_refused_with_its_matches() {
     assert_eq!(error.kind(), "ambiguous");
     assert_eq!(error.data["normalizations"], json!(["trailingWhitespace"]));
     assert_eq!(error.data["matchCount"], 2);
-    assert!(error.message.contains("matches 2 times in two.rs when ignoring trailing whitespace (lines 1, 3)"), "{}", error.message);
+    assert!(
+        error.message.contains("matches 2 times in two.rs when ignoring trailing whitespace (lines 1, 3)"),
+        "{}",
+        error.message
+    );
     assert_eq!(editor.buffer(&uri), text);
     // The agent picks one: occurrence applies to the normalized matches.
     let result = agent
-        .call("verbatim/strReplace", json!({"uri": uri, "oldStr": "a();\nb();\n", "newStr": "c();\n", "occurrence": 2, "summary": "s"}))
+        .call(
+            "verbatim/strReplace",
+            json!({"uri": uri, "oldStr": "a();\nb();\n", "newStr": "c();\n", "occurrence": 2, "summary": "s"}),
+        )
         .await
         .unwrap();
     assert_eq!(result["normalizations"], json!(["trailingWhitespace"]));

@@ -46,7 +46,12 @@ struct Mcp {
 
 async fn start(cwd: &Path, runtime_dir: &Path, state_dir: &Path, args: &[&str]) -> Mcp {
     let mut command = tokio::process::Command::new(cli_support::binary());
-    command.arg("mcp").args(args).current_dir(cwd).env("VERBATIM_RUNTIME_DIR", runtime_dir).env("VERBATIM_STATE_DIR", state_dir);
+    command
+        .arg("mcp")
+        .args(args)
+        .current_dir(cwd)
+        .env("VERBATIM_RUNTIME_DIR", runtime_dir)
+        .env("VERBATIM_STATE_DIR", state_dir);
     let transport = TokioChildProcess::new(command).unwrap();
     let progress = Arc::new(Mutex::new(Vec::new()));
     let client = TestClient { progress: progress.clone() }.serve(transport).await.unwrap();
@@ -68,7 +73,12 @@ impl Mcp {
 }
 
 fn text(result: &CallToolResult) -> String {
-    result.content.iter().filter_map(|content| content.as_text().map(|text| text.text.clone())).collect::<Vec<_>>().join("\n")
+    result
+        .content
+        .iter()
+        .filter_map(|content| content.as_text().map(|text| text.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn is_error(result: &CallToolResult) -> bool {
@@ -82,7 +92,10 @@ async fn the_tools_are_listed_with_the_ladder_in_their_descriptions() {
     let tools = mcp.client.list_all_tools().await.unwrap();
     let mut names: Vec<String> = tools.iter().map(|tool| tool.name.to_string()).collect();
     names.sort();
-    assert_eq!(names, ["apply_patch", "batch_edit", "list_documents", "read_file", "replace_range", "str_replace", "write_file"]);
+    assert_eq!(
+        names,
+        ["apply_patch", "batch_edit", "list_documents", "read_file", "replace_range", "str_replace", "write_file"]
+    );
     let tool = |name: &str| tools.iter().find(|tool| tool.name == name).unwrap();
     let str_replace = tool("str_replace");
     let description = str_replace.description.as_deref().unwrap();
@@ -90,7 +103,19 @@ async fn the_tools_are_listed_with_the_ladder_in_their_descriptions() {
         assert!(description.contains(teaching), "str_replace does not mention {teaching}: {description}");
     }
     let schema = serde_json::to_value(&*str_replace.input_schema).unwrap();
-    for property in ["path", "old_str", "new_str", "after", "before", "occurrence", "replace_all", "base_rev", "dry_run", "exact", "summary"] {
+    for property in [
+        "path",
+        "old_str",
+        "new_str",
+        "after",
+        "before",
+        "occurrence",
+        "replace_all",
+        "base_rev",
+        "dry_run",
+        "exact",
+        "summary",
+    ] {
         assert!(schema["properties"][property].is_object(), "no {property} in {schema}");
     }
     let required: Vec<&str> = schema["required"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
@@ -117,7 +142,12 @@ async fn without_an_editor_the_tools_read_and_edit_the_disk() {
     assert_eq!(body, MAIN);
     let rev = header.split(" · ").nth(1).unwrap().strip_prefix("rev ").unwrap().to_owned();
 
-    let ambiguous = mcp.call("str_replace", json!({"path": "src/main.rs", "old_str": "let x = 1;", "new_str": "let x = 2;", "summary": "Start at 2"})).await;
+    let ambiguous = mcp
+        .call(
+            "str_replace",
+            json!({"path": "src/main.rs", "old_str": "let x = 1;", "new_str": "let x = 2;", "summary": "Start at 2"}),
+        )
+        .await;
     assert!(is_error(&ambiguous));
     let message = text(&ambiguous);
     assert!(
@@ -126,7 +156,10 @@ async fn without_an_editor_the_tools_read_and_edit_the_disk() {
         ),
         "{message}"
     );
-    assert!(message.contains("occurrence 2 (line 7, column 5):\n    6 | fn other() {\n>   7 |     let x = 1;"), "{message}");
+    assert!(
+        message.contains("occurrence 2 (line 7, column 5):\n    6 | fn other() {\n>   7 |     let x = 1;"),
+        "{message}"
+    );
 
     let edit = mcp
         .call("str_replace", json!({"path": "src/main.rs", "old_str": "let x = 1;", "new_str": "let x = 2;", "occurrence": 2, "base_rev": rev, "summary": "Start at 2"}))
@@ -137,7 +170,12 @@ async fn without_an_editor_the_tools_read_and_edit_the_disk() {
     assert!(edit_text.contains("pass it as base_rev"), "{edit_text}");
     assert_eq!(project.text("src/main.rs"), MAIN.replace("other() {\n    let x = 1;", "other() {\n    let x = 2;"));
 
-    let stale = mcp.call("str_replace", json!({"path": "src/main.rs", "old_str": "run(x)", "new_str": "go(x)", "base_rev": rev, "summary": "Go"})).await;
+    let stale = mcp
+        .call(
+            "str_replace",
+            json!({"path": "src/main.rs", "old_str": "run(x)", "new_str": "go(x)", "base_rev": rev, "summary": "Go"}),
+        )
+        .await;
     assert!(is_error(&stale));
     assert!(text(&stale).starts_with("stale: base_rev "), "{}", text(&stale));
     assert!(text(&stale).contains("(read_file)"), "{}", text(&stale));
@@ -147,14 +185,18 @@ async fn without_an_editor_the_tools_read_and_edit_the_disk() {
         .await;
     assert!(!is_error(&range), "{range:?}");
     let batch = mcp
-        .call("batch_edit", json!({"summary": "Rename", "edits": [
-            {"path": "src/main.rs", "old_str": "fn other", "new_str": "fn another"},
-            {"path": "src/main.rs", "from_str": "run(", "to_str": ");", "new_str": "go(x);"},
-        ]}))
+        .call(
+            "batch_edit",
+            json!({"summary": "Rename", "edits": [
+                {"path": "src/main.rs", "old_str": "fn other", "new_str": "fn another"},
+                {"path": "src/main.rs", "from_str": "run(", "to_str": ");", "new_str": "go(x);"},
+            ]}),
+        )
         .await;
     assert!(!is_error(&batch), "{batch:?}");
     assert_eq!(project.text("src/main.rs"), "fn main() {\n    let x = 1;\n    go(x);\n}\n\nfn another() {}\n");
-    let created = mcp.call("write_file", json!({"path": "notes.md", "text": "# Notes\n", "summary": "Add notes"})).await;
+    let created =
+        mcp.call("write_file", json!({"path": "notes.md", "text": "# Notes\n", "summary": "Add notes"})).await;
     assert!(!is_error(&created), "{created:?}");
     assert_eq!(project.text("notes.md"), "# Notes\n");
     let documents = mcp.call("list_documents", json!({})).await;
@@ -166,14 +208,22 @@ async fn without_an_editor_the_tools_read_and_edit_the_disk() {
     // Mistakes are tool errors that say what to send.
     let outside = mcp.call("read_file", json!({"path": "/etc/hostname"})).await;
     assert!(text(&outside).starts_with("outsideWorkspace: "), "{outside:?}");
-    let misspelt = mcp.call("str_replace", json!({"path": "src/main.rs", "oldStr": "x", "new_str": "y", "summary": "s"})).await;
+    let misspelt =
+        mcp.call("str_replace", json!({"path": "src/main.rs", "oldStr": "x", "new_str": "y", "summary": "s"})).await;
     assert!(is_error(&misspelt));
-    assert!(text(&misspelt).starts_with("invalidParams: invalid arguments for str_replace: unknown field `oldStr`"), "{}", text(&misspelt));
+    assert!(
+        text(&misspelt).starts_with("invalidParams: invalid arguments for str_replace: unknown field `oldStr`"),
+        "{}",
+        text(&misspelt)
+    );
 
     // Journaled under the MCP client's name.
     let journal = project.cli.journal();
     assert_eq!(journal.len(), 4);
-    assert!(journal.iter().all(|entry| entry["agent"] == "test-mcp-client" && entry["source"] == "headless"), "{journal:?}");
+    assert!(
+        journal.iter().all(|entry| entry["agent"] == "test-mcp-client" && entry["source"] == "headless"),
+        "{journal:?}"
+    );
     mcp.client.cancel().await.unwrap();
 }
 
@@ -185,13 +235,20 @@ async fn a_write_waits_for_review_in_the_editor_and_reports_progress() {
     let mcp = start(editor.workspace.path(), editor.runtime_dir.path(), editor.state_dir.path(), &[]).await;
 
     let read = mcp.call("read_file", json!({"path": "main.rs"})).await;
-    assert!(text(&read).starts_with("main.rs · rev e1.1 · 8 lines · lf line endings · from the editor's buffer"), "{read:?}");
+    assert!(
+        text(&read).starts_with("main.rs · rev e1.1 · 8 lines · lf line endings · from the editor's buffer"),
+        "{read:?}"
+    );
 
-    let request = CallToolRequestParams::new("str_replace")
-        .with_arguments(arguments(json!({"path": "main.rs", "old_str": "fn other", "new_str": "fn another", "summary": "Rename other"})));
+    let request = CallToolRequestParams::new("str_replace").with_arguments(arguments(
+        json!({"path": "main.rs", "old_str": "fn other", "new_str": "fn another", "summary": "Rename other"}),
+    ));
     let handle = mcp
         .client
-        .send_cancellable_request(ClientRequest::CallToolRequest(Request::new(request)), PeerRequestOptions::no_options())
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(Request::new(request)),
+            PeerRequestOptions::no_options(),
+        )
         .await
         .unwrap();
     let response = tokio::spawn(handle.await_response());
@@ -205,7 +262,10 @@ async fn a_write_waits_for_review_in_the_editor_and_reports_progress() {
     }
     let progress = mcp.progress.lock().unwrap().clone();
     assert!(!progress.is_empty(), "no progress while waiting for review");
-    assert!(progress[0].message.as_deref().unwrap().starts_with("waiting for the person to review the edit"), "{progress:?}");
+    assert!(
+        progress[0].message.as_deref().unwrap().starts_with("waiting for the person to review the edit"),
+        "{progress:?}"
+    );
     assert!(!response.is_finished(), "the call must wait for the person");
 
     editor.decide(review, Review::Accept).await;
@@ -219,7 +279,12 @@ async fn a_write_waits_for_review_in_the_editor_and_reports_progress() {
 
     // A refusal is a tool error carrying the person's reason.
     editor.set_review(Review::Reject(Some("keep the old name".into())));
-    let rejected = mcp.call("str_replace", json!({"path": "main.rs", "old_str": "fn another", "new_str": "fn other2", "summary": "Rename again"})).await;
+    let rejected = mcp
+        .call(
+            "str_replace",
+            json!({"path": "main.rs", "old_str": "fn another", "new_str": "fn other2", "summary": "Rename again"}),
+        )
+        .await;
     assert!(is_error(&rejected));
     assert_eq!(text(&rejected), "rejected: The editor rejected the edit: keep the old name");
     let documents = mcp.call("list_documents", json!({})).await;

@@ -45,7 +45,10 @@ async fn a_patch_adds_updates_deletes_and_moves_files_in_one_edit() {
     let (editor, lib) = workspace().await;
     let agent = editor.agent("codex").await;
 
-    let preview = agent.call("verbatim/applyPatch", json!({"patch": PATCH, "summary": "Greet warmly", "dryRun": true})).await.unwrap();
+    let preview = agent
+        .call("verbatim/applyPatch", json!({"patch": PATCH, "summary": "Greet warmly", "dryRun": true}))
+        .await
+        .unwrap();
     assert_eq!(preview["applied"], false);
     assert_eq!(preview["format"], "applyPatch");
     let documents = preview["documents"].as_array().unwrap();
@@ -105,7 +108,13 @@ async fn a_patch_with_failing_hunks_changes_no_file_and_reports_every_hunk() {
 *** End Patch";
     let error = agent.call("verbatim/applyPatch", json!({"patch": patch, "summary": "s"})).await.unwrap_err();
     assert_eq!(error.kind(), "notFound");
-    assert!(error.message.starts_with("2 parts of the patch failed; nothing was applied.\n- patch line 7 (src/lib.rs): oldLines was not found"), "{}", error.message);
+    assert!(
+        error.message.starts_with(
+            "2 parts of the patch failed; nothing was applied.\n- patch line 7 (src/lib.rs): oldLines was not found"
+        ),
+        "{}",
+        error.message
+    );
     let failures = error.data["failures"].as_array().unwrap();
     assert_eq!(failures.len(), 2);
     assert_eq!(failures[0]["line"], 7);
@@ -143,11 +152,16 @@ async fn the_person_can_refuse_a_patch_and_then_nothing_happens() {
 
 #[tokio::test]
 async fn an_editor_that_cannot_delete_or_move_files_gets_a_clear_refusal() {
-    let editor = ScriptedEditor::start_with(EditorOptions { resource_operations: vec!["create"], ..EditorOptions::default() }).await;
+    let editor =
+        ScriptedEditor::start_with(EditorOptions { resource_operations: vec!["create"], ..EditorOptions::default() })
+            .await;
     std::fs::write(editor.path("gone.txt"), "x\n").unwrap();
     let agent = editor.agent("codex").await;
     let error = agent
-        .call("verbatim/applyPatch", json!({"patch": "*** Begin Patch\n*** Delete File: gone.txt\n*** End Patch", "summary": "s"}))
+        .call(
+            "verbatim/applyPatch",
+            json!({"patch": "*** Begin Patch\n*** Delete File: gone.txt\n*** End Patch", "summary": "s"}),
+        )
         .await
         .unwrap_err();
     assert_eq!(error.kind(), "editorError");
@@ -199,7 +213,11 @@ async fn malformed_patches_and_bad_paths_are_refused_with_their_line() {
         ("*** Begin Patch\n*** Update File: src/missing.rs\n@@\n-a\n+b\n*** End Patch", "unknownDocument", 2),
         ("*** Begin Patch\n*** Delete File: ../outside.txt\n*** End Patch", "outsideWorkspace", 2),
         ("*** Begin Patch\n*** Update File: src/lib.rs\n*** Move to: old.txt\n*** End Patch", "invalidParams", 3),
-        ("*** Begin Patch\n*** Delete File: old.txt\n*** Update File: old.txt\n@@\n-a\n+b\n*** End Patch", "invalidParams", 3),
+        (
+            "*** Begin Patch\n*** Delete File: old.txt\n*** Update File: old.txt\n@@\n-a\n+b\n*** End Patch",
+            "invalidParams",
+            3,
+        ),
         ("src/lib.rs\n<<<<<<< SEARCH\n=======\nx\n>>>>>>> REPLACE\n", "emptyQuote", 2),
     ];
     for (patch, kind, line) in cases {
@@ -225,7 +243,8 @@ async fn patches_obey_access_levels_and_path_rules() {
     let agent = editor.agent("reviewer").await;
     let refused = agent.call("verbatim/applyPatch", json!({"patch": patch, "summary": "s"})).await.unwrap_err();
     assert_eq!(refused.kind(), "permissionDenied");
-    let preview = agent.call("verbatim/applyPatch", json!({"patch": patch, "summary": "s", "dryRun": true})).await.unwrap();
+    let preview =
+        agent.call("verbatim/applyPatch", json!({"patch": patch, "summary": "s", "dryRun": true})).await.unwrap();
     assert_eq!(preview["documents"][0]["edits"][0]["newText"], "beta\n");
 
     let (editor, _lib) = workspace().await;

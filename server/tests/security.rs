@@ -79,7 +79,10 @@ async fn initialize(socket: &str, name: &str) -> (std::sync::Arc<common::Connect
     let (read, write) = stream.into_split();
     let (connection, _incoming) = common::Connection::start(read, write);
     let result = connection
-        .request("initialize", serde_json::json!({"processId": null, "rootUri": null, "clientInfo": {"name": name}, "capabilities": {}}))
+        .request(
+            "initialize",
+            serde_json::json!({"processId": null, "rootUri": null, "clientInfo": {"name": name}, "capabilities": {}}),
+        )
         .await
         .unwrap();
     connection.notify("initialized", serde_json::json!({})).await;
@@ -99,11 +102,19 @@ async fn the_read_only_socket_allows_reads_and_dry_runs_only() {
     let capabilities = &initialized["capabilities"]["experimental"]["verbatim"];
     assert_eq!(capabilities["access"], "readOnly");
     let methods: Vec<&str> = capabilities["methods"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
-    assert!(methods.contains(&"verbatim/read") && !methods.contains(&"verbatim/strReplace") && !methods.contains(&"verbatim/write"), "{methods:?}");
+    assert!(
+        methods.contains(&"verbatim/read")
+            && !methods.contains(&"verbatim/strReplace")
+            && !methods.contains(&"verbatim/write"),
+        "{methods:?}"
+    );
     assert!(capabilities["dryRunOnly"].as_array().unwrap().contains(&json!("verbatim/strReplace")));
     assert_eq!(agent.request("verbatim/read", json!({"uri": uri})).await.unwrap()["text"], "alpha\n");
     let preview = agent
-        .request("verbatim/strReplace", json!({"uri": uri, "oldStr": "alpha", "newStr": "beta", "dryRun": true, "summary": "s"}))
+        .request(
+            "verbatim/strReplace",
+            json!({"uri": uri, "oldStr": "alpha", "newStr": "beta", "dryRun": true, "summary": "s"}),
+        )
         .await
         .unwrap();
     assert_eq!(preview["dryRun"], true);
@@ -131,7 +142,10 @@ async fn the_editor_can_make_every_agent_read_only() {
     .await;
     let uri = editor.open("a.txt", "alpha\n", "alpha\n").await;
     let agent = editor.agent("agent").await;
-    let error = agent.call("verbatim/strReplace", json!({"uri": uri, "oldStr": "alpha", "newStr": "beta", "summary": "s"})).await.unwrap_err();
+    let error = agent
+        .call("verbatim/strReplace", json!({"uri": uri, "oldStr": "alpha", "newStr": "beta", "summary": "s"}))
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), "permissionDenied");
 }
 
@@ -147,10 +161,19 @@ async fn secrets_and_repository_internals_are_off_limits() {
     let read = agent.call("verbatim/read", json!({"uri": editor.uri(".env")})).await.unwrap_err();
     assert_eq!(read.kind(), "permissionDenied");
     assert_eq!(read.data["pattern"], ".env");
-    let git = agent.call("verbatim/strReplace", json!({"uri": editor.uri(".git/config"), "oldStr": "core", "newStr": "x", "summary": "s"})).await.unwrap_err();
+    let git = agent
+        .call(
+            "verbatim/strReplace",
+            json!({"uri": editor.uri(".git/config"), "oldStr": "core", "newStr": "x", "summary": "s"}),
+        )
+        .await
+        .unwrap_err();
     assert_eq!(git.kind(), "permissionDenied");
     // Open in the editor or not, a denied file is not written.
-    let open = agent.call("verbatim/strReplace", json!({"uri": env_uri, "oldStr": "x", "newStr": "y", "summary": "s"})).await.unwrap_err();
+    let open = agent
+        .call("verbatim/strReplace", json!({"uri": env_uri, "oldStr": "x", "newStr": "y", "summary": "s"}))
+        .await
+        .unwrap_err();
     assert_eq!(open.kind(), "permissionDenied");
     assert!(open.message.contains("writeDenyList"), "{}", open.message);
     assert_eq!(std::fs::read_to_string(editor.path(".env")).unwrap(), "TOKEN=secret\n");
@@ -171,15 +194,25 @@ async fn open_documents_outside_the_workspace_are_not_written_unless_allowed() {
         let uri = common::file_uri(&path);
         editor
             .connection
-            .notify("textDocument/didOpen", json!({"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1, "text": "one\n"}}))
+            .notify(
+                "textDocument/didOpen",
+                json!({"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1, "text": "one\n"}}),
+            )
             .await;
         editor.sync().await;
         let agent = editor.agent("agent").await;
         // Reading an open document is fine either way.
         assert_eq!(agent.read(&uri).await["text"], "one\n");
-        let result = agent.call("verbatim/strReplace", json!({"uri": uri, "oldStr": "one", "newStr": "two", "dryRun": true, "summary": "s"})).await;
+        let result = agent
+            .call(
+                "verbatim/strReplace",
+                json!({"uri": uri, "oldStr": "one", "newStr": "two", "dryRun": true, "summary": "s"}),
+            )
+            .await;
         assert!(result.is_ok(), "dry runs write nothing: {result:?}");
-        let result = agent.call("verbatim/strReplace", json!({"uri": uri, "oldStr": "one", "newStr": "two", "summary": "s"})).await;
+        let result = agent
+            .call("verbatim/strReplace", json!({"uri": uri, "oldStr": "one", "newStr": "two", "summary": "s"}))
+            .await;
         if allowed {
             // The scripted editor does not have it open in its own model, so it refuses;
             // what matters is that the server let the edit through to the editor.
@@ -188,7 +221,10 @@ async fn open_documents_outside_the_workspace_are_not_written_unless_allowed() {
             assert_eq!(result.unwrap_err().kind(), "outsideWorkspace");
         }
         // A custom deny list replaces the default one.
-        let lock = agent.call("verbatim/write", json!({"uri": editor.uri("Cargo.lock"), "text": "x", "summary": "s"})).await.unwrap_err();
+        let lock = agent
+            .call("verbatim/write", json!({"uri": editor.uri("Cargo.lock"), "text": "x", "summary": "s"}))
+            .await
+            .unwrap_err();
         assert_eq!(lock.kind(), "permissionDenied");
         std::fs::write(editor.path(".env"), "A=1\n").unwrap();
         assert_eq!(agent.read(&editor.uri(".env")).await["text"], "A=1\n");

@@ -97,8 +97,18 @@ async fn racing_agents_lose_no_update() {
         assert_eq!(result["baseRev"], previous_rev, "an edit was planned against a revision that was not current");
         for edit in result["edits"].as_array().unwrap().iter().rev() {
             let range = &edit["range"];
-            let start = offset_of(&replay, range["start"]["line"].as_u64().unwrap(), range["start"]["character"].as_u64().unwrap(), "utf-16");
-            let end = offset_of(&replay, range["end"]["line"].as_u64().unwrap(), range["end"]["character"].as_u64().unwrap(), "utf-16");
+            let start = offset_of(
+                &replay,
+                range["start"]["line"].as_u64().unwrap(),
+                range["start"]["character"].as_u64().unwrap(),
+                "utf-16",
+            );
+            let end = offset_of(
+                &replay,
+                range["end"]["line"].as_u64().unwrap(),
+                range["end"]["character"].as_u64().unwrap(),
+                "utf-16",
+            );
             assert_eq!(&replay[start..end], edit["oldText"].as_str().unwrap());
             replay.replace_range(start..end, edit["newText"].as_str().unwrap());
         }

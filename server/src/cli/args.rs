@@ -176,10 +176,10 @@ macro_rules! quote_args {
             #[arg(long = $flag, allow_hyphen_values = true, value_name = "TEXT")]
             pub $field: Option<String>,
             #[arg(
-                long = concat!($flag, "-file"),
-                value_name = "FILE",
-                help = concat!("Read --", $flag, " from this file (- for stdin), so that no shell mangles it")
-            )]
+                        long = concat!($flag, "-file"),
+                        value_name = "FILE",
+                        help = concat!("Read --", $flag, " from this file (- for stdin), so that no shell mangles it")
+                    )]
             pub $file: Option<PathBuf>,
         }
     };

@@ -43,7 +43,10 @@ mod tests {
             let code = of_kind(kind);
             assert!((3..64).contains(&code), "{kind}: {code}");
             assert!(EXIT_CODES_HELP.contains(&format!("{code:>2}  {kind}")), "--help lacks {code} {kind}");
-            assert!(agents.contains(&format!("| {code} | `{kind}` |")), "docs/agents.md lacks the row | {code} | `{kind}` |");
+            assert!(
+                agents.contains(&format!("| {code} | `{kind}` |")),
+                "docs/agents.md lacks the row | {code} | `{kind}` |"
+            );
         }
         assert_eq!(of_kind(ErrorKind::NotFound), 3);
         assert_eq!(of_kind(ErrorKind::EditorError), 18);

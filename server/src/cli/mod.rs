@@ -60,13 +60,20 @@ impl Failure {
         if json_output {
             let (kind, code, message, data) = match self {
                 Self::Usage(message) => ("usage", Value::Null, message.clone(), Value::Null),
-                Self::Protocol(error) => (error.kind.as_str(), json!(error.kind.code()), error.message.clone(), Value::Object(error.data.clone())),
+                Self::Protocol(error) => (
+                    error.kind.as_str(),
+                    json!(error.kind.code()),
+                    error.message.clone(),
+                    Value::Object(error.data.clone()),
+                ),
                 Self::Internal(message) => ("internal", Value::Null, message.clone(), Value::Null),
             };
             output::json(&json!({"error": {"kind": kind, "code": code, "message": message, "data": data}}));
         } else {
             match self {
-                Self::Protocol(error) => output::note(&format!("verbatim: {}: {}", error.kind, render::error(error, Vocabulary::Cli))),
+                Self::Protocol(error) => {
+                    output::note(&format!("verbatim: {}: {}", error.kind, render::error(error, Vocabulary::Cli)))
+                }
                 Self::Usage(_) | Self::Internal(_) => output::note(&format!("verbatim: {self}")),
             }
         }
@@ -135,7 +142,9 @@ fn call(command: args::Command) -> Result<(), Failure> {
         }
         Command::Write { path, text_file, base_rev, summary, route, output } => {
             let frontend = frontend(&route)?;
-            let text = stdin.text_of(None, Some(text_file.unwrap_or_else(|| PathBuf::from("-"))), "the text")?.unwrap_or_default();
+            let text = stdin
+                .text_of(None, Some(text_file.unwrap_or_else(|| PathBuf::from("-"))), "the text")?
+                .unwrap_or_default();
             let mut params = json!({"uri": frontend.uri_of(&path), "text": text, "summary": summary});
             if let Some(base_rev) = base_rev {
                 params["baseRev"] = json!(base_rev);
@@ -145,7 +154,12 @@ fn call(command: args::Command) -> Result<(), Failure> {
         }
         Command::Batch { summary, dry_run, route, output } => {
             let frontend = frontend(&route)?;
-            let params = batch_params(&frontend, &stdin.text_of(None, Some(PathBuf::from("-")), "the batch")?.unwrap_or_default(), summary, dry_run)?;
+            let params = batch_params(
+                &frontend,
+                &stdin.text_of(None, Some(PathBuf::from("-")), "the batch")?.unwrap_or_default(),
+                summary,
+                dry_run,
+            )?;
             let routed = runtime.block_on(frontend.call(method::BATCH_EDIT, params))?;
             if output.json {
                 output::json(&with_via(&routed));
@@ -157,7 +171,9 @@ fn call(command: args::Command) -> Result<(), Failure> {
         }
         Command::Patch { patch_file, summary, dry_run, exact, route, output } => {
             let frontend = frontend(&route)?;
-            let patch = stdin.text_of(None, Some(patch_file.unwrap_or_else(|| PathBuf::from("-"))), "the patch")?.unwrap_or_default();
+            let patch = stdin
+                .text_of(None, Some(patch_file.unwrap_or_else(|| PathBuf::from("-"))), "the patch")?
+                .unwrap_or_default();
             let params = json!({"patch": patch, "summary": summary, "dryRun": dry_run, "exact": exact});
             let routed = runtime.block_on(frontend.call(method::APPLY_PATCH, params))?;
             if output.json {
@@ -210,7 +226,8 @@ fn frontend(route: &RouteArgs) -> Result<Arc<Frontend>, Failure> {
 }
 
 fn decode<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, Failure> {
-    serde_json::from_value(value.clone()).map_err(|error| Failure::Internal(format!("unexpected result from the server: {error}")))
+    serde_json::from_value(value.clone())
+        .map_err(|error| Failure::Internal(format!("unexpected result from the server: {error}")))
 }
 
 /// The result as JSON, with `via` added to an object.
@@ -249,20 +266,33 @@ struct StdinOnce {
 }
 
 impl StdinOnce {
-    fn text_of(&mut self, inline: Option<String>, file: Option<PathBuf>, what: &'static str) -> Result<Option<String>, Failure> {
+    fn text_of(
+        &mut self,
+        inline: Option<String>,
+        file: Option<PathBuf>,
+        what: &'static str,
+    ) -> Result<Option<String>, Failure> {
         let Some(file) = file else { return Ok(inline) };
         let bytes = if file == Path::new("-") {
             if let Some(other) = self.taken_by.replace(what) {
-                return Err(Failure::Usage(format!("{what} and {other} both want stdin; read one of them from a file")));
+                return Err(Failure::Usage(format!(
+                    "{what} and {other} both want stdin; read one of them from a file"
+                )));
             }
             let mut bytes = Vec::new();
-            std::io::stdin().read_to_end(&mut bytes).map_err(|error| Failure::Internal(format!("cannot read stdin: {error}")))?;
+            std::io::stdin()
+                .read_to_end(&mut bytes)
+                .map_err(|error| Failure::Internal(format!("cannot read stdin: {error}")))?;
             bytes
         } else {
-            std::fs::read(&file).map_err(|error| Failure::Usage(format!("cannot read {what} from {}: {error}", file.display())))?
+            std::fs::read(&file)
+                .map_err(|error| Failure::Usage(format!("cannot read {what} from {}: {error}", file.display())))?
         };
         String::from_utf8(bytes).map(Some).map_err(|_| {
-            Failure::Protocol(ProtocolError::invalid_params(None, format!("{what} is not UTF-8 text; quotes and new text must be UTF-8.")))
+            Failure::Protocol(ProtocolError::invalid_params(
+                None,
+                format!("{what} is not UTF-8 text; quotes and new text must be UTF-8."),
+            ))
         })
     }
 
@@ -319,7 +349,10 @@ fn batch_params(frontend: &Frontend, input: &str, summary: Option<String>, dry_r
         Failure::Protocol(ProtocolError::invalid_params(None, format!("the batch on stdin is not JSON: {error}. Send verbatim/batchEdit params: {{\"summary\": ..., \"edits\": [...]}}.")))
     })?;
     let Value::Object(map) = &mut params else {
-        return Err(Failure::Protocol(ProtocolError::invalid_params(None, "the batch on stdin must be a JSON object: {\"summary\": ..., \"edits\": [...]}")));
+        return Err(Failure::Protocol(ProtocolError::invalid_params(
+            None,
+            "the batch on stdin must be a JSON object: {\"summary\": ..., \"edits\": [...]}",
+        )));
     };
     if let Some(Value::Array(edits)) = map.get_mut("edits") {
         for edit in edits {
@@ -349,14 +382,20 @@ fn editors(json_output: bool) -> Result<(), Failure> {
 }
 
 fn log(args: &LogArgs) -> Result<(), Failure> {
-    let journal = Journal::from_env()
-        .ok_or_else(|| Failure::Internal("no state directory: set VERBATIM_STATE_DIR, XDG_STATE_HOME or HOME".into()))?;
-    let cwd = std::env::current_dir().map_err(|error| Failure::Internal(format!("cannot read the current directory: {error}")))?;
+    let journal = Journal::from_env().ok_or_else(|| {
+        Failure::Internal("no state directory: set VERBATIM_STATE_DIR, XDG_STATE_HOME or HOME".into())
+    })?;
+    let cwd = std::env::current_dir()
+        .map_err(|error| Failure::Internal(format!("cannot read the current directory: {error}")))?;
     let files = if args.all {
         journal.files()
     } else {
-        let dir = args.workspace.as_ref().map_or_else(|| cwd.clone(), |dir| if dir.is_absolute() { dir.clone() } else { cwd.join(dir) });
-        let found = journal.find_for_dir(&dir).or_else(|| dir.canonicalize().ok().and_then(|real| journal.find_for_dir(&real)));
+        let dir = args
+            .workspace
+            .as_ref()
+            .map_or_else(|| cwd.clone(), |dir| if dir.is_absolute() { dir.clone() } else { cwd.join(dir) });
+        let found =
+            journal.find_for_dir(&dir).or_else(|| dir.canonicalize().ok().and_then(|real| journal.find_for_dir(&real)));
         match found {
             Some(file) => vec![file],
             None => {
@@ -370,16 +409,22 @@ fn log(args: &LogArgs) -> Result<(), Failure> {
         }
     };
     let wanted_path = args.path.as_ref().and_then(|path| {
-        let absolute = if Path::new(path).is_absolute() || path.contains(':') { path.clone() } else { cwd.join(path).to_string_lossy().into_owned() };
+        let absolute = if Path::new(path).is_absolute() || path.contains(':') {
+            path.clone()
+        } else {
+            cwd.join(path).to_string_lossy().into_owned()
+        };
         DocKey::parse(&absolute).ok()
     });
     let mut entries: Vec<Entry> = Vec::new();
     for file in files {
-        let read = read_entries(&file).map_err(|error| Failure::Internal(format!("cannot read {}: {error}", file.display())))?;
+        let read = read_entries(&file)
+            .map_err(|error| Failure::Internal(format!("cannot read {}: {error}", file.display())))?;
         entries.extend(read);
     }
     entries.retain(|entry| {
-        let path_matches = wanted_path.as_ref().is_none_or(|wanted| DocKey::parse(&entry.uri).ok().as_ref() == Some(wanted));
+        let path_matches =
+            wanted_path.as_ref().is_none_or(|wanted| DocKey::parse(&entry.uri).ok().as_ref() == Some(wanted));
         let agent_matches = args.agent.as_ref().is_none_or(|agent| &entry.agent == agent);
         path_matches && agent_matches
     });

@@ -145,7 +145,13 @@ impl Cli {
         files.sort();
         files
             .iter()
-            .flat_map(|file| std::fs::read_to_string(file).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect::<Vec<Value>>())
+            .flat_map(|file| {
+                std::fs::read_to_string(file)
+                    .unwrap()
+                    .lines()
+                    .map(|line| serde_json::from_str(line).unwrap())
+                    .collect::<Vec<Value>>()
+            })
             .collect()
     }
 }

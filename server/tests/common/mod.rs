@@ -125,7 +125,11 @@ impl Connection {
     }
 
     /// Sends a request and returns its id and a receiver for the response.
-    pub async fn start_request(&self, method: &str, params: Value) -> (i64, oneshot::Receiver<Result<Value, RpcError>>) {
+    pub async fn start_request(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> (i64, oneshot::Receiver<Result<Value, RpcError>>) {
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().unwrap().insert(id, tx);
@@ -371,7 +375,16 @@ impl ScriptedEditor {
                 }
             }
         });
-        Self { connection, shared, reviews: tokio::sync::Mutex::new(reviews_rx), child, runtime_dir, state_dir, workspace, encoding }
+        Self {
+            connection,
+            shared,
+            reviews: tokio::sync::Mutex::new(reviews_rx),
+            child,
+            runtime_dir,
+            state_dir,
+            workspace,
+            encoding,
+        }
     }
 
     /// The applyEdit requests the server has cancelled so far.
@@ -474,7 +487,8 @@ impl ScriptedEditor {
             if let Ok(entries) = std::fs::read_dir(self.runtime_dir.path()) {
                 for entry in entries.flatten() {
                     if entry.path().extension().is_some_and(|ext| ext == "json")
-                        && let Ok(value) = serde_json::from_slice::<Value>(&std::fs::read(entry.path()).unwrap_or_default())
+                        && let Ok(value) =
+                            serde_json::from_slice::<Value>(&std::fs::read(entry.path()).unwrap_or_default())
                     {
                         return value;
                     }
@@ -581,7 +595,8 @@ fn apply_in_model(shared: &EditorShared, params: &Value, review: &Review) -> Opt
         }
         if operation["kind"] == "rename" {
             // The file moves on disk; an open buffer moves with it, unsaved edits and all.
-            let (old_uri, new_uri) = (operation["oldUri"].as_str().unwrap().to_owned(), operation["newUri"].as_str().unwrap().to_owned());
+            let (old_uri, new_uri) =
+                (operation["oldUri"].as_str().unwrap().to_owned(), operation["newUri"].as_str().unwrap().to_owned());
             let new_path = uri_path(&new_uri);
             if let Some(parent) = new_path.parent() {
                 std::fs::create_dir_all(parent).unwrap();
@@ -599,7 +614,10 @@ fn apply_in_model(shared: &EditorShared, params: &Value, review: &Review) -> Opt
         if operation["kind"] == "create" {
             let uri = operation["uri"].as_str().unwrap().to_owned();
             documents.insert(uri.clone(), EditorDocument { text: String::new(), version: 1 });
-            notifications.push(("textDocument/didOpen", json!({"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1, "text": ""}})));
+            notifications.push((
+                "textDocument/didOpen",
+                json!({"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1, "text": ""}}),
+            ));
             continue;
         }
         let uri = operation["textDocument"]["uri"].as_str().unwrap().to_owned();
@@ -607,7 +625,10 @@ fn apply_in_model(shared: &EditorShared, params: &Value, review: &Review) -> Opt
             // Not open: load it from disk, as VS Code does.
             let text = std::fs::read_to_string(uri_path(&uri)).unwrap_or_default();
             documents.insert(uri.clone(), EditorDocument { text: text.clone(), version: 1 });
-            notifications.push(("textDocument/didOpen", json!({"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1, "text": text}})));
+            notifications.push((
+                "textDocument/didOpen",
+                json!({"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1, "text": text}}),
+            ));
         }
         let document = documents.get_mut(&uri).unwrap();
         let mut edits: Vec<(usize, usize, String, Value)> = operation["edits"]
@@ -616,8 +637,18 @@ fn apply_in_model(shared: &EditorShared, params: &Value, review: &Review) -> Opt
             .iter()
             .map(|edit| {
                 let range = &edit["range"];
-                let start = offset_of(&document.text, range["start"]["line"].as_u64().unwrap(), range["start"]["character"].as_u64().unwrap(), &encoding);
-                let end = offset_of(&document.text, range["end"]["line"].as_u64().unwrap(), range["end"]["character"].as_u64().unwrap(), &encoding);
+                let start = offset_of(
+                    &document.text,
+                    range["start"]["line"].as_u64().unwrap(),
+                    range["start"]["character"].as_u64().unwrap(),
+                    &encoding,
+                );
+                let end = offset_of(
+                    &document.text,
+                    range["end"]["line"].as_u64().unwrap(),
+                    range["end"]["character"].as_u64().unwrap(),
+                    &encoding,
+                );
                 (start, end, edit["newText"].as_str().unwrap().to_owned(), range.clone())
             })
             .collect();
@@ -639,7 +670,10 @@ fn apply_in_model(shared: &EditorShared, params: &Value, review: &Review) -> Opt
             changes.push(json!({"range": range, "text": replace}));
         }
         document.version += 2;
-        notifications.push(("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": document.version}, "contentChanges": changes})));
+        notifications.push((
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": document.version}, "contentChanges": changes}),
+        ));
     }
     Some(notifications)
 }
