@@ -11,6 +11,8 @@
 
 use std::io;
 
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
@@ -188,28 +190,32 @@ async fn read_headers<R: AsyncRead + Unpin>(
 pub fn check_body(body: &[u8]) -> Result<(), FrameError> {
     let text = std::str::from_utf8(body)
         .map_err(|error| FrameError::parse(format!("message body is not valid UTF-8 ({error})")))?;
-    let value: Value = serde_json::from_str(text)
-        .map_err(|error| FrameError::parse(format!("message body is not valid JSON: {error}")))?;
-    let Value::Object(message) = &value else {
-        return Err(FrameError::invalid(
-            "a JSON-RPC message must be a JSON object (batches are not supported)".into(),
-            Value::Null,
-        ));
-    };
-    let id = message.get("id").cloned().unwrap_or(Value::Null);
-    let id_ok = matches!(id, Value::Null | Value::Number(_) | Value::String(_));
-    let reply_id = if id_ok && !id.is_f64() { id.clone() } else { Value::Null };
-    if message.get("jsonrpc") != Some(&json!("2.0")) {
+    // Only the envelope is kept; `params` and `result` (a whole document, for a
+    // didOpen) are checked for syntax and nesting depth without being built.
+    let message: Envelope = serde_json::from_str(text).map_err(|error| {
+        if error.is_data() {
+            FrameError::invalid(
+                format!("a JSON-RPC message must be one JSON object with distinct fields (batches are not supported): {error}"),
+                Value::Null,
+            )
+        } else {
+            FrameError::parse(format!("message body is not valid JSON: {error}"))
+        }
+    })?;
+    let id = message.id.unwrap_or(Value::Null);
+    let id_ok = matches!(id, Value::Null | Value::Number(_) | Value::String(_)) && !id.is_f64();
+    let reply_id = if id_ok { id.clone() } else { Value::Null };
+    if message.jsonrpc.as_ref() != Some(&json!("2.0")) {
         return Err(FrameError::invalid("`jsonrpc` must be \"2.0\"".into(), reply_id));
     }
-    if !id_ok || id.is_f64() {
+    if !id_ok {
         return Err(FrameError::invalid("`id` must be an integer or a string".into(), Value::Null));
     }
-    match message.get("method") {
+    match message.method {
         Some(Value::String(_)) => Ok(()),
         Some(_) => Err(FrameError::invalid("`method` must be a string".into(), reply_id)),
-        None if message.contains_key("result") || message.contains_key("error") => {
-            if let Some(error) = message.get("error")
+        None if message.result || message.error.is_some() => {
+            if let Some(error) = message.error
                 && !(error.get("code").is_some_and(Value::is_i64) && error.get("message").is_some_and(Value::is_string))
             {
                 return Err(FrameError::invalid(
@@ -224,6 +230,28 @@ pub fn check_body(body: &[u8]) -> Result<(), FrameError> {
             reply_id,
         )),
     }
+}
+
+/// The fields of a JSON-RPC message that decide whether it is well formed.
+#[derive(serde::Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    jsonrpc: Option<Value>,
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<Value>,
+    #[serde(default, rename = "params")]
+    _params: Option<IgnoredAny>,
+    /// Whether `result` is present (a `null` result counts).
+    #[serde(default, deserialize_with = "present")]
+    result: bool,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    IgnoredAny::deserialize(deserializer).map(|_| true)
 }
 
 async fn write_loop<W: AsyncWrite + Unpin>(
@@ -289,6 +317,9 @@ mod tests {
         assert_eq!(check_body(b"\xff\xfe").map_err(|e| e.code), Err(-32700));
         assert_eq!(check_body(br#"{"jsonrpc":"2.0","id":true}"#).map_err(|e| e.code), Err(-32600));
         assert_eq!(check_body(br#"[1,2]"#).map_err(|e| e.code), Err(-32600));
+        // tower-lsp-server's own decoder would refuse a repeated field and drop the connection.
+        assert_eq!(check_body(br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#).map_err(|e| e.code), Err(-32600));
+        assert!(check_body(br#"{"jsonrpc":"2.0","method":"x","params":{"text":"a\nb","deep":[[[1]]]}}"#).is_ok());
         assert_eq!(check_body(br#"{"jsonrpc":"1.0","id":1,"method":"x"}"#).map_err(|e| e.id), Err(json!(1)));
         let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
         assert_eq!(check_body(deep.as_bytes()).map_err(|e| e.code), Err(-32700));
