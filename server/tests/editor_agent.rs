@@ -70,18 +70,10 @@ async fn the_edit_reaches_the_editor_versioned_and_annotated() {
     editor.set_review(Review::Manual);
     let agent = editor.agent("claude-code").await;
     let rev = agent.read(&uri).await["rev"].clone();
-    let call = tokio::spawn({
-        let connection = agent.connection.clone();
-        let uri = uri.clone();
-        async move {
-            connection
-                .request(
-                    "verbatim/strReplace",
-                    json!({"uri": uri, "oldStr": "run(x)", "newStr": "run(x + 1)", "summary": "Offset the run"}),
-                )
-                .await
-        }
-    });
+    let call = agent.spawn_call(
+        "verbatim/strReplace",
+        json!({"uri": uri, "oldStr": "run(x)", "newStr": "run(x + 1)", "summary": "Offset the run"}),
+    );
     let review = editor.next_review().await;
     let edit = &review.params["edit"];
     let document_edit = &edit["documentChanges"][0];
@@ -225,18 +217,10 @@ async fn typing_while_the_edit_waits_for_review_makes_it_stale() {
     let (editor, uri) = editor_with_main().await;
     editor.set_review(Review::Manual);
     let agent = editor.agent("agent").await;
-    let call = tokio::spawn({
-        let connection = agent.connection.clone();
-        let uri = uri.clone();
-        async move {
-            connection
-                .request(
-                    "verbatim/strReplace",
-                    json!({"uri": uri, "oldStr": "fn other", "newStr": "fn another", "summary": "Rename"}),
-                )
-                .await
-        }
-    });
+    let call = agent.spawn_call(
+        "verbatim/strReplace",
+        json!({"uri": uri, "oldStr": "fn other", "newStr": "fn another", "summary": "Rename"}),
+    );
     let review = editor.next_review().await;
     editor.type_text(&uri, "run(x);", "run(x); // typed during review").await;
     editor.decide(review, Review::Accept).await;
@@ -418,19 +402,10 @@ async fn a_file_that_is_not_open_is_edited_through_the_editor_with_version_null(
     let read = agent.read(&uri).await;
     assert_eq!(read["source"], "disk");
     assert!(read["rev"].as_str().unwrap().starts_with('d'));
-    let call = tokio::spawn({
-        let connection = agent.connection.clone();
-        let uri = uri.clone();
-        let rev = read["rev"].clone();
-        async move {
-            connection
-                .request(
-                    "verbatim/strReplace",
-                    json!({"uri": uri, "oldStr": "two", "newStr": "TWO", "baseRev": rev, "summary": "s"}),
-                )
-                .await
-        }
-    });
+    let call = agent.spawn_call(
+        "verbatim/strReplace",
+        json!({"uri": uri, "oldStr": "two", "newStr": "TWO", "baseRev": read["rev"], "summary": "s"}),
+    );
     let review = editor.next_review().await;
     assert_eq!(review.params["edit"]["documentChanges"][0]["textDocument"]["version"], Value::Null);
     editor.decide(review, Review::Accept).await;
@@ -501,18 +476,8 @@ async fn without_an_editor_answer_agents_learn_it_is_unavailable() {
     let (mut editor, uri) = editor_with_main().await;
     editor.set_review(Review::Manual);
     let agent = editor.agent("agent").await;
-    let call = tokio::spawn({
-        let connection = agent.connection.clone();
-        let uri = uri.clone();
-        async move {
-            connection
-                .request(
-                    "verbatim/strReplace",
-                    json!({"uri": uri, "oldStr": "fn other", "newStr": "fn x", "summary": "s"}),
-                )
-                .await
-        }
-    });
+    let call = agent
+        .spawn_call("verbatim/strReplace", json!({"uri": uri, "oldStr": "fn other", "newStr": "fn x", "summary": "s"}));
     let _review = editor.next_review().await;
     let socket = editor.discovery().await["socket"].as_str().unwrap().to_owned();
     // The editor goes away without answering: closing stdin ends the session.

@@ -13,13 +13,7 @@ use serde_json::{Value, json};
 const TEXT: &str = "alpha\nbeta\ngamma\n";
 
 fn pending_edit(agent: &common::Agent, uri: &str) -> tokio::task::JoinHandle<Result<Value, common::RpcError>> {
-    let connection = agent.connection.clone();
-    let uri = uri.to_owned();
-    tokio::spawn(async move {
-        connection
-            .request("verbatim/strReplace", json!({"uri": uri, "oldStr": "beta", "newStr": "BETA", "summary": "Shout"}))
-            .await
-    })
+    agent.spawn_call("verbatim/strReplace", json!({"uri": uri, "oldStr": "beta", "newStr": "BETA", "summary": "Shout"}))
 }
 
 #[tokio::test]

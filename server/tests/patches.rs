@@ -64,10 +64,7 @@ async fn a_patch_adds_updates_deletes_and_moves_files_in_one_edit() {
     assert!(disk(&editor, "old.txt").is_some());
 
     editor.set_review(Review::Manual);
-    let call = tokio::spawn({
-        let connection = agent.connection.clone();
-        async move { connection.request("verbatim/applyPatch", json!({"patch": PATCH, "summary": "Greet warmly"})).await }
-    });
+    let call = agent.spawn_call("verbatim/applyPatch", json!({"patch": PATCH, "summary": "Greet warmly"}));
     let review = editor.next_review().await;
     let operations: Vec<String> = review.params["edit"]["documentChanges"]
         .as_array()

@@ -734,6 +734,14 @@ impl Agent {
         self.connection.request(method, params).await
     }
 
+    /// Sends a request in the background, for a call that waits (for a review, say)
+    /// while the test plays the editor.
+    pub fn spawn_call(&self, method: &str, params: Value) -> tokio::task::JoinHandle<Result<Value, RpcError>> {
+        let connection = self.connection.clone();
+        let method = method.to_owned();
+        tokio::spawn(async move { connection.request(&method, params).await })
+    }
+
     pub async fn read(&self, uri: &str) -> Value {
         self.call("verbatim/read", json!({"uri": uri})).await.unwrap()
     }
