@@ -17,7 +17,7 @@ use tokio::time::Instant;
 
 use tower::Service;
 use tower_lsp_server::Client;
-use tower_lsp_server::jsonrpc::{self, Id, Request};
+use tower_lsp_server::jsonrpc::{Id, Request};
 use tower_lsp_server::ls_types::notification::Cancel;
 use tower_lsp_server::ls_types::request::{ApplyWorkspaceEdit, Request as LspRequest};
 use tower_lsp_server::ls_types::{
@@ -187,13 +187,7 @@ pub async fn apply_through_editor(
             .with("phase", "answer"));
         }
     };
-    let answer = answer.map_err(|error| {
-        ProtocolError::new(
-            ErrorKind::EditorError,
-            format!("The editor answered workspace/applyEdit with an error: {}. Nothing was applied.", error.message),
-        )
-        .with("editorError", serde_json::json!({"code": error.code.code(), "message": error.message}))
-    })?;
+    let answer = answer?;
     if !answer.applied {
         return Err(refusal(state, documents, answer.failure_reason));
     }
@@ -206,7 +200,7 @@ pub async fn apply_through_editor(
 fn send_apply_edit(
     client: &Client,
     params: ApplyWorkspaceEditParams,
-) -> impl Future<Output = jsonrpc::Result<ApplyWorkspaceEditResponse>> + use<> {
+) -> impl Future<Output = Result<ApplyWorkspaceEditResponse, ProtocolError>> + use<> {
     let id = client.next_request_id();
     let request = Request::build(<ApplyWorkspaceEdit as LspRequest>::METHOD)
         .id(id.clone())
@@ -217,13 +211,27 @@ fn send_apply_edit(
     async move {
         let response = call.await;
         cancel.disarm();
-        let Ok(Some(response)) = response else {
-            return Err(jsonrpc::Error::internal_error());
-        };
-        let (_, result) = response.into_parts();
-        result.and_then(|value| {
-            serde_json::from_value(value).map_err(|error| jsonrpc::Error::invalid_params(error.to_string()))
-        })
+        // No response at all: the editor connection ended while the edit waited.
+        let Ok(Some(response)) = response else { return Err(editor_gone()) };
+        match response.into_parts().1 {
+            Ok(value) => serde_json::from_value(value).map_err(|error| {
+                ProtocolError::new(
+                    ErrorKind::EditorError,
+                    format!(
+                        "The editor's answer to workspace/applyEdit is not an ApplyWorkspaceEditResult ({error}), so \
+                         whether it applied the edit is unknown. Read the document again before retrying."
+                    ),
+                )
+            }),
+            Err(error) => Err(ProtocolError::new(
+                ErrorKind::EditorError,
+                format!(
+                    "The editor answered workspace/applyEdit with an error: {}. Nothing was applied.",
+                    error.message
+                ),
+            )
+            .with("editorError", serde_json::json!({"code": error.code.code(), "message": error.message}))),
+        }
     }
 }
 
