@@ -7,70 +7,22 @@
 // Needs: CODE_SERVER_BIN, VERBATIM_BIN, VERBATIM_TEST_OUTPUT (test/run.sh sets them).
 
 import * as assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
-import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import * as net from "node:net";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { fileURLToPath, pathToFileURL } from "node:url";
-
-import { chromium } from "playwright-core";
+import { pathToFileURL } from "node:url";
 
 import { Agent, discoveryFiles, ResponseError } from "./agent.mjs";
+import { extensionDir, launchEditor, numberedFile, numberedLine, requiredEnv, waitFor, withTimeout } from "./harness.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const extensionDir = path.resolve(here, "../..");
-const vsix = path.join(extensionDir, "dist", "verbatim.vsix");
-const codeServer = requiredEnv("CODE_SERVER_BIN");
-const serverBin = requiredEnv("VERBATIM_BIN");
 const output = requiredEnv("VERBATIM_TEST_OUTPUT");
-const chromiumPath = process.env.CHROMIUM_BIN ?? "/usr/bin/chromium";
 
 const ORIGINAL = "alpha\nbeta\ngamma\n";
+/** A file of 20,000 distinct lines, written next to the fixture before code-server starts. */
+const LARGE_NAME = "large.txt";
+const LARGE_LINES = 20_000;
 /** The file after the person typed "delta" on its last line. */
 const TYPED = "alpha\nbeta\ngamma\ndelta";
-
-function requiredEnv(name) {
-    const value = process.env[name];
-    if (!value) throw new Error(`${name} is not set; run the test through vscode-extension/test/run.sh`);
-    return value;
-}
-
-async function waitFor(what, probe, { timeout = 60_000, interval = 250 } = {}) {
-    const deadline = Date.now() + timeout;
-    let last;
-    for (;;) {
-        try {
-            const value = await probe();
-            if (value) return value;
-        } catch (error) {
-            last = error;
-        }
-        if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what}${last ? `: ${last.message}` : ""}`);
-        await new Promise((resolve) => setTimeout(resolve, interval));
-    }
-}
-
-function freePort() {
-    return new Promise((resolve, reject) => {
-        const server = net.createServer();
-        server.once("error", reject);
-        server.listen(0, "127.0.0.1", () => {
-            const { port } = server.address();
-            server.close(() => resolve(port));
-        });
-    });
-}
-
-/** Rejects when `promise` has not settled after `ms`: a step must fail, not hang. */
-function withTimeout(promise, what, ms = 30_000) {
-    let timer;
-    const timeout = new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-    });
-    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** Resolves with the error of a request that must fail. */
 async function expectError(promise) {
@@ -84,110 +36,33 @@ async function expectError(promise) {
 }
 
 describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
-    const temp = mkdtempSync(path.join(tmpdir(), "verbatim-vscode-"));
-    const userData = path.join(temp, "user-data");
-    const extensions = path.join(temp, "extensions");
-    const workspace = path.join(temp, "workspace");
-    const runtimeDir = path.join(temp, "run");
-    const notesPath = path.join(workspace, "notes.txt");
-    const notesUri = pathToFileURL(notesPath).href;
-
-    let codeServerProcess;
-    let browser;
+    let editor;
+    let workspace;
+    let runtimeDir;
+    let notesPath;
+    let notesUri;
     let page;
     let agent;
     let lastStep = "setup";
 
     before(async () => {
         rmSync(output, { recursive: true, force: true });
-        mkdirSync(output, { recursive: true });
-        cpSync(path.join(extensionDir, "test", "fixtures", "workspace"), workspace, { recursive: true });
+        editor = await launchEditor({
+            fixture: path.join(extensionDir, "test", "fixtures", "workspace"),
+            setup: (folder) => writeFileSync(path.join(folder, LARGE_NAME), numberedFile(LARGE_LINES)),
+            settings: { "verbatim.logLevel": "debug" },
+            output,
+        });
+        ({ workspace, runtimeDir, page } = editor);
+        notesPath = path.join(workspace, "notes.txt");
+        notesUri = pathToFileURL(notesPath).href;
         assert.equal(readFileSync(notesPath, "utf8"), ORIGINAL);
-
-        mkdirSync(path.join(userData, "User"), { recursive: true });
-        writeFileSync(
-            path.join(userData, "User", "settings.json"),
-            JSON.stringify(
-                {
-                    "security.workspace.trust.enabled": false,
-                    "files.autoSave": "off",
-                    "chat.disableAIFeatures": true,
-                    "workbench.secondarySideBar.defaultVisibility": "hidden",
-                    "workbench.startupEditor": "none",
-                    "workbench.tips.enabled": false,
-                    "update.mode": "none",
-                    "telemetry.telemetryLevel": "off",
-                    "editor.acceptSuggestionOnEnter": "off",
-                    "editor.quickSuggestions": { other: false, comments: false, strings: false },
-                    "verbatim.server.path": serverBin,
-                    "verbatim.logLevel": "debug",
-                },
-                null,
-                2,
-            ),
-        );
-        const configFile = path.join(temp, "code-server.yaml");
-        writeFileSync(configFile, "auth: none\ncert: false\n");
-
-        execFileSync(codeServer, ["--config", configFile, "--user-data-dir", userData, "--extensions-dir", extensions, "--install-extension", vsix], {
-            stdio: ["ignore", "inherit", "inherit"],
-            timeout: 120_000,
-        });
-
-        const port = await freePort();
-        const log = createWriteStream(path.join(output, "code-server.log"));
-        codeServerProcess = spawn(
-            codeServer,
-            [
-                "--config", configFile,
-                "--auth", "none",
-                "--bind-addr", `127.0.0.1:${port}`,
-                "--user-data-dir", userData,
-                "--extensions-dir", extensions,
-                "--disable-telemetry",
-                "--disable-update-check",
-                "--disable-workspace-trust",
-                "--disable-getting-started-override",
-                workspace,
-            ],
-            {
-                // The extension host inherits this environment, and the server inherits the extension host's.
-                env: { ...process.env, VERBATIM_RUNTIME_DIR: runtimeDir },
-                stdio: ["ignore", "pipe", "pipe"],
-                detached: true,
-            },
-        );
-        codeServerProcess.stdout.pipe(log);
-        codeServerProcess.stderr.pipe(log);
-        await waitFor("code-server to listen", async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, { timeout: 90_000 });
-
-        browser = await chromium.launch({
-            executablePath: chromiumPath,
-            args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-        });
-        const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-        await context.grantPermissions(["clipboard-read", "clipboard-write"]);
-        page = await context.newPage();
-        page.setDefaultTimeout(60_000);
-        await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
-        await page.waitForSelector(".monaco-workbench", { timeout: 120_000 });
     });
 
     after(async () => {
         if (page) await page.screenshot({ path: path.join(output, "last.png") }).catch(() => undefined);
         await agent?.close().catch(() => undefined);
-        await browser?.close().catch(() => undefined);
-        if (codeServerProcess?.pid) {
-            try {
-                process.kill(-codeServerProcess.pid, "SIGTERM");
-            } catch {
-                // Already gone.
-            }
-        }
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-        const logs = path.join(userData, "logs");
-        if (existsSync(logs)) cpSync(logs, path.join(output, "vscode-logs"), { recursive: true });
-        rmSync(temp, { recursive: true, force: true });
+        await editor?.close();
         console.log(`# end-to-end artifacts in ${output} (last step: ${lastStep})`);
     });
 
@@ -212,19 +87,21 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         });
     }
 
-    const panel = () => page.locator("#workbench\\.parts\\.panel");
-    const statusBar = () => page.locator("#workbench\\.parts\\.statusbar");
-    const notesTab = () => page.locator(".tabs-container .tab", { hasText: "notes.txt" });
+    const statusBar = () => editor.statusBar();
+    const notesTab = () => editor.tab("notes.txt");
+    const waitForPreview = (label) => editor.waitForPreview(label);
+    const runCommand = (title) => editor.runCommand(title);
 
     /** Sends `verbatim/strReplace` as the agent; the returned promise settles when the person decides. */
-    function strReplace(oldStr, newStr, summary, baseRev) {
-        const pending = agent.request("verbatim/strReplace", { uri: notesUri, oldStr, newStr, baseRev, summary });
+    function strReplace(oldStr, newStr, summary, baseRev, uri = notesUri) {
+        const pending = agent.request("verbatim/strReplace", { uri, oldStr, newStr, baseRev, summary });
         pending.catch(() => undefined); // Awaited later; keep Node from calling it unhandled meanwhile.
         return pending;
     }
 
-    async function read() {
-        return agent.request("verbatim/read", { uri: notesUri });
+    /** The server's live copy of the document: the editor's buffer, as its didChange notifications left it. */
+    async function read(uri = notesUri) {
+        return agent.request("verbatim/read", { uri });
     }
 
     /** Waits until the server's live buffer holds `text` (the editor's didChange is asynchronous). */
@@ -240,28 +117,6 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         await page.locator(".monaco-editor .view-lines", { hasText: "alpha" }).first().click();
         await page.keyboard.press("Control+End");
         await page.keyboard.type(text);
-    }
-
-    /**
-     * Waits for the Refactor Preview to show an edit labelled `label`. VS Code
-     * puts the change annotation's label (and its description, which the
-     * extension drops when it only repeats the summary) in the edit row's hover.
-     */
-    async function waitForPreview(label) {
-        const labelled = panel().locator(`.monaco-list-row:has([title^="${label}"])`).first();
-        await labelled.waitFor({ state: "visible", timeout: 60_000 });
-        await panel().locator(".monaco-button", { hasText: "Apply" }).first().waitFor({ state: "visible" });
-        return labelled;
-    }
-
-    /** Runs a command through the command palette (F1: Ctrl+Shift+P would go to the browser). */
-    async function runCommand(title) {
-        await page.keyboard.press("F1");
-        const input = page.locator(".quick-input-widget input");
-        await input.waitFor({ state: "visible" });
-        await input.fill(`>${title}`);
-        await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ state: "visible" });
-        await page.keyboard.press("Enter");
     }
 
     let discovery;
@@ -306,15 +161,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         const pending = strReplace("beta", "BETA", "Shout beta", before.rev);
         const row = await waitForPreview("test-agent: Shout beta");
         await statusBar().getByText("1 pending").first().waitFor({ state: "visible", timeout: 30_000 });
-        // The changes start unchecked: tick them.
-        const checkboxes = panel().locator(".monaco-checkbox");
-        await checkboxes.first().waitFor({ state: "visible" });
-        const count = await checkboxes.count();
-        for (let i = 0; i < count; i++) {
-            const box = checkboxes.nth(i);
-            if ((await box.getAttribute("aria-checked")) !== "true") await box.click();
-        }
-        await checkboxes.last().and(page.locator('[aria-checked="true"]')).waitFor({ state: "visible" });
+        await editor.tickAllChanges();
 
         // Selecting the edit opens VS Code's diff of the ticked changes; hovering
         // it shows its label, so the screenshot says who proposed what.
@@ -326,7 +173,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         await page.getByText("test-agent: Shout beta", { exact: true }).first().waitFor({ state: "visible", timeout: 10_000 });
         await page.screenshot({ path: path.join(output, "refactor-preview.png") });
 
-        await panel().locator(".monaco-button", { hasText: "Apply" }).first().click();
+        await editor.pressApply();
 
         const result = await withTimeout(pending, "the agent's answer");
         assert.equal(result.applied, true);
@@ -348,7 +195,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         const before = await read();
         const pending = strReplace("gamma", "GAMMA", "Shout gamma", before.rev);
         await waitForPreview("test-agent: Shout gamma");
-        await panel().locator(".monaco-button", { hasText: "Discard" }).first().click();
+        await editor.pressDiscard();
 
         const error = await expectError(pending);
         assert.equal(error.data?.kind, "rejected");
@@ -380,9 +227,8 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         await typeAtEndOfNotes("?");
         const moved = await waitForServerText(`${before.text}?`);
 
-        const box = panel().locator(".monaco-checkbox").first();
-        if ((await box.getAttribute("aria-checked")) !== "true") await box.click();
-        await panel().locator(".monaco-button", { hasText: "Apply" }).first().click();
+        await editor.tickAllChanges();
+        await editor.pressApply();
         // VS Code refuses in a modal dialog; the person acknowledges it.
         const dialog = page.locator(".monaco-dialog-box", { hasText: "has changed in the meantime" });
         await dialog.waitFor({ state: "visible" });
@@ -395,6 +241,41 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         assert.equal(error.data?.currentRev, moved.rev);
         assert.equal((await read()).text, moved.text, "VS Code applied nothing");
         await page.keyboard.press("Escape");
+    });
+
+    step("a 20,000-line file: an edit near the end, applied in the preview, leaves the buffer exact", async () => {
+        const largePath = path.join(workspace, LARGE_NAME);
+        const largeUri = pathToFileURL(largePath).href;
+        const original = readFileSync(largePath, "utf8");
+        await editor.openFromExplorer(LARGE_NAME, numberedLine(1));
+        const before = await waitFor("the server to hold the large file as the editor opened it", async () => {
+            const result = await read(largeUri);
+            return result.text === original ? result : undefined;
+        });
+
+        const target = numberedLine(LARGE_LINES - 7);
+        const replacement = `${target} (edited by the agent)`;
+        const pending = strReplace(target, replacement, "Edit near the end", before.rev, largeUri);
+        await waitForPreview("test-agent: Edit near the end");
+        await editor.tickAllChanges();
+        await editor.pressApply();
+        const result = await withTimeout(pending, "the agent's answer");
+        assert.equal(result.applied, true);
+        assert.equal(result.modifiedByEditor, false);
+
+        const expected = original.replace(target, replacement);
+        assert.notEqual(expected, original);
+        const live = await read(largeUri);
+        assert.equal(live.rev, result.rev);
+        assert.ok(live.text === expected, "the server's copy of the buffer is the original with one line replaced");
+
+        // The editor's own text, written out by a save, is exact too.
+        await editor.tab(LARGE_NAME).click();
+        await editor.tab(LARGE_NAME).and(page.locator(".active")).waitFor({ state: "visible" });
+        await page.locator(".monaco-editor .view-lines").first().click();
+        await page.keyboard.press("Control+s");
+        await waitFor("the save to reach the disk", () => readFileSync(largePath, "utf8") !== original);
+        assert.ok(readFileSync(largePath, "utf8") === expected, "the saved file is the original with one line replaced");
     });
 
     step("Toggle Auto-Apply: the next edit is applied at once, without the preview", async () => {

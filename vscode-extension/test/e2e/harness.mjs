@@ -1,0 +1,276 @@
+// A real VS Code for the end-to-end test and the latency benchmark: code-server
+// (VS Code 1.139.1 in the browser) with the packaged extension installed, on a
+// scratch copy of a workspace, driven by playwright-core in Debian's Chromium.
+//
+// Needs: CODE_SERVER_BIN, VERBATIM_BIN, VERBATIM_TEST_OUTPUT (test/run.sh sets them).
+
+import { spawn, execFileSync } from "node:child_process";
+import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import * as net from "node:net";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+import { chromium } from "playwright-core";
+
+import { Agent, discoveryFiles } from "./agent.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const extensionDir = path.resolve(here, "../..");
+
+export function requiredEnv(name) {
+    const value = process.env[name];
+    if (!value) throw new Error(`${name} is not set; run through vscode-extension/test/run.sh`);
+    return value;
+}
+
+export async function waitFor(what, probe, { timeout = 60_000, interval = 250 } = {}) {
+    const deadline = Date.now() + timeout;
+    let last;
+    for (;;) {
+        try {
+            const value = await probe();
+            if (value) return value;
+        } catch (error) {
+            last = error;
+        }
+        if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what}${last ? `: ${last.message}` : ""}`);
+        await new Promise((resolve) => setTimeout(resolve, interval));
+    }
+}
+
+/** Rejects when `promise` has not settled after `ms`: a step must fail, not hang. */
+export function withTimeout(promise, what, ms = 30_000) {
+    let timer;
+    const timeout = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+    });
+    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Line `n` (from 1) of a generated file: every line is distinct, so any one can be quoted. */
+export function numberedLine(n) {
+    return `line ${String(n).padStart(6, "0")}: the quick brown fox jumps over the lazy dog`;
+}
+
+/** A file of `count` numbered lines, each ending in a newline. */
+export function numberedFile(count) {
+    const lines = new Array(count);
+    for (let n = 1; n <= count; n++) lines[n - 1] = numberedLine(n);
+    return `${lines.join("\n")}\n`;
+}
+
+function freePort() {
+    return new Promise((resolve, reject) => {
+        const server = net.createServer();
+        server.once("error", reject);
+        server.listen(0, "127.0.0.1", () => {
+            const { port } = server.address();
+            server.close(() => resolve(port));
+        });
+    });
+}
+
+/** User settings that keep VS Code quiet and deterministic under test. */
+const BASE_SETTINGS = {
+    "security.workspace.trust.enabled": false,
+    "files.autoSave": "off",
+    "chat.disableAIFeatures": true,
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": false,
+    "update.mode": "none",
+    "telemetry.telemetryLevel": "off",
+    "editor.acceptSuggestionOnEnter": "off",
+    "editor.quickSuggestions": { other: false, comments: false, strings: false },
+};
+
+/**
+ * Starts code-server on a scratch copy of `fixture` (a directory) with the
+ * packaged extension, and opens it in Chromium. `setup(workspace)` may add
+ * files before code-server starts; `settings` are added to the user settings.
+ * `serverPath` overrides the binary the extension starts (default VERBATIM_BIN);
+ * `initScript` runs in the page before VS Code's own scripts.
+ */
+export async function launchEditor({ fixture, setup, settings = {}, serverPath, initScript, output }) {
+    const codeServer = requiredEnv("CODE_SERVER_BIN");
+    const vsix = path.join(extensionDir, "dist", "verbatim.vsix");
+    const chromiumPath = process.env.CHROMIUM_BIN ?? "/usr/bin/chromium";
+
+    const temp = mkdtempSync(path.join(tmpdir(), "verbatim-vscode-"));
+    const userData = path.join(temp, "user-data");
+    const extensions = path.join(temp, "extensions");
+    const workspace = path.join(temp, "workspace");
+    const runtimeDir = path.join(temp, "run");
+    mkdirSync(output, { recursive: true });
+    if (fixture) cpSync(fixture, workspace, { recursive: true });
+    else mkdirSync(workspace, { recursive: true });
+    await setup?.(workspace, temp);
+
+    mkdirSync(path.join(userData, "User"), { recursive: true });
+    writeFileSync(
+        path.join(userData, "User", "settings.json"),
+        JSON.stringify({ ...BASE_SETTINGS, "verbatim.server.path": serverPath ?? requiredEnv("VERBATIM_BIN"), ...settings }, null, 2),
+    );
+    const configFile = path.join(temp, "code-server.yaml");
+    writeFileSync(configFile, "auth: none\ncert: false\n");
+
+    execFileSync(codeServer, ["--config", configFile, "--user-data-dir", userData, "--extensions-dir", extensions, "--install-extension", vsix], {
+        stdio: ["ignore", "inherit", "inherit"],
+        timeout: 120_000,
+    });
+
+    const port = await freePort();
+    const log = createWriteStream(path.join(output, "code-server.log"));
+    const codeServerProcess = spawn(
+        codeServer,
+        [
+            "--config", configFile,
+            "--auth", "none",
+            "--bind-addr", `127.0.0.1:${port}`,
+            "--user-data-dir", userData,
+            "--extensions-dir", extensions,
+            "--disable-telemetry",
+            "--disable-update-check",
+            "--disable-workspace-trust",
+            "--disable-getting-started-override",
+            workspace,
+        ],
+        {
+            // The extension host inherits this environment, and the server inherits the extension host's.
+            env: { ...process.env, VERBATIM_RUNTIME_DIR: runtimeDir },
+            stdio: ["ignore", "pipe", "pipe"],
+            detached: true,
+        },
+    );
+    codeServerProcess.stdout.pipe(log);
+    codeServerProcess.stderr.pipe(log);
+
+    const editor = new Editor({ temp, userData, workspace, runtimeDir, output, codeServerProcess });
+    try {
+        await waitFor("code-server to listen", async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, { timeout: 90_000 });
+        editor.browser = await chromium.launch({
+            executablePath: chromiumPath,
+            args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+        });
+        const context = await editor.browser.newContext({ viewport: { width: 1280, height: 800 } });
+        await context.grantPermissions(["clipboard-read", "clipboard-write"]);
+        if (initScript) await context.addInitScript(initScript);
+        editor.page = await context.newPage();
+        editor.page.setDefaultTimeout(60_000);
+        await editor.page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+        await editor.page.waitForSelector(".monaco-workbench", { timeout: 120_000 });
+    } catch (error) {
+        await editor.close();
+        throw error;
+    }
+    return editor;
+}
+
+/** A running code-server with its page, and the UI actions the tests share. */
+export class Editor {
+    browser;
+    page;
+
+    constructor({ temp, userData, workspace, runtimeDir, output, codeServerProcess }) {
+        this.temp = temp;
+        this.userData = userData;
+        this.workspace = workspace;
+        this.runtimeDir = runtimeDir;
+        this.output = output;
+        this.codeServerProcess = codeServerProcess;
+    }
+
+    /** Closes the browser and code-server; copies VS Code's logs to the output directory. */
+    async close() {
+        await this.browser?.close().catch(() => undefined);
+        if (this.codeServerProcess?.pid) {
+            try {
+                process.kill(-this.codeServerProcess.pid, "SIGTERM");
+            } catch {
+                // Already gone.
+            }
+        }
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        const logs = path.join(this.userData, "logs");
+        if (existsSync(logs)) cpSync(logs, path.join(this.output, "vscode-logs"), { recursive: true });
+        rmSync(this.temp, { recursive: true, force: true });
+    }
+
+    panel() {
+        return this.page.locator("#workbench\\.parts\\.panel");
+    }
+
+    statusBar() {
+        return this.page.locator("#workbench\\.parts\\.statusbar");
+    }
+
+    /** The editor tab of the file `name` (not the tab of a diff that shows it). */
+    tab(name) {
+        return this.page.locator(`.tabs-container .tab[data-resource-name="${name}"]:not([aria-label*="↔"])`);
+    }
+
+    /** The discovery file of the server started for this workspace (a newer one than `previous`). */
+    async discovery(previous) {
+        const folder = pathToFileURL(this.workspace).href;
+        return waitFor(
+            `a discovery file in VERBATIM_RUNTIME_DIR=${this.runtimeDir}`,
+            () => discoveryFiles(this.runtimeDir).find((file) => file.workspaceFolders.includes(folder) && file.pid !== previous?.pid),
+            { timeout: 90_000 },
+        );
+    }
+
+    /** Connects an agent to the server, once it is up. */
+    async connectAgent(name = "test-agent") {
+        return Agent.connect((await this.discovery()).socket, name);
+    }
+
+    /** Opens a workspace file by clicking it in the Explorer (Ctrl+P would go to the browser). */
+    async openFromExplorer(name, visibleText) {
+        await this.page.locator(".explorer-folders-view").getByText(name, { exact: true }).first().click();
+        await this.tab(name).waitFor({ state: "visible" });
+        if (visibleText) await this.page.locator(".monaco-editor .view-lines", { hasText: visibleText }).first().waitFor({ state: "visible" });
+    }
+
+    /**
+     * Waits for the Refactor Preview to show an edit labelled `label`. VS Code
+     * puts the change annotation's label (and its description, which the
+     * extension drops when it only repeats the summary) in the edit row's hover.
+     */
+    async waitForPreview(label, timeout = 60_000) {
+        const labelled = this.panel().locator(`.monaco-list-row:has([title^="${label}"])`).first();
+        await labelled.waitFor({ state: "visible", timeout });
+        await this.panel().locator(".monaco-button", { hasText: "Apply" }).first().waitFor({ state: "visible" });
+        return labelled;
+    }
+
+    /** Ticks every change in the Refactor Preview: they start unchecked. */
+    async tickAllChanges() {
+        const checkboxes = this.panel().locator(".monaco-checkbox");
+        await checkboxes.first().waitFor({ state: "visible" });
+        const count = await checkboxes.count();
+        for (let i = 0; i < count; i++) {
+            const box = checkboxes.nth(i);
+            if ((await box.getAttribute("aria-checked")) !== "true") await box.click();
+        }
+        await checkboxes.last().and(this.page.locator('[aria-checked="true"]')).waitFor({ state: "visible" });
+    }
+
+    async pressApply() {
+        await this.panel().locator(".monaco-button", { hasText: "Apply" }).first().click();
+    }
+
+    async pressDiscard() {
+        await this.panel().locator(".monaco-button", { hasText: "Discard" }).first().click();
+    }
+
+    /** Runs a command through the command palette (F1: Ctrl+Shift+P would go to the browser). */
+    async runCommand(title) {
+        await this.page.keyboard.press("F1");
+        const input = this.page.locator(".quick-input-widget input");
+        await input.waitFor({ state: "visible" });
+        await input.fill(`>${title}`);
+        await this.page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ state: "visible" });
+        await this.page.keyboard.press("Enter");
+    }
+}
