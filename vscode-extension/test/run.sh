@@ -11,6 +11,11 @@
 #   VERBATIM_SKIP_E2E=1   run only the unit tests
 #
 # Usage: vscode-extension/test/run.sh [--install-only]
+#        vscode-extension/test/run.sh --bench [BENCH_OPTIONS]
+#
+# --bench runs the edit latency benchmark (test/bench/edit_latency.mjs, which
+# lists its options) instead of the tests, with VERBATIM_BIN defaulting to the
+# release binary and its output in <repo>/.test-output/vscode-bench.
 set -euo pipefail
 
 EXT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,8 +24,19 @@ NODE_WHEEL_VERSION=24.19.0
 CODE_SERVER_VERSION=4.139.1
 APT_PACKAGES=(libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev pkg-config chromium)
 
-export VERBATIM_BIN="${VERBATIM_BIN:-$REPO/target/debug/verbatim}"
-export VERBATIM_TEST_OUTPUT="${VERBATIM_TEST_OUTPUT:-$REPO/.test-output/vscode}"
+MODE=test
+case "${1:-}" in
+    --install-only) MODE=install ;;
+    --bench) MODE=bench; shift ;;
+esac
+
+if [[ "$MODE" == bench ]]; then
+    export VERBATIM_BIN="${VERBATIM_BIN:-$REPO/target/release/verbatim}"
+    export VERBATIM_TEST_OUTPUT="${VERBATIM_TEST_OUTPUT:-$REPO/.test-output/vscode-bench}"
+else
+    export VERBATIM_BIN="${VERBATIM_BIN:-$REPO/target/debug/verbatim}"
+    export VERBATIM_TEST_OUTPUT="${VERBATIM_TEST_OUTPUT:-$REPO/.test-output/vscode}"
+fi
 
 log() { printf '[vscode-extension] %s\n' "$*" >&2; }
 
@@ -99,7 +115,7 @@ install_node24
 install_extension_dependencies
 install_code_server
 
-if [[ "${1:-}" == "--install-only" ]]; then
+if [[ "$MODE" == install ]]; then
     exit 0
 fi
 
@@ -108,6 +124,14 @@ cd "$EXT_DIR"
 log "type-checking, building and packaging the extension"
 npm run --silent check
 npm run --silent package | tail -n 1
+
+if [[ "$MODE" == bench ]]; then
+    [[ -x "$VERBATIM_BIN" ]] || { log "no server binary at $VERBATIM_BIN: build it (cargo build --release -p verbatim) or set VERBATIM_BIN"; exit 1; }
+    VERBATIM_BIN="$(realpath "$VERBATIM_BIN")"
+    log "edit latency benchmark in code-server $CODE_SERVER_VERSION with $VERBATIM_BIN (output: $VERBATIM_TEST_OUTPUT)"
+    CODE_SERVER_BIN="$REPO/.code-server/node_modules/.bin/code-server" node test/bench/edit_latency.mjs "$@"
+    exit 0
+fi
 
 log "unit tests"
 npm run --silent test:unit
