@@ -107,14 +107,34 @@ H.test("an empty base text is replaced without a stray empty line", function()
   H.eq({ "a", "b" }, H.lines(buf))
 end)
 
+--- 1 to `max_count` lines of 0 to 2 times `unit`.
+---@param max_count integer
+---@param unit string
+---@return string[]
+local function random_lines(max_count, unit)
+  local lines = {}
+  for i = 1, math.random(1, max_count) do
+    lines[i] = string.rep(unit, math.random(0, 2))
+  end
+  return lines
+end
+
+--- 0 to 3 random items of `alphabet`, joined.
+---@param alphabet string[]
+---@return string
+local function random_text(alphabet)
+  local new_text = ""
+  for _ = 1, math.random(0, 3) do
+    new_text = new_text .. alphabet[math.random(#alphabet)]
+  end
+  return new_text
+end
+
 H.test("random edits: the buffer always matches the prediction", function()
   math.randomseed(42)
   local alphabet = { "a", "b", "\n", "xy", "" }
   for round = 1, 300 do
-    local lines = {}
-    for i = 1, math.random(1, 5) do
-      lines[i] = string.rep("abc", math.random(0, 2))
-    end
+    local lines = random_lines(5, "abc")
     local eol = math.random() < 0.7
     local buf = scratch(lines, { eol = eol, fileformat = math.random() < 0.3 and "dos" or "unix" })
     local snap = text.snapshot(buf)
@@ -149,10 +169,7 @@ H.test("random edits: the buffer always matches the prediction", function()
     end
     local edits = {}
     for p = 1, #points, 2 do
-      local new_text = ""
-      for _ = 1, math.random(0, 3) do
-        new_text = new_text .. alphabet[math.random(#alphabet)]
-      end
+      local new_text = random_text(alphabet)
       new_text = snap.line_ending == "\r\n" and new_text:gsub("\n", "\r\n") or new_text
       table.insert(edits, { range = { start = position(points[p]), ["end"] = position(points[p + 1]) }, newText = new_text })
     end
@@ -169,4 +186,235 @@ H.test("random edits: the buffer always matches the prediction", function()
     end
     api.nvim_buf_delete(buf, { force = true })
   end
+end)
+
+H.test("line changes give the lines of the whole predicted text", function()
+  local proposal = require("verbatim.proposal")
+  math.randomseed(7)
+  local alphabet = { "a", "b", "\n", "\r", "\r\n", "xy", "" }
+  for round = 1, 400 do
+    local lines = random_lines(8, "ab")
+    local eol = math.random() < 0.7
+    if not eol and lines[#lines] == "" then
+      -- Lines { "a", "" } without 'eol' are the text "a\n", as { "a" } with
+      -- it: the whole text's lines cannot tell which, the buffer's can.
+      lines[#lines] = "z"
+    end
+    local fileformat = ({ "unix", "dos", "mac" })[math.random(3)]
+    local buf = scratch(lines, { eol = eol, fileformat = fileformat })
+    local full_snapshot = { lines = lines, eol = eol, line_ending = text.snapshot(buf).line_ending }
+    local edits = {}
+    local row = 0
+    -- Disjoint edits in order, some on neighbouring lines, some at the end.
+    while #edits < 3 and row <= #lines do
+      local start_row = row + math.random(0, 2)
+      local end_row = start_row + math.random(0, 1)
+      local start_col = math.random(0, 3)
+      local end_col = end_row > start_row and math.random(0, 3) or start_col + math.random(0, 2)
+      local new_text = random_text(alphabet)
+      table.insert(edits, edit(start_row, start_col, end_row, end_col, new_text))
+      row = end_row + 1
+    end
+    -- What the whole text becomes, as lines.
+    local predicted = text.split_lines(text.apply_to_text(full_snapshot, edits, "utf-8"))
+    if predicted[#predicted] == "" then
+      table.remove(predicted)
+    end
+    -- What the changes make of the buffer's lines, read on demand.
+    local changes = text.line_changes(text.snapshot(buf), edits, "utf-8")
+    local rebuilt = vim.list_slice(lines)
+    for c = #changes, 1, -1 do
+      local change = changes[c]
+      for _ = 1, #change.before do
+        table.remove(rebuilt, change.first + 1)
+      end
+      for k, line in ipairs(change.after) do
+        table.insert(rebuilt, change.first + k, line)
+      end
+    end
+    local what = string.format(
+      "round %d: %s %s eol=%s edits=%s",
+      round,
+      vim.inspect(lines),
+      fileformat,
+      eol,
+      vim.inspect(edits)
+    )
+    H.eq(predicted, rebuilt, what)
+    -- The hunks turn the current lines into the predicted ones, and the
+    -- review has every line they show.
+    local doc = {}
+    proposal.diff_changes(doc, text.snapshot(buf), changes)
+    local from_hunks = vim.list_slice(lines)
+    for h = #doc.hunks, 1, -1 do
+      local hunk = doc.hunks[h]
+      local at = hunk.count_a == 0 and hunk.start_a or hunk.start_a - 1
+      for j = 1, hunk.count_a do
+        H.eq(lines[hunk.start_a + j - 1], doc.before_lines[hunk.start_a + j - 1], what)
+        table.remove(from_hunks, at + 1)
+      end
+      for j = 1, hunk.count_b do
+        table.insert(from_hunks, at + j, doc.after_lines[hunk.start_b + j - 1])
+      end
+    end
+    H.eq(predicted, from_hunks, "hunks of " .. what)
+    H.eq(#lines, doc.line_count, what)
+    api.nvim_buf_delete(buf, { force = true })
+  end
+end)
+
+-- Complexity guards: 20 times the lines may cost up to 40 times as much
+-- (linear work costs 20 times, quadratic 400 times). Ratios, not timings, so
+-- that a slow machine passes.
+--
+-- A whole-text function on 20,000 lines allocates 20 times the memory, and
+-- fresh memory costs more per byte than memory just freed (the large strings
+-- and tables come straight from the system: page faults). So that this does
+-- not pass for superlinear work, the 1,000-line side runs on 20 different
+-- texts, keeps every result, and counts a twentieth of its time.
+
+local PIECES = 20
+
+---@param count integer
+---@param tag? string
+---@return string[]
+local function numbered_lines(count, tag)
+  local lines = {}
+  for n = 1, count do
+    lines[n] =
+      string.format("line %s%06d: local value = compute(alpha, beta) -- ✓ 👋", tag or "", n)
+  end
+  return lines
+end
+
+--- A measure for H.cost_ratio: the time of `fn` on each of `inputs`, divided
+--- by their number.
+---@param inputs any[]
+---@param fn fun(input: any): any
+---@return fun(): number
+local function per_input(inputs, fn)
+  return function()
+    local results = {}
+    local started = vim.uv.hrtime()
+    for k, input in ipairs(inputs) do
+      results[k] = fn(input)
+    end
+    return (vim.uv.hrtime() - started) / #inputs
+  end
+end
+
+---@param make fun(tag: string): any
+---@return any[]
+local function pieces(make)
+  local inputs = {}
+  for k = 1, PIECES do
+    inputs[k] = make(k .. ":")
+  end
+  return inputs
+end
+
+H.test("split_lines is linear in the text", function()
+  for name, ending in pairs({ LF = "\n", CRLF = "\r\n" }) do
+    local function text_of(count, tag)
+      return table.concat(numbered_lines(count, tag), ending) .. ending
+    end
+    local small = pieces(function(tag)
+      return text_of(1000, tag)
+    end)
+    local large = text_of(20000)
+    H.eq(20001, #text.split_lines(large))
+    H.assert_cost_ratio(
+      "split_lines (" .. name .. "), 1,000 vs 20,000 lines",
+      40,
+      per_input(small, text.split_lines),
+      per_input({ large }, text.split_lines)
+    )
+  end
+end)
+
+H.test("position conversion and edits are linear in the text, and constant on a buffer", function()
+  --- An edit on the last line but one, in utf-16 (the emoji, after "✓ ").
+  ---@param count integer
+  local function edit_near_end(count)
+    return { edit(count - 2, 53, count - 2, 55, "🎉\nnew line") }
+  end
+  local large_lines = numbered_lines(20000)
+  local small_buf, large_buf = scratch(numbered_lines(1000)), scratch(large_lines)
+  H.eq(
+    { 998, 55 },
+    { text.to_row_col(text.snapshot(small_buf), { line = 998, character = 53 }, "utf-16") }
+  )
+  local function positions(buf, count)
+    return function()
+      for _ = 1, 100 do
+        text.to_row_col(text.snapshot(buf), { line = count - 2, character = 53 }, "utf-16")
+      end
+    end
+  end
+  H.assert_cost_ratio(
+    "to_row_col on a buffer, 1,000 vs 20,000 lines",
+    40,
+    positions(small_buf, 1000),
+    positions(large_buf, 20000)
+  )
+
+  -- Short lines: the 20,000-line text (about 120 kB) stays below the size
+  -- from which LuaJIT takes every allocation straight from the system.
+  local function short_lines(count, tag)
+    local lines = {}
+    for n = 1, count do
+      lines[n] = string.format("%s%d", tag or "", n)
+    end
+    return lines
+  end
+  -- One edit every 50 lines: the old conversion of positions to offsets
+  -- counted from the first line for every edit, quadratic in this case.
+  local function spread_edits(count)
+    local edits = {}
+    for row = 10, count - 1, 50 do
+      table.insert(edits, edit(row, 1, row, 2, "x\ny"))
+    end
+    return edits
+  end
+  local small = pieces(function(tag)
+    return { lines = short_lines(1000, tag), eol = true, line_ending = "\n" }
+  end)
+  local large = { lines = short_lines(20000), eol = true, line_ending = "\n" }
+  H.eq(
+    "1\n2\n",
+    text
+      .apply_to_text({ lines = short_lines(3), eol = true, line_ending = "\n" }, {}, "utf-8")
+      :sub(1, 4)
+  )
+  H.assert_cost_ratio(
+    "apply_to_text, 1,000 vs 20,000 lines",
+    40,
+    per_input(small, function(snapshot)
+      return text.apply_to_text(snapshot, spread_edits(1000), "utf-16")
+    end),
+    per_input({ large }, function(snapshot)
+      return text.apply_to_text(snapshot, spread_edits(20000), "utf-16")
+    end)
+  )
+
+  local function changes(buf, count)
+    return function()
+      for _ = 1, 100 do
+        text.line_changes(text.snapshot(buf), edit_near_end(count), "utf-16")
+      end
+    end
+  end
+  H.eq({
+    {
+      first = 19998,
+      before = { large_lines[19999] },
+      after = { large_lines[19999]:sub(1, 55) .. "🎉", "new line" },
+    },
+  }, text.line_changes(text.snapshot(large_buf), edit_near_end(20000), "utf-16"))
+  H.assert_cost_ratio(
+    "line_changes on a buffer, 1,000 vs 20,000 lines",
+    40,
+    changes(small_buf, 1000),
+    changes(large_buf, 20000)
+  )
 end)

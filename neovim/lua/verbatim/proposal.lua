@@ -14,6 +14,9 @@ local text = require("verbatim.text")
 
 local M = {}
 
+--- Unchanged lines kept around every change, for the review.
+M.CONTEXT = 3
+
 ---@class verbatim.Hunk A changed block of lines, from vim.diff() "indices".
 ---@field start_a integer first line in the current text (1-based; the line before an insertion)
 ---@field count_a integer
@@ -30,11 +33,11 @@ local M = {}
 ---@field version? integer the buffer's LSP version when prepared
 ---@field changedtick? integer the buffer's changedtick when prepared
 ---@field empty_base? boolean the server planned against an empty text (new or empty file)
----@field before? string the text the edits apply to
----@field after? string the proposed text
----@field before_lines? string[]
----@field after_lines? string[]
----@field hunks? verbatim.Hunk[]
+---@field after? string the proposed text, kept only for an empty base
+---@field line_count? integer the number of lines the edits apply to
+---@field before_lines? table<integer, string> lines of the current text (1-based): the changed ones and `M.CONTEXT` lines around them, not the others
+---@field after_lines? table<integer, string> lines of the proposed text (1-based): the changed ones only
+---@field hunks? verbatim.Hunk[] in order; they never touch
 
 ---@class verbatim.Proposal
 ---@field client_id integer
@@ -240,7 +243,7 @@ local function prepare_from_disk(doc, client_id)
   vim.bo[bufnr].buflisted = true
   local snapshot = text.snapshot(bufnr)
   local live = text.to_text(snapshot)
-  local empty_buffer = #snapshot.lines == 1 and snapshot.lines[1] == ""
+  local empty_buffer = text.line_count(snapshot) == 1 and snapshot.lines[1] == ""
   if doc.create and doc.create.overwrite then
     doc.empty_base = false
   elseif on_disk == nil then
@@ -323,22 +326,62 @@ function Proposal:prepare()
     doc.changedtick = api.nvim_buf_get_changedtick(bufnr)
     local snapshot = text.snapshot(bufnr)
     if doc.empty_base then
-      snapshot = { lines = { "" }, eol = false, line_ending = snapshot.line_ending }
+      local empty = { lines = { "" }, eol = false, line_ending = snapshot.line_ending }
+      doc.after = text.apply_to_text(empty, doc.edits, self.encoding)
+      doc.line_count = 0
       doc.before_lines = {}
+      doc.after_lines = text.split_lines(doc.after)
+      if doc.after_lines[#doc.after_lines] == "" then
+        table.remove(doc.after_lines)
+      end
+      doc.hunks = M.hunks({}, doc.after_lines)
     else
-      doc.before_lines = snapshot.lines
+      M.diff_changes(doc, snapshot, text.line_changes(snapshot, doc.edits, self.encoding))
     end
-    doc.before = text.to_text(snapshot)
-    doc.after = text.apply_to_text(snapshot, doc.edits, self.encoding)
-    doc.after_lines = text.split_lines(doc.after)
-    if #doc.after_lines > 1 and doc.after_lines[#doc.after_lines] == "" then
-      table.remove(doc.after_lines)
-    elseif doc.after == "" then
-      doc.after_lines = {}
-    end
-    doc.hunks = M.hunks(doc.before_lines, doc.after_lines)
   end
   return true
+end
+
+--- Fills a document's lines and hunks from the changed lines, reading only
+--- those and the context around them: the server sends minimal edits, and
+--- a file of 100,000 lines must not cost more than one of 100.
+---@param doc verbatim.DocumentChange
+---@param snapshot verbatim.Snapshot
+---@param changes verbatim.LineChange[]
+function M.diff_changes(doc, snapshot, changes)
+  local count = text.line_count(snapshot)
+  local before, after, hunks = {}, {}, {}
+  ---@param first integer 0-based
+  ---@param last integer 0-based, exclusive
+  local function keep_before(first, last)
+    first, last = math.max(first, 0), math.min(last, count)
+    for k, line in ipairs(text.get_lines(snapshot, first, last)) do
+      before[first + k] = line
+    end
+  end
+  local delta = 0 -- lines added by the changes so far
+  for _, change in ipairs(changes) do
+    local first = change.first
+    keep_before(first - M.CONTEXT, first + #change.before + M.CONTEXT)
+    for k, line in ipairs(change.after) do
+      after[first + delta + k] = line
+    end
+    -- The change's lines can hold unchanged ones (an edit inside a line
+    -- that another edit splits); the diff finds the changed blocks.
+    for _, h in ipairs(M.hunks(change.before, change.after)) do
+      table.insert(hunks, {
+        start_a = first + h.start_a,
+        count_a = h.count_a,
+        start_b = first + delta + h.start_b,
+        count_b = h.count_b,
+      })
+    end
+    delta = delta + #change.after - #change.before
+  end
+  doc.line_count = count
+  doc.before_lines = before
+  doc.after_lines = after
+  doc.hunks = hunks
 end
 
 --- The changed blocks between two lists of lines.

@@ -8,13 +8,14 @@
 
 local api = vim.api
 local config = require("verbatim.config")
+local proposal_mod = require("verbatim.proposal")
 local queue = require("verbatim.queue")
 
 local M = {}
 
 local ns = api.nvim_create_namespace("verbatim.review")
 local BUF_NAME = "verbatim://review"
-local CONTEXT = 3
+local CONTEXT = proposal_mod.CONTEXT
 
 ---@type integer|nil
 local bufnr = nil
@@ -48,7 +49,9 @@ end
 ---@param root string|nil
 local function render_document(lines, marks, doc, doc_index, skipped, root)
   local path = display_path(vim.uri_to_fname(doc.uri), root)
+  -- Only the changed lines and their context are known (see proposal.lua).
   local a, b = doc.before_lines or {}, doc.after_lines or {}
+  local total_a = doc.line_count or 0
   if doc.empty_base and doc.create then
     table.insert(lines, "--- /dev/null")
   else
@@ -66,7 +69,7 @@ local function render_document(lines, marks, doc, doc_index, skipped, root)
   ---@return integer the first line of `a` the hunk touches (or inserts before)
   local function first_line(h)
     if not h then
-      return #a + 1
+      return total_a + 1
     end
     return h.count_a > 0 and h.start_a or h.start_a + 1
   end
@@ -75,7 +78,7 @@ local function render_document(lines, marks, doc, doc_index, skipped, root)
     local last_a = first_a + h.count_a - 1
     local next_first = first_line(doc.hunks[i + 1])
     local pre = math.max(printed_until + 1, first_a - CONTEXT)
-    local post = math.min(last_a + CONTEXT, next_first - 1, #a)
+    local post = math.min(last_a + CONTEXT, next_first - 1, total_a)
     local count_a = post - pre + 1
     local count_b = count_a - h.count_a + h.count_b
     local header_line = #lines

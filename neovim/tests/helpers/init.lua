@@ -81,6 +81,81 @@ function H.truthy(cond, what)
   end
 end
 
+--- Writes a comment line to the test log.
+---@param msg string
+function H.note(msg)
+  out("# " .. msg)
+end
+
+--- How many times longer `large` takes than `small`, for complexity guards
+--- that no slow machine fails: the ratio of the shortest times of `samples`
+--- runs of each, taken in turns. On 20 times the input, linear work costs
+--- about 20 times as much, quadratic 400 times.
+---
+--- The shortest time, not the median: noise only ever adds time, and on a
+--- machine busy with other work (a test run beside a build) a run of 10 ms
+--- is interrupted far more often than one of 0.1 ms, which skews even the
+--- median of the longer one. The shortest run is the one nothing interrupted.
+--- Each function may return its own measure of its time in nanoseconds
+--- (when part of what it does should not count); otherwise it is timed.
+---@param small fun(): number|nil
+---@param large fun(): number|nil
+---@param samples? integer default 9
+---@return number ratio
+---@return number small_ms shortest time of `small`
+---@return number large_ms shortest time of `large`
+function H.cost_ratio(small, large, samples)
+  local times = { {}, {} }
+  for _ = 1, samples or 9 do
+    for k, fn in ipairs({ small, large }) do
+      -- The garbage collector's steps cost in proportion to the whole heap,
+      -- not to the work measured: keep them out.
+      collectgarbage("collect")
+      collectgarbage("stop")
+      local started = vim.uv.hrtime()
+      local measured = fn()
+      table.insert(times[k], measured or (vim.uv.hrtime() - started))
+      collectgarbage("restart")
+    end
+  end
+  local small_ns, large_ns = math.min(unpack(times[1])), math.min(unpack(times[2]))
+  return large_ns / math.max(small_ns, 1), small_ns / 1e6, large_ns / 1e6
+end
+
+--- Fails when `large` costs more than `limit` times `small` (see
+--- H.cost_ratio), and logs the ratio.
+---@param what string
+---@param limit number
+---@param small fun(): number|nil
+---@param large fun(): number|nil
+---@param samples? integer
+function H.assert_cost_ratio(what, limit, small, large, samples)
+  local ratio, small_ms, large_ms = H.cost_ratio(small, large, samples)
+  H.note(
+    string.format(
+      "%s: %.3f ms vs %.3f ms, ratio %.1f (limit %d)",
+      what,
+      small_ms,
+      large_ms,
+      ratio,
+      limit
+    )
+  )
+  if ratio > limit then
+    error(
+      string.format(
+        "%s: costs %.1f times as much (%.3f ms vs %.3f ms); the limit is %d",
+        what,
+        ratio,
+        large_ms,
+        small_ms,
+        limit
+      ),
+      2
+    )
+  end
+end
+
 --- Waits until `fn` returns a truthy value, failing with `what` after `timeout` ms.
 ---@generic T
 ---@param what string
