@@ -47,3 +47,56 @@ H.test("a stale baseRev is refused by the server and changes nothing", function(
   H.eq("stale", response.error.data.kind)
   H.eq({ "ONE" }, H.lines(s.buf))
 end)
+
+---@param count integer
+---@return string
+local function numbered_text(count)
+  local lines = {}
+  for n = 1, count do
+    lines[n] = string.format("line %06d: local value = compute(alpha, beta)", n)
+  end
+  return table.concat(lines, "\n") .. "\n"
+end
+
+H.test(
+  "an agent's edit of a 20,000-line buffer costs at most 40 times one of a 1,000-line buffer",
+  function()
+    -- Linear work would cost 20 times, quadratic 400 times; in fact most of
+    -- the path costs the same whatever the size.
+    local root =
+      H.workspace({ ["small.txt"] = numbered_text(1000), ["large.txt"] = numbered_text(20000) })
+    local _, client = H.edit(root .. "/small.txt")
+    local large_buf = H.edit(root .. "/large.txt")
+    local agent = H.agent(client, "guard-agent")
+    ---@param count integer
+    ---@return fun(): integer
+    local function edit_near_end(count)
+      local uri = vim.uri_from_fname(root .. (count == 1000 and "/small.txt" or "/large.txt"))
+      H.read_until(agent, uri)
+      local row = count - 10
+      return function()
+        row = row + 1 -- a new line every time
+        local old = string.format("line %06d:", row)
+        local sent = vim.uv.hrtime()
+        local id = agent:request(
+          "verbatim/strReplace",
+          { uri = uri, oldStr = old, newStr = old:upper(), summary = "Guard" }
+        )
+        local response = agent:wait(id)
+        H.eq(true, response.result and response.result.applied, vim.inspect(response))
+        return agent.arrived[id] - sent
+      end
+    end
+    H.assert_cost_ratio(
+      "an edit through the server (auto), 1,000 vs 20,000 lines",
+      40,
+      edit_near_end(1000),
+      edit_near_end(20000),
+      7
+    )
+    H.eq(
+      "LINE 019997: local value = compute(alpha, beta)",
+      api.nvim_buf_get_lines(large_buf, 19996, 19997, true)[1]
+    )
+  end
+)

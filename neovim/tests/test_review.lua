@@ -359,3 +359,48 @@ H.test("auto_open = false: only a message; the review window's keys", function()
   H.eq({ "one" }, H.lines(s.buf))
   H.eq(nil, (H.review_window()))
 end)
+
+H.test(
+  "a 20,000-line file: an edit near the end, reviewed and accepted, leaves it exact",
+  function()
+    local lines = {}
+    for n = 1, 20000 do
+      lines[n] = string.format("line %05d of a large file", n)
+    end
+    local s =
+      H.scenario({ ["large.txt"] = table.concat(lines, "\n") .. "\n" }, "large.txt", "large-agent")
+    local id = s:str_replace(
+      "line 19990 of a large file",
+      "line 19990, edited\nand one more",
+      "Edit near the end"
+    )
+    H.wait_pending(1)
+    local _, review = H.review_window()
+    for _, expected in ipairs({
+      "@@ -19987,7 +19987,8 @@",
+      " line 19987 of a large file",
+      "-line 19990 of a large file",
+      "+line 19990, edited",
+      "+and one more",
+      " line 19993 of a large file",
+    }) do
+      H.truthy(
+        has_line(review, expected),
+        expected .. " in the review:\n" .. table.concat(review or {}, "\n")
+      )
+    end
+    H.eq(false, has_line(review, " line 19986 of a large file"), "three lines of context")
+
+    press_in_review("a")
+    local response = s.agent:wait(id)
+    H.eq(nil, response.error)
+    H.eq(true, response.result.applied)
+    H.eq(false, response.result.modifiedByEditor)
+    local expected = vim.list_slice(lines)
+    expected[19990] = "line 19990, edited"
+    table.insert(expected, 19991, "and one more")
+    H.eq(expected, H.lines(s.buf))
+    local want = table.concat(expected, "\n") .. "\n"
+    H.eq(want, H.read_until(s.agent, s.uri).text, "the server sees the same text")
+  end
+)

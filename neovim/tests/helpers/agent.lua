@@ -6,7 +6,9 @@
 ---@field pipe uv.uv_pipe_t
 ---@field buffer string bytes received and not framed yet
 ---@field bodies string[] framed, not decoded yet
+---@field times integer[] when each of `bodies` arrived (vim.uv.hrtime)
 ---@field responses table<integer, table>
+---@field arrived table<integer, integer> when the response to each request arrived (vim.uv.hrtime)
 ---@field notifications table[]
 ---@field closed boolean
 local Agent = {}
@@ -29,7 +31,9 @@ function Agent.connect(socket)
     pipe = pipe,
     buffer = "",
     bodies = {},
+    times = {},
     responses = {},
+    arrived = {},
     notifications = {},
     next_id = 1,
     closed = false,
@@ -51,6 +55,7 @@ function Agent.connect(socket)
         break
       end
       table.insert(self.bodies, self.buffer:sub(body_start, body_start + length - 1))
+      table.insert(self.times, vim.uv.hrtime())
       self.buffer = self.buffer:sub(body_start + length)
     end
   end)
@@ -61,9 +66,11 @@ end
 function Agent:pump()
   while #self.bodies > 0 do
     local body = table.remove(self.bodies, 1)
+    local arrived = table.remove(self.times, 1)
     local msg = vim.json.decode(body, { luanil = { object = true, array = true } })
     if msg.id ~= nil and msg.method == nil then
       self.responses[msg.id] = msg
+      self.arrived[msg.id] = arrived
     else
       table.insert(self.notifications, msg)
     end
