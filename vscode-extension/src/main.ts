@@ -9,7 +9,10 @@ import * as vscode from "vscode";
 import { needsRestart, SECTION } from "./config";
 import { toggled } from "./review";
 import { Server } from "./server";
-import { agentListItems, connectionInfo, statusBarView } from "./status";
+import { agentListItems, connectionInfo, sameStatusBarView, SettledView, statusBarView, type StatusBarView } from "./status";
+
+/** How long the status must hold still before the status bar item shows it (see `SettledView`). */
+const STATUS_SETTLE_MS = 150;
 
 let server: Server | undefined;
 
@@ -23,16 +26,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const statusItem = vscode.window.createStatusBarItem("verbatim.status", vscode.StatusBarAlignment.Right, 100);
     statusItem.name = "Verbatim";
     statusItem.command = "verbatim.showAgents";
-    const renderStatus = (): void => {
-        const view = statusBarView(current.state, current.reviewMode);
-        statusItem.text = view.text;
-        statusItem.tooltip = view.tooltip;
-        statusItem.backgroundColor =
-            view.highlight === "none" ? undefined : new vscode.ThemeColor(`statusBarItem.${view.highlight}Background`);
-        statusItem.show();
-    };
+    const shownStatus = new SettledView<StatusBarView>(
+        STATUS_SETTLE_MS,
+        (view) => {
+            statusItem.text = view.text;
+            statusItem.tooltip = view.tooltip;
+            statusItem.backgroundColor =
+                view.highlight === "none" ? undefined : new vscode.ThemeColor(`statusBarItem.${view.highlight}Background`);
+            statusItem.show();
+        },
+        sameStatusBarView,
+    );
+    const renderStatus = (): void => shownStatus.update(statusBarView(current.state, current.reviewMode));
     renderStatus();
-    context.subscriptions.push(statusItem, current.onDidChangeState(renderStatus));
+    shownStatus.flush();
+    context.subscriptions.push(statusItem, shownStatus, current.onDidChangeState(renderStatus));
 
     context.subscriptions.push(
         vscode.commands.registerCommand("verbatim.restartServer", () => current.restart()),

@@ -59,6 +59,52 @@ export function statusBarView(state: ServerState, reviewMode: ReviewMode): Statu
     }
 }
 
+/**
+ * Shows a view once it has held still, and only when it differs from the one
+ * shown. Each agent edit brings two status notifications (pending, then done);
+ * in auto mode the edit is applied within milliseconds, so rendering each
+ * would make the status bar item flicker and, worse, send the workbench two
+ * status bar updates per edit while it is applying that edit. Edits waiting
+ * for review last far longer than `settleMs` and still show.
+ */
+export class SettledView<View> {
+    private latest: View | undefined;
+    private shown: View | undefined;
+    private timer: ReturnType<typeof setTimeout> | undefined;
+
+    constructor(
+        private readonly settleMs: number,
+        private readonly show: (view: View) => void,
+        private readonly same: (a: View, b: View) => boolean,
+    ) {}
+
+    /** Offers the newest view; it is shown after `settleMs` unless a newer one comes first. */
+    update(view: View): void {
+        this.latest = view;
+        if (this.timer !== undefined) clearTimeout(this.timer);
+        this.timer = setTimeout(() => this.flush(), this.settleMs);
+    }
+
+    /** Shows the newest view now (if it differs from the one shown). */
+    flush(): void {
+        if (this.timer !== undefined) clearTimeout(this.timer);
+        this.timer = undefined;
+        const view = this.latest;
+        if (view === undefined || (this.shown !== undefined && this.same(this.shown, view))) return;
+        this.shown = view;
+        this.show(view);
+    }
+
+    dispose(): void {
+        if (this.timer !== undefined) clearTimeout(this.timer);
+        this.timer = undefined;
+    }
+}
+
+export function sameStatusBarView(a: StatusBarView, b: StatusBarView): boolean {
+    return a.text === b.text && a.tooltip === b.tooltip && a.highlight === b.highlight;
+}
+
 export interface AgentListItem {
     label: string;
     description: string;

@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 
 import type { StatusResult } from "../../src/lsp_ext";
 import { withReviewMode, toggled } from "../../src/review";
-import { agentListItems, connectionInfo, displayUri, since, statusBarView } from "../../src/status";
+import { agentListItems, connectionInfo, displayUri, sameStatusBarView, SettledView, since, statusBarView } from "../../src/status";
 
 const idle: StatusResult = {
     socket: "/run/user/1000/verbatim/41233.sock",
@@ -137,5 +137,48 @@ describe("review mode", () => {
     test("toggled", () => {
         assert.equal(toggled("confirm"), "auto");
         assert.equal(toggled("auto"), "confirm");
+    });
+});
+
+describe("SettledView", () => {
+    const running = (status: StatusResult) => statusBarView({ kind: "running", status }, "auto");
+
+    test("an edit applied at once (pending, then done) never reaches the status bar item", (t) => {
+        t.mock.timers.enable({ apis: ["setTimeout"] });
+        const shown: string[] = [];
+        const view = new SettledView(150, (v) => shown.push(v.text), sameStatusBarView);
+        view.update(running(idle));
+        view.flush();
+        assert.deepEqual(shown, ["$(plug) Verbatim (auto-apply)"]);
+
+        view.update(running({ ...idle, pending: busy.pending }));
+        t.mock.timers.tick(20);
+        view.update(running(idle));
+        t.mock.timers.tick(1000);
+        assert.deepEqual(shown, ["$(plug) Verbatim (auto-apply)"], "the same view is not shown twice");
+    });
+
+    test("a state that holds still is shown once, after the settle time", (t) => {
+        t.mock.timers.enable({ apis: ["setTimeout"] });
+        const shown: string[] = [];
+        const view = new SettledView(150, (v) => shown.push(v.text), sameStatusBarView);
+        view.update(running(busy));
+        t.mock.timers.tick(149);
+        assert.deepEqual(shown, []);
+        t.mock.timers.tick(1);
+        assert.deepEqual(shown, ["$(bell-dot) Verbatim: 2 agents, 1 pending (auto-apply)"]);
+        view.update(running(busy));
+        t.mock.timers.tick(1000);
+        assert.equal(shown.length, 1);
+    });
+
+    test("dispose cancels a view not yet shown", (t) => {
+        t.mock.timers.enable({ apis: ["setTimeout"] });
+        const shown: string[] = [];
+        const view = new SettledView(150, (v) => shown.push(v.text), sameStatusBarView);
+        view.update(running(busy));
+        view.dispose();
+        t.mock.timers.tick(1000);
+        assert.deepEqual(shown, []);
     });
 });
