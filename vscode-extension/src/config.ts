@@ -4,11 +4,15 @@
  * setting of the wrong type falls back to its default and is reported.
  */
 
+import type { ExternalChanges } from "./lsp_ext";
+
+export type { ExternalChanges };
 export type ReviewMode = "confirm" | "auto";
 export type LogLevel = "error" | "warn" | "info" | "debug" | "trace";
 
 export const REVIEW_MODES: readonly ReviewMode[] = ["confirm", "auto"];
 export const LOG_LEVELS: readonly LogLevel[] = ["error", "warn", "info", "debug", "trace"];
+export const EXTERNAL_CHANGES: readonly ExternalChanges[] = ["review", "auto", "off"];
 
 /** The section all settings live under. */
 export const SECTION = "verbatim";
@@ -20,16 +24,19 @@ export interface Config {
     reviewMode: ReviewMode;
     /** `verbatim.logLevel`, passed to the server as `VERBATIM_LOG`. */
     logLevel: LogLevel;
+    /** `verbatim.externalChanges`, passed to the server in `initializationOptions`. */
+    externalChanges: ExternalChanges;
 }
 
 export const DEFAULT_CONFIG: Config = {
     serverPath: undefined,
     reviewMode: "confirm",
     logLevel: "info",
+    externalChanges: "review",
 };
 
 /** Settings whose change only takes effect when the server restarts. */
-export const RESTART_SETTINGS = ["server.path", "logLevel"] as const;
+export const RESTART_SETTINGS = ["server.path", "logLevel", "externalChanges"] as const;
 
 export interface ReadConfigResult {
     config: Config;
@@ -68,6 +75,7 @@ export function readConfig(get: (key: string) => unknown, homeDir?: string): Rea
             serverPath,
             reviewMode: oneOf("reviewMode", REVIEW_MODES, DEFAULT_CONFIG.reviewMode),
             logLevel: oneOf("logLevel", LOG_LEVELS, DEFAULT_CONFIG.logLevel),
+            externalChanges: oneOf("externalChanges", EXTERNAL_CHANGES, DEFAULT_CONFIG.externalChanges),
         },
         problems,
     };
@@ -87,8 +95,11 @@ export function needsRestart(affected: (key: string) => boolean): boolean {
 }
 
 /** The `initializationOptions` the extension sends to the server. */
-export function initializationOptions(reviewMode: ReviewMode): { needsConfirmation: boolean; statusNotifications: boolean } {
-    return { needsConfirmation: reviewMode === "confirm", statusNotifications: true };
+export function initializationOptions(
+    reviewMode: ReviewMode,
+    externalChanges: ExternalChanges,
+): { needsConfirmation: boolean; statusNotifications: boolean; externalChanges: ExternalChanges } {
+    return { needsConfirmation: reviewMode === "confirm", statusNotifications: true, externalChanges };
 }
 
 /** The environment of the server process: the extension host's, plus the log level. */

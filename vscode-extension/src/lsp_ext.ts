@@ -42,6 +42,8 @@ export interface InitializationOptions {
     writeDenyList?: string[] | null;
     /** Let agents write open documents outside every workspace folder (default `false`). */
     allowWritesOutsideWorkspace?: boolean;
+    /** What to do when an open file changes on disk outside the editor (default `"review"`). */
+    externalChanges?: ExternalChanges;
 }
 
 /** What an agent connection may do. */
@@ -272,6 +274,41 @@ export const status = new RequestType0<StatusResult, void>("verbatim/status");
 
 /** Server → editor, only when `statusNotifications` was asked for. */
 export const statusChanged = new NotificationType<StatusResult>("verbatim/statusChanged");
+
+// --- Changes made on disk outside the editor -----------------------------------
+
+/** `review`: offer the merged change with `needsConfirmation: true`; `auto`: apply it; `off`: do not watch. */
+export type ExternalChanges = "review" | "auto" | "off";
+
+export type ExternalChangeKind = "reload" | "offered" | "conflict" | "synced" | "deleted" | "moved";
+
+/** A region kept as the person has it: 1-based inclusive lines; an empty side has `endLine = line - 1`. */
+export interface ExternalConflict {
+    /** In the buffer. */
+    line: number;
+    endLine: number;
+    /** In the file on disk. */
+    diskLine: number;
+    diskEndLine: number;
+}
+
+export interface ExternalChangeParams {
+    /** The document, in the editor's own spelling. */
+    uri: string;
+    kind: ExternalChangeKind;
+    time: string;
+    conflicts: ExternalConflict[];
+    /** For `moved`: the file's new URI. */
+    movedTo?: string;
+    /** One sentence for the person. */
+    message: string;
+}
+
+/** Server → editor: a change on disk to an open document led to something (sent before its `workspace/applyEdit`). */
+export const externalChange = new NotificationType<ExternalChangeParams>("verbatim/externalChange");
+
+/** The change annotation id of a merged change on disk starts with this. */
+export const DISK_ANNOTATION_PREFIX = "verbatim/disk/";
 
 /** Every custom method, in the order `docs/protocol.md` lists them. */
 export const METHODS = [

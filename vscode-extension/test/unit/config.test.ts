@@ -12,10 +12,10 @@ describe("readConfig", () => {
 
     test("valid values", () => {
         const { config, problems } = readConfig(
-            settings({ "server.path": " ~/bin/verbatim ", reviewMode: "auto", logLevel: "trace" }),
+            settings({ "server.path": " ~/bin/verbatim ", reviewMode: "auto", logLevel: "trace", externalChanges: "auto" }),
             "/home/ada",
         );
-        assert.deepEqual(config, { serverPath: "/home/ada/bin/verbatim", reviewMode: "auto", logLevel: "trace" });
+        assert.deepEqual(config, { serverPath: "/home/ada/bin/verbatim", reviewMode: "auto", logLevel: "trace", externalChanges: "auto" });
         assert.deepEqual(problems, []);
     });
 
@@ -25,9 +25,9 @@ describe("readConfig", () => {
     });
 
     test("invalid values fall back to the default and are reported", () => {
-        const { config, problems } = readConfig(settings({ "server.path": 42, reviewMode: "yolo", logLevel: 3 }));
+        const { config, problems } = readConfig(settings({ "server.path": 42, reviewMode: "yolo", logLevel: 3, externalChanges: "merge" }));
         assert.deepEqual(config, DEFAULT_CONFIG);
-        assert.equal(problems.length, 3);
+        assert.equal(problems.length, 4);
         assert.match(problems[1] ?? "", /`verbatim.reviewMode` is "yolo"; expected one of "confirm", "auto". Using "confirm"./);
     });
 });
@@ -39,9 +39,13 @@ test("expandHome", () => {
     assert.equal(expandHome("~/x", undefined), "~/x");
 });
 
-test("initializationOptions follow the review mode", () => {
-    assert.deepEqual(initializationOptions("confirm"), { needsConfirmation: true, statusNotifications: true });
-    assert.deepEqual(initializationOptions("auto"), { needsConfirmation: false, statusNotifications: true });
+test("initializationOptions follow the review mode and the externalChanges setting", () => {
+    assert.deepEqual(initializationOptions("confirm", "review"), {
+        needsConfirmation: true,
+        statusNotifications: true,
+        externalChanges: "review",
+    });
+    assert.deepEqual(initializationOptions("auto", "off"), { needsConfirmation: false, statusNotifications: true, externalChanges: "off" });
 });
 
 test("the server inherits the environment and gets the log level", () => {
@@ -49,10 +53,11 @@ test("the server inherits the environment and gets the log level", () => {
     assert.deepEqual(env, { PATH: "/bin", VERBATIM_RUNTIME_DIR: "/tmp/rt", VERBATIM_LOG: "debug" });
 });
 
-test("only the server path and the log level need a restart", () => {
+test("only the server path, the log level and externalChanges need a restart", () => {
     const changed = (key: string) => (candidate: string) => candidate === key;
     assert.equal(needsRestart(changed("verbatim.server.path")), true);
     assert.equal(needsRestart(changed("verbatim.logLevel")), true);
+    assert.equal(needsRestart(changed("verbatim.externalChanges")), true);
     assert.equal(needsRestart(changed("verbatim.reviewMode")), false);
     assert.equal(needsRestart(changed("verbatim.trace.server")), false);
 });
