@@ -6,7 +6,9 @@
  * for the session without restarting the server (which would drop every
  * agent's connection and change the socket path): the client rewrites the
  * flag on the way in, so VS Code opens the Refactor Preview (`true`) or
- * applies at once (`false`) as the current mode says.
+ * applies at once (`false`) as the current mode says. A change made on disk
+ * outside the editor (annotation `verbatim/disk/<id>`) is left as the server
+ * marked it: it follows `verbatim.externalChanges`, not the agents' review mode.
  *
  * VS Code shows an annotation as "label - description". The server's label is
  * "<agent>: <summary>" and its description the summary alone, so the summary
@@ -16,6 +18,7 @@
 
 import type { ApplyWorkspaceEditParams, ChangeAnnotation } from "vscode-languageserver-protocol";
 import type { ReviewMode } from "./config";
+import { DISK_ANNOTATION_PREFIX } from "./lsp_ext";
 
 export function withReviewMode(params: ApplyWorkspaceEditParams, mode: ReviewMode): ApplyWorkspaceEditParams {
     const annotations = params.edit.changeAnnotations;
@@ -25,7 +28,8 @@ export function withReviewMode(params: ApplyWorkspaceEditParams, mode: ReviewMod
     for (const [id, annotation] of Object.entries(annotations)) {
         const { description, ...rest } = annotation;
         const repeatsLabel = description !== undefined && annotation.label.endsWith(description);
-        rewritten[id] = repeatsLabel ? { ...rest, needsConfirmation } : { ...annotation, needsConfirmation };
+        const kept = repeatsLabel ? rest : annotation;
+        rewritten[id] = isDiskAnnotation(id) ? kept : { ...kept, needsConfirmation };
     }
     return { ...params, edit: { ...params.edit, changeAnnotations: rewritten } };
 }
@@ -33,4 +37,23 @@ export function withReviewMode(params: ApplyWorkspaceEditParams, mode: ReviewMod
 /** The mode after "Toggle Auto-Apply for This Session". */
 export function toggled(mode: ReviewMode): ReviewMode {
     return mode === "confirm" ? "auto" : "confirm";
+}
+
+export function isDiskAnnotation(id: string): boolean {
+    return id.startsWith(DISK_ANNOTATION_PREFIX);
+}
+
+/** Whether the edit is a change made on disk outside the editor, merged into the buffer by the server. */
+export function isDiskEdit(params: ApplyWorkspaceEditParams): boolean {
+    return Object.keys(params.edit.changeAnnotations ?? {}).some(isDiskAnnotation);
+}
+
+/** The documents an edit changes, with the version it was planned against when it names one. */
+export function editedDocuments(params: ApplyWorkspaceEditParams): { uri: string; version: number | null }[] {
+    const documents: { uri: string; version: number | null }[] = [];
+    for (const change of params.edit.documentChanges ?? []) {
+        if ("textDocument" in change) documents.push({ uri: change.textDocument.uri, version: change.textDocument.version });
+    }
+    for (const uri of Object.keys(params.edit.changes ?? {})) documents.push({ uri, version: null });
+    return documents;
 }

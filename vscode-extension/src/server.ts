@@ -17,6 +17,7 @@ import {
     State,
 } from "vscode-languageclient/node";
 
+import { DiskChanges } from "./disk_changes";
 import { bundledServerPath, findServer, nodeBootstrapHost, ServerNotFoundError, type FoundServer } from "./bootstrap";
 import { initializationOptions, readConfig, SECTION, serverEnvironment, type Config, type ReviewMode } from "./config";
 import * as lsp_ext from "./lsp_ext";
@@ -31,6 +32,7 @@ export class Server implements vscode.Disposable {
     private sessionReviewMode: ReviewMode | undefined;
     private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
     private readonly clientDisposables: vscode.Disposable[] = [];
+    private readonly diskChanges: DiskChanges;
 
     /** Fires whenever the state or the status changes. */
     readonly onDidChangeState = this.stateEmitter.event;
@@ -39,7 +41,9 @@ export class Server implements vscode.Disposable {
         private readonly context: vscode.ExtensionContext,
         readonly log: vscode.LogOutputChannel,
         private readonly traceLog: vscode.LogOutputChannel,
-    ) {}
+    ) {
+        this.diskChanges = new DiskChanges(log);
+    }
 
     get state(): ServerState {
         return this.stateValue;
@@ -102,13 +106,16 @@ export class Server implements vscode.Disposable {
         };
         const clientOptions: LanguageClientOptions = {
             documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
-            initializationOptions: initializationOptions(this.reviewMode),
+            initializationOptions: initializationOptions(this.reviewMode, config.externalChanges),
             outputChannel: this.log,
             stdioOptions: { stdout: forwardServerLog, stderr: forwardServerLog },
             traceOutputChannel: this.traceLog,
             middleware: {
                 workspace: {
-                    handleApplyEdit: (params, next) => next(withReviewMode(params, this.reviewMode), CancellationToken.None),
+                    handleApplyEdit: (params, next) =>
+                        this.diskChanges.handleApplyEdit(withReviewMode(params, this.reviewMode), async (edit) =>
+                            next(edit, CancellationToken.None),
+                        ),
                 },
             },
         };
@@ -127,6 +134,7 @@ export class Server implements vscode.Disposable {
                 }
             }),
             client.onNotification(lsp_ext.statusChanged, (status) => this.setState({ kind: "running", status })),
+            client.onNotification(lsp_ext.externalChange, (params) => this.diskChanges.onExternalChange(params)),
         );
 
         try {

@@ -7,6 +7,7 @@
 // Needs: CODE_SERVER_BIN, VERBATIM_BIN, VERBATIM_TEST_OUTPUT (test/run.sh sets them).
 
 import * as assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -23,6 +24,20 @@ const LARGE_NAME = "large.txt";
 const LARGE_LINES = 20_000;
 /** The file after the person typed "delta" on its last line. */
 const TYPED = "alpha\nbeta\ngamma\ndelta";
+/** A file that an outside program rewrites while it is open. */
+const DISK_NAME = "disk.txt";
+const DISK_ORIGINAL = Array.from({ length: 12 }, (_, i) => `disk line ${i + 1}`).join("\n") + "\n";
+
+/**
+ * Rewrites a file the way most agents do: a separate process writes a temporary
+ * file next to it and renames it over the file.
+ */
+function writeAtomically(file, text) {
+    const script = `const fs = require("node:fs"); const [file, text] = process.argv.slice(1);
+        const temp = file + ".tmp-" + process.pid; fs.writeFileSync(temp, text); fs.renameSync(temp, file);`;
+    const run = spawnSync(process.execPath, ["-e", script, file, text], { encoding: "utf8" });
+    assert.equal(run.status, 0, run.stderr);
+}
 
 /** Resolves with the error of a request that must fail. */
 async function expectError(promise) {
@@ -49,8 +64,11 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         rmSync(output, { recursive: true, force: true });
         editor = await launchEditor({
             fixture: path.join(extensionDir, "test", "fixtures", "workspace"),
-            setup: (folder) => writeFileSync(path.join(folder, LARGE_NAME), numberedFile(LARGE_LINES)),
-            settings: { "verbatim.logLevel": "debug" },
+            setup: (folder) => {
+                writeFileSync(path.join(folder, LARGE_NAME), numberedFile(LARGE_LINES));
+                writeFileSync(path.join(folder, DISK_NAME), DISK_ORIGINAL);
+            },
+            settings: { "verbatim.logLevel": "debug", "verbatim.externalChanges": "review" },
             output,
         });
         ({ workspace, runtimeDir, page } = editor);
@@ -308,5 +326,103 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         agent = await Agent.connect(discovery.socket, "test-agent");
         assert.equal((await waitForServerText(unsaved)).source, "editor");
         await statusBar().getByText("Verbatim: 1 agent").first().waitFor({ state: "visible", timeout: 30_000 });
+    });
+
+    // Changes made on disk outside the editor (issue 16). The session is in
+    // auto-apply for agents since the toggle above: a change on disk still
+    // follows `verbatim.externalChanges` ("review").
+
+    const diskPath = () => path.join(workspace, DISK_NAME);
+    const diskUri = () => pathToFileURL(diskPath()).href;
+    const saveConflict = () => page.getByText("The content of the file is newer");
+
+    step("a clean document rewritten on disk: VS Code reloads it by itself", async () => {
+        await editor.openFromExplorer(DISK_NAME, "disk line 1");
+        await waitFor("the server to hold disk.txt", async () => (await read(diskUri())).text === DISK_ORIGINAL);
+        const rewritten = DISK_ORIGINAL.replace("disk line 12", "disk line 12, rewritten while clean");
+        writeAtomically(diskPath(), rewritten);
+        await page.locator(".monaco-editor .view-lines", { hasText: "rewritten while clean" }).first().waitFor({ state: "visible" });
+        await waitFor("the reloaded text to reach the server", async () => (await read(diskUri())).text === rewritten);
+        assert.equal(await editor.tab(DISK_NAME).and(page.locator(".dirty")).count(), 0, "the reloaded document is clean");
+    });
+
+    step("a dirty document rewritten on disk: the merged change is reviewed, and Ctrl+S saves both without a dialog", async () => {
+        const clean = readFileSync(diskPath(), "utf8");
+        // The person adds a line at the top, unsaved.
+        await editor.tab(DISK_NAME).click();
+        await page.locator(".monaco-editor .view-lines", { hasText: "disk line 1" }).first().click();
+        await page.keyboard.press("Control+Home");
+        await page.keyboard.type("typed by the person\n");
+        const typed = `typed by the person\n${clean}`;
+        await waitFor("the typing to reach the server", async () => (await read(diskUri())).text === typed);
+        await editor.tab(DISK_NAME).and(page.locator(".dirty")).waitFor({ state: "visible" });
+
+        // An agent's own tool rewrites a line far from it, atomically.
+        const onDisk = clean.replace("disk line 10", "disk line 10, changed by an agent on disk");
+        writeAtomically(diskPath(), onDisk);
+        await waitForPreview(`Changed on disk outside the editor: ${DISK_NAME}`);
+        await editor.tickAllChanges();
+        await editor.pressApply();
+
+        const merged = `typed by the person\n${onDisk}`;
+        await waitFor("the merged text in the server's copy of the buffer", async () => (await read(diskUri())).text === merged);
+        await page.locator(".monaco-editor .view-lines", { hasText: "changed by an agent on disk" }).first().waitFor({ state: "visible" });
+        // The extension re-reads the file and puts the buffer's text back: dirty again, with the merged text.
+        await editor.tab(DISK_NAME).and(page.locator(".dirty")).waitFor({ state: "visible" });
+        await waitFor("the buffer to hold the merged text after the re-read", async () => {
+            const live = await read(diskUri());
+            return live.text === merged && (await editor.tab(DISK_NAME).and(page.locator(".dirty")).count()) === 1;
+        });
+
+        await page.locator(".monaco-editor .view-lines", { hasText: "typed by the person" }).first().click();
+        await page.keyboard.press("Control+s");
+        await waitFor("the save to reach the disk", () => readFileSync(diskPath(), "utf8") === merged, { timeout: 10_000 });
+        await editor.tab(DISK_NAME).and(page.locator(".dirty")).waitFor({ state: "detached" });
+        await page.screenshot({ path: path.join(output, "saved-after-change-on-disk.png") });
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        assert.equal(await saveConflict().count(), 0, "no \"content of the file is newer\" notification");
+        assert.equal(readFileSync(diskPath(), "utf8"), merged, "the file holds the agent's and the person's changes");
+
+        // The undo history survived the re-read: undo reaches the person's own
+        // typing before the change on disk (through the re-read's two steps), and redo comes back.
+        const texts = [];
+        for (let undos = 1; undos <= 5 && texts.at(-1) !== typed; undos++) {
+            const before = (await read(diskUri())).rev;
+            await page.keyboard.press("Control+z");
+            texts.push((await waitFor("the undo to reach the server", async () => {
+                const live = await read(diskUri());
+                return live.rev !== before ? live : undefined;
+            })).text);
+        }
+        console.log(`# undo after the re-read: ${JSON.stringify(texts.map((text) => text.split("\n").slice(0, 1).concat(text.includes("agent on disk") ? ["(agent's line)"] : [])))}`);
+        assert.equal(texts.at(-1), typed, "undo reaches the text the person typed before the change on disk");
+        for (let redos = 0; redos < texts.length; redos++) await page.keyboard.press("Control+Shift+z");
+        await waitFor("redo to bring back the saved text", async () => (await read(diskUri())).text === merged);
+        await editor.tab(DISK_NAME).and(page.locator(".dirty")).waitFor({ state: "detached" });
+    });
+
+    step("a change on disk that overlaps the person's unsaved line: told, compared, and saving still just works", async () => {
+        const saved = readFileSync(diskPath(), "utf8");
+        await page.locator(".monaco-editor .view-lines", { hasText: "typed by the person" }).first().click();
+        await page.keyboard.press("Control+Home");
+        await page.keyboard.press("End");
+        await page.keyboard.type(", twice");
+        const typed = saved.replace("typed by the person", "typed by the person, twice");
+        await waitFor("the typing to reach the server", async () => (await read(diskUri())).text === typed);
+
+        writeAtomically(diskPath(), saved.replace("typed by the person", "typed by the person, then by an agent"));
+        const warning = page.locator(".notification-toast", { hasText: "every change overlaps your unsaved changes" });
+        await warning.waitFor({ state: "visible" });
+        await warning.locator(".monaco-button", { hasText: "Compare with Disk" }).click();
+        await page.locator(".monaco-diff-editor .view-lines", { hasText: "then by an agent" }).first().waitFor({ state: "visible" });
+        await page.screenshot({ path: path.join(output, "compare-with-disk.png") });
+        assert.equal((await read(diskUri())).text, typed, "the person's line is kept");
+
+        await editor.tab(DISK_NAME).click();
+        await page.locator(".monaco-editor .view-lines", { hasText: "twice" }).first().click();
+        await page.keyboard.press("Control+s");
+        await waitFor("the save to reach the disk", () => readFileSync(diskPath(), "utf8") === typed, { timeout: 10_000 });
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        assert.equal(await saveConflict().count(), 0, "no \"content of the file is newer\" notification");
     });
 });
