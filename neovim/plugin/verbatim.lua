@@ -13,3 +13,7 @@ end, {
     return require("verbatim.commands").complete(arg_lead, line)
   end,
 })
+
+vim.api.nvim_create_user_command("VerbatimCompareDisk", function()
+  require("verbatim.external").compare()
+end, { desc = "Verbatim: compare the buffer with the file on disk (diff mode)" })

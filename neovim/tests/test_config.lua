@@ -23,6 +23,7 @@ H.test("defaults", function()
   H.eq({}, unknown)
   H.eq({ "verbatim", "lsp" }, resolved.cmd)
   H.eq("confirm", resolved.review)
+  H.eq("review", resolved.external_changes)
   H.eq({}, resolved.skip_filetypes)
   H.eq({ ".git" }, resolved.root_markers)
   H.eq("a", resolved.keymaps.accept)
@@ -39,6 +40,7 @@ end)
 H.test("invalid values are errors that name the option", function()
   for _, case in ipairs({
     { { review = "sometimes" }, "option review must be" },
+    { { external_changes = "ask" }, 'option external_changes must be "review", "auto" or "off"' },
     { { cmd = {} }, "option cmd must be a non%-empty list of strings" },
     { { cmd = "verbatim lsp" }, "option cmd must be" },
     { { skip_filetypes = { 1 } }, "option skip_filetypes must be a list of strings" },
@@ -98,6 +100,7 @@ H.test(":Verbatim exists before setup and completes its subcommands", function()
   H.eq(2, vim.fn.exists(":Verbatim"))
   H.eq({ "accept", "log", "reject", "review", "status" }, vim.fn.getcompletion("Verbatim ", "cmdline"))
   H.eq({ "reject", "review" }, vim.fn.getcompletion("Verbatim re", "cmdline"))
+  H.eq(2, vim.fn.exists(":VerbatimCompareDisk"))
   -- Loading the plugin file must not load the Lua modules.
   H.eq(nil, package.loaded["verbatim.lsp"])
 end)
@@ -118,7 +121,7 @@ H.test("protocol.lua mirrors docs/protocol.md", function()
   for method in doc:gmatch("### `(verbatim/%a+)`") do
     H.truthy(vim.tbl_contains(vim.tbl_values(protocol.methods), method), method .. " is mirrored")
   end
-  for _, option in ipairs({ "needsConfirmation", "statusNotifications" }) do
+  for _, option in ipairs({ "needsConfirmation", "statusNotifications", "externalChanges" }) do
     H.truthy(doc:find("| `" .. option .. "` |", 1, true), option .. " is documented")
   end
 end)
@@ -130,4 +133,7 @@ H.test("annotation labels split into agent and summary", function()
   H.eq({ "agent #3", "x" }, { protocol.split_label("agent #3: x", nil) })
   H.eq(12, protocol.pending_id("verbatim/12"))
   H.eq(nil, protocol.pending_id("other/12"))
+  H.eq(7, protocol.pending_id("verbatim/disk/7"))
+  H.eq(true, protocol.is_disk_annotation("verbatim/disk/7"))
+  H.eq(false, protocol.is_disk_annotation("verbatim/7"))
 end)

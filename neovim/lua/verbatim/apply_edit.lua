@@ -17,6 +17,10 @@ local M = {}
 ---@param proposal verbatim.Proposal
 ---@return boolean
 local function needs_review(proposal)
+  if proposal.origin == "disk" then
+    -- The server follows `external_changes` for these.
+    return proposal.needs_confirmation
+  end
   if queue.trusted[proposal.agent] then
     return false
   end
@@ -52,6 +56,7 @@ function M.handler(_, params, ctx)
     local applied, why = proposal:apply()
     if applied then
       vim.notify("verbatim: applied " .. proposal.label, vim.log.levels.INFO)
+      require("verbatim.external").settled(proposal)
     end
     return { applied = applied, failureReason = why }
   end

@@ -17,6 +17,7 @@ local M = {}
 ---@field cmd string[] The command that starts the server.
 ---@field review "confirm"|"auto" Review every edit, or apply it at once.
 ---@field auto_open boolean Show the review window as soon as an edit arrives.
+---@field external_changes "review"|"auto"|"off" What to do when an open file changes on disk outside Neovim.
 ---@field skip_filetypes string[] Filetypes the server is not started for.
 ---@field root_markers string[] Files or directories that mark a workspace root.
 ---@field log_file string|false Where the server logs (relative to stdpath("log")), or false for stderr.
@@ -86,6 +87,17 @@ M.schema = {
       return false, '"confirm" or "auto"'
     end,
   },
+  external_changes = {
+    type = '"review"|"auto"|"off"',
+    default = "review",
+    desc = 'When a file open in Neovim is changed on disk by another program (an agent\'s own file tools, a script): "review" offers the change merged with your unsaved changes for review; "auto" applies the merge at once; "off" leaves the buffer alone and keeps Neovim\'s own warnings. A buffer without unsaved changes is reloaded unless "off". See |verbatim-external-changes|.',
+    check = function(value)
+      if value == "review" or value == "auto" or value == "off" then
+        return true
+      end
+      return false, '"review", "auto" or "off"'
+    end,
+  },
   auto_open = {
     type = "boolean",
     default = true,
@@ -144,7 +156,16 @@ M.schema = {
 }
 
 --- The order options appear in the help file and in error messages.
-M.order = { "cmd", "review", "auto_open", "skip_filetypes", "root_markers", "log_file", "keymaps" }
+M.order = {
+  "cmd",
+  "review",
+  "external_changes",
+  "auto_open",
+  "skip_filetypes",
+  "root_markers",
+  "log_file",
+  "keymaps",
+}
 M.keymap_order = { "accept", "reject", "accept_all", "toggle_hunk", "close" }
 
 ---@return verbatim.Config

@@ -6,7 +6,8 @@
 --- concern: config (options), lsp (starting the server), apply_edit (the
 --- workspace/applyEdit handler), proposal (one edit, checked and applied),
 --- text (positions and text edits), queue (pending edits), review (the
---- window), health (:checkhealth), commands (:Verbatim).
+--- window), external (files changed on disk outside Neovim), health
+--- (:checkhealth), commands (:Verbatim).
 
 local M = {}
 

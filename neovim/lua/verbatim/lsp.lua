@@ -40,6 +40,7 @@ function M.init_options()
   return {
     needsConfirmation = config.options.review == "confirm",
     statusNotifications = true,
+    externalChanges = config.options.external_changes,
   }
 end
 
@@ -141,6 +142,9 @@ function M.client_config(bufnr)
     handlers = {
       ["workspace/applyEdit"] = require("verbatim.apply_edit").handler,
       [protocol.methods.status_changed] = on_status_changed,
+      [protocol.methods.external_change] = function(err, params, ctx)
+        require("verbatim.external").handler(err, params, ctx)
+      end,
     },
     on_exit = function(_, _, client_id)
       vim.schedule(function()
@@ -210,6 +214,7 @@ end
 --- Attaches to every loaded buffer now and to every buffer read later.
 function M.enable()
   api.nvim_clear_autocmds({ group = group })
+  require("verbatim.external").enable()
   api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufFilePost" }, {
     group = group,
     desc = "verbatim: start the server for file buffers",

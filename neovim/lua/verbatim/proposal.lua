@@ -46,6 +46,7 @@ M.CONTEXT = 3
 ---@field agent string
 ---@field summary string
 ---@field pending_id integer|nil the server's pending id (from the annotation id)
+---@field origin "agent"|"disk" an agent's edit, or a change made on disk outside the editor merged into the buffer
 ---@field needs_confirmation boolean
 ---@field documents verbatim.DocumentChange[]
 local Proposal = {}
@@ -164,7 +165,14 @@ function M.build(params, client)
     end
   end
   local label = (first and first.label) or params.label or "an edit"
-  local agent, summary = protocol.split_label(label, first and first.description)
+  local origin = protocol.is_disk_annotation(first_id) and "disk" or "agent"
+  local agent, summary
+  if origin == "disk" then
+    -- The label is the summary alone: "Changed on disk outside the editor: <file> (at <time>)…".
+    agent, summary = "disk", label
+  else
+    agent, summary = protocol.split_label(label, first and first.description)
+  end
 
   return setmetatable({
     client_id = client.id,
@@ -173,6 +181,7 @@ function M.build(params, client)
     agent = agent,
     summary = summary,
     pending_id = protocol.pending_id(first_id),
+    origin = origin,
     needs_confirmation = needs_confirmation,
     documents = documents,
   }, Proposal)
@@ -203,7 +212,7 @@ end
 ---@param client_id integer
 ---@param uri string
 ---@return integer|nil
-local function attached_buffer(client_id, uri)
+function M.attached_buffer(client_id, uri)
   local client = vim.lsp.get_client_by_id(client_id)
   for bufnr in pairs(client and client.attached_buffers or {}) do
     if api.nvim_buf_is_loaded(bufnr) and vim.uri_from_bufnr(bufnr) == uri then
@@ -293,7 +302,7 @@ end
 function Proposal:prepare()
   for _, doc in ipairs(self.documents) do
     if doc.requested_version ~= nil then
-      local bufnr = attached_buffer(self.client_id, doc.uri)
+      local bufnr = M.attached_buffer(self.client_id, doc.uri)
       if not bufnr then
         return false, doc.uri .. " is not open in Neovim any more"
       end
@@ -311,7 +320,7 @@ function Proposal:prepare()
     else
       -- Version null: planned against the disk. Unversioned `changes`: use
       -- the buffer when the server sees it, else the disk.
-      local bufnr = doc.unversioned and attached_buffer(self.client_id, doc.uri) or nil
+      local bufnr = doc.unversioned and M.attached_buffer(self.client_id, doc.uri) or nil
       if bufnr then
         doc.bufnr = bufnr
       else

@@ -22,6 +22,9 @@ M.methods = {
   apply_patch = "verbatim/applyPatch",
   --- Server to editor notification, sent when `statusNotifications` is on.
   status_changed = "verbatim/statusChanged",
+  --- Server to editor notification: an open file changed on disk outside the
+  --- editor (sent unless `externalChanges` is "off").
+  external_change = "verbatim/externalChange",
 }
 
 --- Error codes by `data.kind`.
@@ -45,8 +48,11 @@ M.errors = {
   permissionDenied = -33017,
 }
 
---- Change annotations sent by the server carry ids `verbatim/<pending id>`.
+--- Change annotations sent by the server carry ids `verbatim/<pending id>`,
+--- or `verbatim/disk/<pending id>` for a change made on disk outside the
+--- editor, merged into the buffer.
 M.ANNOTATION_PREFIX = "verbatim/"
+M.DISK_ANNOTATION_PREFIX = "verbatim/disk/"
 
 ---@class verbatim.InitializationOptions
 ---@field needsConfirmation? boolean value of `needsConfirmation` on every change annotation
@@ -56,6 +62,23 @@ M.ANNOTATION_PREFIX = "verbatim/"
 ---@field agentAccess? "readWrite"|"readOnly" access of agents on the main socket
 ---@field writeDenyList? string[]|vim.NIL paths agents may not write nor read from disk
 ---@field allowWritesOutsideWorkspace? boolean let agents write open documents outside the workspace
+---@field externalChanges? "review"|"auto"|"off" what to do when an open file changes on disk
+
+---@class verbatim.ExternalConflict A region kept as the person has it (1-based, inclusive; an empty side has endLine = line - 1).
+---@field line integer
+---@field endLine integer
+---@field diskLine integer
+---@field diskEndLine integer
+
+---@alias verbatim.ExternalChangeKind "reload"|"offered"|"conflict"|"synced"|"deleted"|"moved"
+
+---@class verbatim.ExternalChangeParams The params of `verbatim/externalChange`.
+---@field uri string the document, in the editor's own spelling
+---@field kind verbatim.ExternalChangeKind
+---@field time string RFC 3339
+---@field conflicts verbatim.ExternalConflict[]
+---@field movedTo? string for "moved": the file's new URI
+---@field message string one sentence for the person
 
 ---@class verbatim.StatusAgent
 ---@field id integer
@@ -81,16 +104,24 @@ M.ANNOTATION_PREFIX = "verbatim/"
 ---@field agents verbatim.StatusAgent[]
 ---@field pending verbatim.StatusPending[]
 
---- The pending id of an annotation id (`verbatim/12` -> 12), or nil when the
---- annotation is not one of ours.
+--- The pending id of an annotation id (`verbatim/12` or `verbatim/disk/12`
+--- -> 12), or nil when the annotation is not one of ours.
 ---@param annotation_id string|nil
 ---@return integer|nil
 function M.pending_id(annotation_id)
   if type(annotation_id) ~= "string" then
     return nil
   end
-  local digits = annotation_id:match("^" .. vim.pesc(M.ANNOTATION_PREFIX) .. "(%d+)$")
+  local digits = annotation_id:match("^" .. vim.pesc(M.DISK_ANNOTATION_PREFIX) .. "(%d+)$")
+    or annotation_id:match("^" .. vim.pesc(M.ANNOTATION_PREFIX) .. "(%d+)$")
   return digits and tonumber(digits) or nil
+end
+
+--- Whether an annotation id marks a change made on disk outside the editor.
+---@param annotation_id string|nil
+---@return boolean
+function M.is_disk_annotation(annotation_id)
+  return type(annotation_id) == "string" and vim.startswith(annotation_id, M.DISK_ANNOTATION_PREFIX)
 end
 
 --- Splits an annotation label `<agent>: <summary>` into the agent's name and

@@ -155,6 +155,9 @@ end
 function M.accept(item)
   local applied, reason = item.proposal:apply(item.skipped)
   M.resolve(item, { applied = applied, failureReason = reason })
+  if applied then
+    require("verbatim.external").settled(item.proposal)
+  end
   return applied, reason
 end
 
@@ -166,6 +169,7 @@ function M.reject(item, reason)
     reason = nil
   end
   M.resolve(item, { applied = false, failureReason = reason })
+  require("verbatim.external").settled(item.proposal)
 end
 
 --- Trusts an agent for the session and applies its pending edits.

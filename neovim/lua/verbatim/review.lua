@@ -122,16 +122,20 @@ local function render(item)
       position = i
     end
   end
+  local from_disk = proposal.origin == "disk"
   local lines = {
-    string.format("Verbatim review: %s wants to edit", proposal.agent),
+    from_disk
+        and "Verbatim review: a change made on disk outside Neovim, merged with your unsaved changes"
+      or string.format("Verbatim review: %s wants to edit", proposal.agent),
     "  " .. proposal.summary,
   }
   local marks = { { 0, 1, "VerbatimReviewTitle" }, { 1, 2, "VerbatimReviewSummary" } }
   local help = {}
   for _, entry in ipairs({
     { keys.accept, "accept" },
-    { keys.reject, "reject" },
-    { keys.accept_all, "accept all from " .. proposal.agent },
+    { keys.reject, from_disk and "reject (keep the buffer as it is)" or "reject" },
+    -- Trust is for agents; changes on disk apply at once with external_changes = "auto".
+    { not from_disk and keys.accept_all, "accept all from " .. proposal.agent },
     { keys.toggle_hunk, "leave out change" },
     { keys.close, "close" },
   }) do
@@ -361,10 +365,15 @@ function M.reject_with_prompt()
   end)
 end
 
---- Accepts the edit on display and trusts its agent for the session.
+--- Accepts the edit on display and trusts its agent for the session. A
+--- change made on disk is only accepted: no agent is behind it.
 function M.accept_all()
   local item = M.current()
   if not item then
+    return
+  end
+  if item.proposal.origin == "disk" then
+    M.accept(item.key)
     return
   end
   queue.trust(item.proposal.agent)
