@@ -4,7 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use verbatim::framing::{FrameLimits, check_body, guard};
+use verbatim::transport::framing::{FrameLimits, check_body, guard};
 
 fuzz_target!(|data: &[u8]| {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");

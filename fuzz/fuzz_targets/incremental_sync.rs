@@ -5,8 +5,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use ropey::Rope;
-use verbatim::document::{TextChange, apply_change};
-use verbatim::position::{Position, PositionEncoding, position_to_char};
+use verbatim_engine::document::{TextChange, apply_change};
+use verbatim_engine::position::{Position, PositionEncoding, position_to_char};
 
 fuzz_target!(|data: &[u8]| {
     let mut chunks = data.chunks(6);

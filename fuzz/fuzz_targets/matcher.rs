@@ -5,8 +5,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use ropey::Rope;
-use verbatim::normalize::Normalization;
-use verbatim::plan::{self, Edit, ReplaceRange, StrReplace};
+use verbatim_engine::normalize::Normalization;
+use verbatim_engine::plan::{self, Edit, ReplaceRange, StrReplace};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(input) = std::str::from_utf8(data) else { return };

@@ -8,8 +8,8 @@ mod support;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ropey::Rope;
-use verbatim::document::{TextChange, apply_change};
-use verbatim::position::{Position, PositionEncoding};
+use verbatim_engine::document::{TextChange, apply_change};
+use verbatim_engine::position::{Position, PositionEncoding};
 
 const LINES: usize = 1_000_000;
 

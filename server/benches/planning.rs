@@ -9,10 +9,10 @@ mod support;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use ropey::Rope;
 use tower_lsp_server::ls_types::ChangeAnnotation;
-use verbatim::diff::unified_diff;
-use verbatim::plan::{self, Replacement};
-use verbatim::position::PositionEncoding;
-use verbatim::to_proto::{EditorChange, EditorEditOptions, wire_edits, workspace_edit};
+use verbatim::service::to_proto::{EditorChange, EditorEditOptions, wire_edits, workspace_edit};
+use verbatim_engine::diff::unified_diff;
+use verbatim_engine::plan::{self, Replacement};
+use verbatim_engine::position::PositionEncoding;
 
 fn plan_after_search(rope: &Rope, replacements: &[Replacement]) -> usize {
     let predicted = plan::apply(rope, replacements);

@@ -17,11 +17,11 @@ fn quote_search(c: &mut Criterion) {
         let text = support::code_like_text(megabytes * 1024 * 1024);
         let rope = Rope::from_str(&text);
         let (start, quote) = support::unique_quote_near_end(&text);
-        assert_eq!(verbatim::quote::find_all(&rope, quote, 0..text.len()), vec![start]);
+        assert_eq!(verbatim_engine::quote::find_all(&rope, quote, 0..text.len()), vec![start]);
         assert_eq!(memmem::find_iter(text.as_bytes(), quote.as_bytes()).count(), 1);
         group.throughput(Throughput::Bytes(text.len() as u64));
         group.bench_with_input(BenchmarkId::new("verbatim_rope", megabytes), &megabytes, |b, _| {
-            b.iter(|| verbatim::quote::find_all(&rope, quote, 0..text.len()));
+            b.iter(|| verbatim_engine::quote::find_all(&rope, quote, 0..text.len()));
         });
         group.bench_with_input(BenchmarkId::new("memmem_contiguous", megabytes), &megabytes, |b, _| {
             let finder = memmem::Finder::new(quote.as_bytes());

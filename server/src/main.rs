@@ -47,13 +47,14 @@ fn main() -> ExitCode {
                 Ok(runtime) => runtime,
                 Err(code) => return code,
             };
-            let outcome = runtime.block_on(verbatim::lsp::run(verbatim::lsp::LspOptions { socket }));
+            let outcome =
+                runtime.block_on(verbatim::transport::lsp::run(verbatim::transport::lsp::LspOptions { socket }));
             // Reading stdin occupies a blocking thread that only ends when the editor
             // closes the pipe; do not wait for it.
             runtime.shutdown_timeout(std::time::Duration::from_millis(100));
             match outcome {
-                Ok(verbatim::lsp::Ending::Clean) => ExitCode::SUCCESS,
-                Ok(verbatim::lsp::Ending::Abrupt) => ExitCode::from(1),
+                Ok(verbatim::transport::lsp::Ending::Clean) => ExitCode::SUCCESS,
+                Ok(verbatim::transport::lsp::Ending::Abrupt) => ExitCode::from(1),
                 Err(error) => {
                     eprintln!("verbatim: {error}");
                     ExitCode::FAILURE
@@ -81,8 +82,8 @@ fn main() -> ExitCode {
                 Ok(runtime) => runtime,
                 Err(code) => return code,
             };
-            let outcome =
-                runtime.block_on(verbatim::mcp::serve(verbatim::frontend::Frontend::new(options), agent_fixed));
+            let outcome = runtime
+                .block_on(verbatim::frontend::mcp::serve(verbatim::frontend::Frontend::new(options), agent_fixed));
             runtime.shutdown_timeout(std::time::Duration::from_millis(100));
             match outcome {
                 Ok(()) => ExitCode::SUCCESS,

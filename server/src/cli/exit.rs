@@ -4,7 +4,7 @@
 //! 3, ..., `-33017` → 19); kinds added later follow the same rule. The table is
 //! in `--help` and in `docs/agents.md`; tests check both against this function.
 
-use verbatim::error::ErrorKind;
+use verbatim::service::error::ErrorKind;
 
 /// Success (applied, dry run, or read).
 pub const OK: u8 = 0;

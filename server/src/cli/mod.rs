@@ -13,14 +13,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use verbatim::client::Identity;
-use verbatim::discovery::runtime_dir;
-use verbatim::doc_key::DocKey;
-use verbatim::error::ProtocolError;
+use verbatim::frontend::client::Identity;
+use verbatim::frontend::render::{self, Vocabulary};
 use verbatim::frontend::{Frontend, FrontendError, FrontendOptions, Routed};
-use verbatim::journal::{Entry, Journal, read_entries};
-use verbatim::protocol::{ApplyPatchResult, BatchResult, DocumentInfo, EditResult, ReadResult, method};
-use verbatim::render::{self, Vocabulary};
+use verbatim::service::error::ProtocolError;
+use verbatim::service::journal::{Entry, Journal, read_entries};
+use verbatim::service::protocol::{ApplyPatchResult, BatchResult, DocumentInfo, EditResult, ReadResult, method};
+use verbatim::transport::discovery::runtime_dir;
+use verbatim_engine::doc_key::DocKey;
 
 use args::{EditArgs, LogArgs, ReplaceRangeArgs, RouteArgs, WindowArgs};
 
@@ -372,7 +372,7 @@ fn batch_params(frontend: &Frontend, input: &str, summary: Option<String>, dry_r
 }
 
 fn editors(json_output: bool) -> Result<(), Failure> {
-    let servers = verbatim::discovery::live_servers(&runtime_dir());
+    let servers = verbatim::transport::discovery::live_servers(&runtime_dir());
     if json_output {
         output::json(&serde_json::to_value(&servers).unwrap_or_default());
     } else {

@@ -14,7 +14,7 @@ use tokio::process::Command;
 pub const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Variables that would make git use another repository than the one it is run in.
-pub use verbatim::git::REDIRECTING_VARIABLES as GIT_VARIABLES;
+pub use verbatim::headless::git::REDIRECTING_VARIABLES as GIT_VARIABLES;
 
 /// The identity of commits made by tests, given by environment, never by config.
 pub const GIT_IDENTITY: [(&str, &str); 4] = [

@@ -1,15 +1,19 @@
 //! Headless mode: the same quote-addressed writes when no editor serves a file,
 //! with the disk as the target instead of the editor.
 //!
-//! The planning is [`crate::edits`]'s own ([`WriteRequest`], [`plan_documents`],
+//! The planning is [`crate::service::edits`]'s own ([`WriteRequest`], [`plan_documents`],
 //! [`proposal`]); only the surroundings differ. Instead of write lanes, a lock file
-//! per document ([`crate::file_lock`]) orders writers across processes; snapshots
-//! come from disk with their encoding ([`crate::disk`], [`crate::file_format`]); the
-//! plan is written with [`crate::atomic_write`] (every file staged first, each
+//! per document ([`file_lock`]) orders writers across processes; snapshots
+//! come from disk with their encoding ([`verbatim_engine::disk`], [`verbatim_engine::file_format`]); the
+//! plan is written with [`atomic_write`] (every file staged first, each
 //! revision re-checked just before its rename), optionally committed to git
-//! ([`crate::git`]), and journaled with the source `headless`.
+//! ([`git`]), and journaled with the source `headless`.
 //!
 //! Everything here blocks (file locks wait): async callers run it on a blocking thread.
+
+pub mod atomic_write;
+pub mod file_lock;
+pub mod git;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,25 +22,25 @@ use ropey::Rope;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::access::PathPolicy;
-use crate::apply::{AppliedDocument, PlannedDocument};
-use crate::atomic_write::{self, CommitError, StagedFile};
-use crate::disk::{DiskError, line_ending_of, read_text};
-use crate::doc_key::DocKey;
-use crate::edits::{
+use verbatim_engine::disk::{DiskError, line_ending_of, read_text};
+use verbatim_engine::doc_key::DocKey;
+use verbatim_engine::file_format::{self, Encoding};
+use verbatim_engine::rev::Rev;
+use verbatim_engine::workspace::Workspace;
+
+use crate::headless::atomic_write::{CommitError, StagedFile};
+use crate::headless::file_lock::FileLock;
+use crate::service::access::PathPolicy;
+use crate::service::apply::{AppliedDocument, PlannedDocument};
+use crate::service::edits::{
     Mode, Outcome, Snapshot, WriteRequest, feedback_context, parse_key, parse_params, plan_documents, proposal,
     report_applied, resolve_keys,
 };
-use crate::error::{ErrorKind, ProtocolError};
-use crate::feedback;
-use crate::file_format::{self, Encoding};
-use crate::file_lock::FileLock;
-use crate::git;
-use crate::journal::{Journal, Source, WriteInfo};
-use crate::protocol::{ReadParams, ReadResult, method};
-use crate::registry::AgentInfo;
-use crate::rev::Rev;
-use crate::workspace::Workspace;
+use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::feedback;
+use crate::service::journal::{Journal, Source, WriteInfo};
+use crate::service::protocol::{ReadParams, ReadResult, method};
+use crate::service::registry::AgentInfo;
 
 /// The `source` of a read served headless.
 pub const SOURCE: &str = "headless";
@@ -53,7 +57,7 @@ pub struct HeadlessOptions {
     /// Commit every write to git, the summary as the message.
     pub git_commit: bool,
     pub journal: Option<Journal>,
-    /// Where the lock files live ([`crate::file_lock::default_lock_dir`]).
+    /// Where the lock files live ([`file_lock::default_lock_dir`]).
     pub lock_dir: PathBuf,
 }
 

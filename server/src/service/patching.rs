@@ -1,10 +1,10 @@
-//! `verbatim/applyPatch`: a patch in one of the dialects of [`crate::patch`] becomes
+//! `verbatim/applyPatch`: a patch in one of the dialects of [`verbatim_engine::patch`] becomes
 //! one quote-addressed plan over every file it names, applied through the editor in
 //! one WorkspaceEdit, or not at all.
 //!
 //! It takes the same path as `verbatim/batchEdit`: the write lanes of every file
 //! (sources and move targets), one snapshot of them all, hunks planned by the rules
-//! of every quote ([`crate::hunk`]), overlaps refused, then a dry run or the editor.
+//! of every quote ([`verbatim_engine::hunk`]), overlaps refused, then a dry run or the editor.
 //! Unlike a batch, every failing part of the patch is reported (with its line in
 //! the patch and near-miss feedback), not only the first.
 //!
@@ -12,7 +12,7 @@
 //! resolved against the workspace folders: with one folder, against it; with
 //! several, against the one in which the file exists (open in the editor or on
 //! disk), refused when it exists in more than one; a file that exists in none (a
-//! new file) goes to the first folder. The path rules of [`crate::access`] apply to
+//! new file) goes to the first folder. The path rules of [`crate::service::access`] apply to
 //! every file the patch writes, deletes or moves a file to, as for every method.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,18 +21,19 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::apply::PlannedDocument;
-use crate::doc_key::DocKey;
-use crate::edits::{Snapshot, deliver, explain, planned_document, take_snapshots};
-use crate::error::{ErrorKind, ProtocolError};
-use crate::hunk::{HunkRules, plan_hunks};
-use crate::normalize::Normalization;
-use crate::patch::{self, FileChange, FileOperation, Hunk};
-use crate::plan::{PlanError, Replacement, sort_disjoint};
-use crate::protocol::{ApplyPatchParams, ApplyPatchResult};
-use crate::registry::AgentInfo;
-use crate::state::State;
-use crate::workspace::Workspace;
+use verbatim_engine::doc_key::DocKey;
+use verbatim_engine::hunk::{HunkRules, plan_hunks};
+use verbatim_engine::normalize::Normalization;
+use verbatim_engine::patch::{self, FileChange, FileOperation, Hunk};
+use verbatim_engine::plan::{PlanError, Replacement, sort_disjoint};
+use verbatim_engine::workspace::Workspace;
+
+use crate::service::apply::PlannedDocument;
+use crate::service::edits::{Snapshot, deliver, explain, planned_document, take_snapshots};
+use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::protocol::{ApplyPatchParams, ApplyPatchResult};
+use crate::service::registry::AgentInfo;
+use crate::service::state::State;
 
 /// Applies a patch (or computes what it would do).
 pub async fn apply_patch(

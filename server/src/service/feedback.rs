@@ -9,14 +9,15 @@ use std::ops::Range;
 use ropey::Rope;
 use serde_json::json;
 
-use crate::error::{ErrorKind, ProtocolError};
-use crate::near_miss;
-use crate::normalize::{LADDER, Normalization};
-use crate::plan::{PlanError, QuoteField, Searched};
-use crate::position::PositionEncoding;
-use crate::quote::find_all;
-use crate::rev::Rev;
-use crate::to_proto;
+use verbatim_engine::near_miss;
+use verbatim_engine::normalize::{LADDER, Normalization};
+use verbatim_engine::plan::{PlanError, QuoteField, Searched};
+use verbatim_engine::position::PositionEncoding;
+use verbatim_engine::quote::find_all;
+use verbatim_engine::rev::Rev;
+
+use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::to_proto;
 
 /// At most this many matches are listed in an `ambiguous` error.
 const MAX_LISTED_MATCHES: usize = 20;
@@ -175,7 +176,7 @@ fn not_found(quote: QuoteField, searched: &Searched, context: Context<'_>) -> Pr
 pub fn also_in(error: ProtocolError, needle: &str, documents: &[(String, String, Rope)]) -> ProtocolError {
     let holding: Vec<&(String, String, Rope)> = documents
         .iter()
-        .filter(|(_, _, text)| crate::quote::count_up_to(text, needle, 0..text.len_bytes(), 1) > 0)
+        .filter(|(_, _, text)| verbatim_engine::quote::count_up_to(text, needle, 0..text.len_bytes(), 1) > 0)
         .collect();
     if holding.is_empty() {
         return error;

@@ -24,14 +24,15 @@ use tower_lsp_server::ls_types::{
     ApplyWorkspaceEditParams, ApplyWorkspaceEditResponse, CancelParams, ChangeAnnotation, NumberOrString,
 };
 
-use crate::doc_key::DocKey;
-use crate::error::{ErrorKind, ProtocolError};
-use crate::normalize::Normalization;
-use crate::plan::Replacement;
-use crate::registry::AgentInfo;
-use crate::rev::Rev;
-use crate::state::State;
-use crate::to_proto::{self, EditorChange, EditorEditOptions};
+use verbatim_engine::doc_key::DocKey;
+use verbatim_engine::normalize::Normalization;
+use verbatim_engine::plan::Replacement;
+use verbatim_engine::rev::Rev;
+
+use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::registry::AgentInfo;
+use crate::service::state::State;
+use crate::service::to_proto::{self, EditorChange, EditorEditOptions};
 
 /// After the edit's change arrived but differs from the prediction, wait this long
 /// for further changes (an editor may split one edit into several notifications).
@@ -372,7 +373,7 @@ fn observe(state: &State, documents: &[PlannedDocument]) -> Vec<Option<(Rope, Op
             }
             let (target, _) = document.rename_to.as_ref()?;
             let source_gone = document.key.path().is_none_or(|path| !path.exists());
-            let disk = crate::disk::read_text(target.path()?).ok().filter(|_| source_gone)?;
+            let disk = verbatim_engine::disk::read_text(target.path()?).ok().filter(|_| source_gone)?;
             Some((Rope::from_str(&disk.text), Some(disk.rev)))
         })
         .collect();
@@ -446,7 +447,7 @@ fn finish_without_sync(
             .key
             .path()
             .filter(|path| workspace.contains(path))
-            .and_then(|path| crate::disk::read_text(path).ok())
+            .and_then(|path| verbatim_engine::disk::read_text(path).ok())
             .filter(|disk| document.open.is_none() && disk.text == document.predicted);
         match on_disk {
             Some(disk) => applied.push(AppliedDocument { rev: Some(disk.rev), differs: None }),

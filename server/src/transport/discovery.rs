@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::protocol::DiscoveryFile;
+use crate::service::protocol::DiscoveryFile;
 
 /// Where one server's socket and discovery file live.
 #[derive(Debug, Clone, PartialEq, Eq)]

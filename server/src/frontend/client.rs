@@ -12,8 +12,8 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
-use crate::error::{ErrorKind, ProtocolError};
-use crate::framing::{DEFAULT_MAX_MESSAGE_BYTES, encode};
+use crate::service::error::{ErrorKind, ProtocolError};
+use crate::transport::framing::{DEFAULT_MAX_MESSAGE_BYTES, encode};
 
 /// How an agent introduces itself (`clientInfo` in `initialize`).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -199,7 +199,7 @@ mod tests {
 
     #[test]
     fn every_kind_is_documented_in_the_protocol() {
-        let spec = include_str!("../../docs/protocol.md");
+        let spec = include_str!("../../../docs/protocol.md");
         for kind in ErrorKind::ALL {
             let row = format!("| {} | `{}` |", kind.code(), kind.as_str());
             assert!(spec.contains(&row), "docs/protocol.md lacks the row `{row}`");

@@ -17,10 +17,11 @@ use tower_lsp_server::jsonrpc::{Request, Response};
 use tower_lsp_server::ls_types::{DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams};
 use tower_lsp_server::{ExitedError, LspService};
 
-use crate::doc_key::DocKey;
-use crate::document::TextChange;
-use crate::state::State;
-use crate::to_proto::from_position;
+use verbatim_engine::doc_key::DocKey;
+use verbatim_engine::document::TextChange;
+
+use crate::service::state::State;
+use crate::service::to_proto::from_position;
 
 type ResponseFuture = Pin<Box<dyn Future<Output = Result<Option<Response>, ExitedError>> + Send>>;
 

@@ -8,13 +8,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tower_lsp_server::{LspService, Server};
 
-use crate::discovery::{Endpoint, live_servers, prepare_dir, runtime_dir};
-use crate::editor::EditorBackend;
-use crate::framing::{FrameLimits, guard};
-use crate::listener::{SocketKind, accept_agents, bind};
-use crate::ordered_sync::OrderedSync;
-use crate::protocol::method;
-use crate::state::State;
+use crate::service::protocol::method;
+use crate::service::state::State;
+use crate::transport::discovery::{Endpoint, live_servers, prepare_dir, runtime_dir};
+use crate::transport::editor::EditorBackend;
+use crate::transport::framing::{FrameLimits, guard};
+use crate::transport::listener::{SocketKind, accept_agents, bind};
+use crate::transport::ordered_sync::OrderedSync;
 
 /// Options of `verbatim lsp`.
 #[derive(Debug, Clone, Default)]

@@ -1,22 +1,64 @@
 //! The state one server process shares between its editor connection and every
 //! agent connection: documents, workspace folders, the link to the editor, the write
 //! lanes that order edits per document, and the registry of agents and pending edits.
+//!
+//! The documents are the engine's [`DocumentStore`] behind [`SharedDocuments`], whose lock
+//! is a plain mutex held only for synchronous work: no `.await` ever happens between
+//! reading and writing a document, so changes are applied atomically and in the order
+//! they are handed in; a watch channel fires after every change so that waiters can
+//! re-check what they wait for.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
-use tokio::sync::OwnedMutexGuard;
+use tokio::sync::{OwnedMutexGuard, watch};
 use tokio_util::sync::CancellationToken;
 use tower_lsp_server::Client;
 
-use crate::discovery::Endpoint;
-use crate::doc_key::DocKey;
-use crate::journal::Journal;
-use crate::position::PositionEncoding;
-use crate::protocol::{ClientInfo, InitializationOptions, StatusResult, method};
-use crate::registry::Registry;
-use crate::store::SharedDocuments;
-use crate::workspace::Workspace;
+use verbatim_engine::doc_key::DocKey;
+use verbatim_engine::position::PositionEncoding;
+use verbatim_engine::store::DocumentStore;
+use verbatim_engine::workspace::Workspace;
+
+use crate::service::journal::Journal;
+use crate::service::protocol::{ClientInfo, InitializationOptions, StatusResult, method};
+use crate::service::registry::Registry;
+use crate::transport::discovery::Endpoint;
+
+/// The store shared by every connection, with a change signal.
+#[derive(Debug)]
+pub struct SharedDocuments {
+    store: Mutex<DocumentStore>,
+    /// Counts mutations; every mutation sends the new count.
+    generation: watch::Sender<u64>,
+}
+
+impl Default for SharedDocuments {
+    fn default() -> Self {
+        Self { store: Mutex::default(), generation: watch::Sender::new(0) }
+    }
+}
+
+impl SharedDocuments {
+    /// Locks the store for reading. Never hold the guard across an `.await`.
+    pub fn lock(&self) -> MutexGuard<'_, DocumentStore> {
+        // A panic while holding the lock cannot leave a document half-changed
+        // (ropey edits are applied whole), so a poisoned lock is still usable.
+        self.store.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Mutates the store and wakes every waiter.
+    pub fn update<R>(&self, mutate: impl FnOnce(&mut DocumentStore) -> R) -> R {
+        let result = mutate(&mut self.lock());
+        self.generation.send_modify(|generation| *generation += 1);
+        result
+    }
+
+    /// A receiver that sees a new value after every mutation.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.generation.subscribe()
+    }
+}
 
 /// What the server knows about the connected editor.
 #[derive(Debug, Clone)]
@@ -73,7 +115,7 @@ impl Default for State {
             registry: Mutex::default(),
             lanes: Mutex::default(),
             endpoint: Mutex::default(),
-            started_at: crate::clock::now_rfc3339(),
+            started_at: crate::transport::clock::now_rfc3339(),
             status_sender: Mutex::default(),
             journal: Journal::from_env(),
         }
@@ -102,9 +144,9 @@ impl State {
     }
 
     /// The path rules the editor configured (the defaults without an editor).
-    pub fn path_policy(&self) -> crate::access::PathPolicy {
-        self.editor().map_or_else(crate::access::PathPolicy::default, |link| {
-            crate::access::PathPolicy::new(
+    pub fn path_policy(&self) -> crate::service::access::PathPolicy {
+        self.editor().map_or_else(crate::service::access::PathPolicy::default, |link| {
+            crate::service::access::PathPolicy::new(
                 link.options.write_deny_list.clone(),
                 link.options.allow_writes_outside_workspace,
             )
@@ -112,7 +154,7 @@ impl State {
     }
 
     /// The access of agents on the main socket, as the editor configured it.
-    pub fn main_socket_access(&self) -> crate::access::Access {
+    pub fn main_socket_access(&self) -> crate::service::access::Access {
         self.editor().map_or_else(Default::default, |link| link.options.agent_access)
     }
 
@@ -155,17 +197,17 @@ impl State {
     /// Rewrites the discovery file (after the workspace or the editor's identity changed).
     pub fn write_discovery(&self) {
         let Some(endpoint) = self.endpoint() else { return };
-        let discovery = crate::protocol::DiscoveryFile {
+        let discovery = crate::service::protocol::DiscoveryFile {
             pid: std::process::id(),
             socket: endpoint.socket.display().to_string(),
             read_only_socket: Some(endpoint.read_only_socket.display().to_string()),
             workspace_folders: self.workspace().folder_uris(),
             client_info: self.editor_info(),
-            protocol_version: crate::protocol::PROTOCOL_VERSION,
+            protocol_version: crate::service::protocol::PROTOCOL_VERSION,
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
             started_at: self.started_at.clone(),
         };
-        if let Err(error) = crate::discovery::write_discovery(&endpoint.discovery_file, &discovery) {
+        if let Err(error) = crate::transport::discovery::write_discovery(&endpoint.discovery_file, &discovery) {
             tracing::error!("cannot write the discovery file {}: {error}", endpoint.discovery_file.display());
         }
     }

@@ -1,6 +1,6 @@
 //! The editor connection: `initialize` (position encoding, workspace folders, what
 //! the editor supports), workspace folder changes, shutdown, and `verbatim/status`.
-//! Text sync itself is applied in order by [`crate::ordered_sync`].
+//! Text sync itself is applied in order by [`crate::transport::ordered_sync`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,11 +13,12 @@ use tower_lsp_server::ls_types::{
 };
 use tower_lsp_server::{Client, LanguageServer};
 
-use crate::doc_key::DocKey;
-use crate::protocol::{ClientInfo, InitializationOptions, StatusResult};
-use crate::state::{EditorLink, State};
-use crate::to_proto;
-use crate::workspace::Workspace;
+use verbatim_engine::doc_key::DocKey;
+use verbatim_engine::workspace::Workspace;
+
+use crate::service::protocol::{ClientInfo, InitializationOptions, StatusResult};
+use crate::service::state::{EditorLink, State};
+use crate::service::to_proto;
 
 /// The language server the editor talks to.
 #[derive(Debug)]

@@ -237,7 +237,7 @@ pub struct AgentStatus {
     pub id: u64,
     pub name: String,
     /// `readWrite` or `readOnly`.
-    pub access: crate::access::Access,
+    pub access: crate::service::access::Access,
     pub version: Option<String>,
     pub connected_at: String,
     pub pending_edits: usize,
@@ -276,7 +276,7 @@ pub struct InitializationOptions {
     pub sync_timeout_ms: u64,
     pub apply_timeout_ms: Option<u64>,
     /// The access of agents on the main socket (the read-only socket is always read-only).
-    pub agent_access: crate::access::Access,
+    pub agent_access: crate::service::access::Access,
     /// Path patterns agents may not write (nor read from disk); `None` keeps the defaults.
     pub write_deny_list: Option<Vec<String>>,
     pub allow_writes_outside_workspace: bool,
@@ -289,7 +289,7 @@ impl Default for InitializationOptions {
             status_notifications: false,
             sync_timeout_ms: 5000,
             apply_timeout_ms: None,
-            agent_access: crate::access::Access::ReadWrite,
+            agent_access: crate::service::access::Access::ReadWrite,
             write_deny_list: None,
             allow_writes_outside_workspace: false,
         }

@@ -21,18 +21,19 @@ use tower_lsp_server::ls_types::{
 };
 use tower_lsp_server::{ExitedError, LanguageServer, LspService};
 
-use crate::access::Access;
-use crate::clock::now_rfc3339;
-use crate::edits;
-use crate::error::{ErrorKind, ProtocolError};
-use crate::patching;
-use crate::position::PositionEncoding;
-use crate::protocol::{
+use verbatim_engine::position::PositionEncoding;
+
+use crate::service::access::Access;
+use crate::service::edits;
+use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::patching;
+use crate::service::protocol::{
     ApplyPatchParams, BatchEditParams, PROTOCOL_VERSION, ReplaceRangeParams, StrReplaceParams, WriteParams, method,
 };
-use crate::registry::AgentInfo;
-use crate::state::State;
-use crate::to_proto;
+use crate::service::registry::AgentInfo;
+use crate::service::state::State;
+use crate::service::to_proto;
+use crate::transport::clock::now_rfc3339;
 
 /// One agent connection.
 #[derive(Debug)]

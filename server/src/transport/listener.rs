@@ -10,10 +10,10 @@ use std::sync::Arc;
 use tokio::net::{UnixListener, UnixStream};
 use tower_lsp_server::Server;
 
-use crate::access::Access;
-use crate::agent::AgentSession;
-use crate::framing::{FrameLimits, guard};
-use crate::state::State;
+use crate::service::access::Access;
+use crate::service::state::State;
+use crate::transport::agent::AgentSession;
+use crate::transport::framing::{FrameLimits, guard};
 
 /// Binds the socket with mode 0600, replacing a stale socket file.
 pub fn bind(path: &Path) -> io::Result<UnixListener> {

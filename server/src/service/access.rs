@@ -9,9 +9,10 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::doc_key::DocKey;
-use crate::error::{ErrorKind, ProtocolError};
-use crate::workspace::{Workspace, resolve_existing_prefix};
+use verbatim_engine::doc_key::DocKey;
+use verbatim_engine::workspace::{Workspace, resolve_existing_prefix};
+
+use crate::service::error::{ErrorKind, ProtocolError};
 
 /// What a connection may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

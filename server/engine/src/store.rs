@@ -1,15 +1,12 @@
-//! The document store: every document the editor has open, and a signal that
-//! fires after every change so that waiters can re-check what they wait for.
+//! The document store: every document the editor has open, keyed by [`DocKey`].
 //!
-//! All access goes through [`SharedDocuments`], whose lock is a plain mutex held only
-//! for synchronous work: no `.await` ever happens between reading and writing a
-//! document, so changes are applied atomically and in the order they are handed in.
+//! The service shares it between connections behind a plain mutex with a change
+//! signal (`SharedDocuments` in the verbatim crate's `service::state`); the store itself
+//! is plain data and knows nothing of locks or async.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
 
 use ropey::Rope;
-use tokio::sync::watch;
 
 use crate::doc_key::DocKey;
 use crate::document::{Document, TextChange};
@@ -66,40 +63,5 @@ impl DocumentStore {
 
     pub fn is_empty(&self) -> bool {
         self.documents.is_empty()
-    }
-}
-
-/// The store shared by every connection, with a change signal.
-#[derive(Debug)]
-pub struct SharedDocuments {
-    store: Mutex<DocumentStore>,
-    /// Counts mutations; every mutation sends the new count.
-    generation: watch::Sender<u64>,
-}
-
-impl Default for SharedDocuments {
-    fn default() -> Self {
-        Self { store: Mutex::default(), generation: watch::Sender::new(0) }
-    }
-}
-
-impl SharedDocuments {
-    /// Locks the store for reading. Never hold the guard across an `.await`.
-    pub fn lock(&self) -> MutexGuard<'_, DocumentStore> {
-        // A panic while holding the lock cannot leave a document half-changed
-        // (ropey edits are applied whole), so a poisoned lock is still usable.
-        self.store.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Mutates the store and wakes every waiter.
-    pub fn update<R>(&self, mutate: impl FnOnce(&mut DocumentStore) -> R) -> R {
-        let result = mutate(&mut self.lock());
-        self.generation.send_modify(|generation| *generation += 1);
-        result
-    }
-
-    /// A receiver that sees a new value after every mutation.
-    pub fn subscribe(&self) -> watch::Receiver<u64> {
-        self.generation.subscribe()
     }
 }

@@ -18,24 +18,25 @@ use ropey::Rope;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::apply::{AppliedDocument, PlannedDocument, apply_through_editor};
-use crate::diff::{unified_diff, unified_diff_of_texts};
-use crate::disk::{DiskError, line_ending_of, read_text};
-use crate::doc_key::DocKey;
-use crate::error::{ErrorKind, ProtocolError, params_error};
-use crate::feedback::{self, Context};
-use crate::journal::{Source, WriteInfo};
-use crate::line_endings;
-use crate::normalize::Normalization;
-use crate::plan::{self, Edit, PlanError, ReplaceRange, Replacement, StrReplace, sort_disjoint};
-use crate::protocol::{
+use verbatim_engine::diff::{unified_diff, unified_diff_of_texts};
+use verbatim_engine::disk::{DiskError, line_ending_of, read_text};
+use verbatim_engine::doc_key::DocKey;
+use verbatim_engine::line_endings;
+use verbatim_engine::normalize::Normalization;
+use verbatim_engine::plan::{self, Edit, PlanError, ReplaceRange, Replacement, StrReplace, sort_disjoint};
+use verbatim_engine::rev::Rev;
+
+use crate::service::apply::{AppliedDocument, PlannedDocument, apply_through_editor};
+use crate::service::error::{ErrorKind, ProtocolError, params_error};
+use crate::service::feedback::{self, Context};
+use crate::service::journal::{Source, WriteInfo};
+use crate::service::protocol::{
     BatchEditParams, BatchEntry, BatchResult, DocumentInfo, DocumentResult, EditResult, ReadParams, ReadResult,
     ReplaceRangeParams, StrReplaceParams, WriteParams,
 };
-use crate::registry::AgentInfo;
-use crate::rev::Rev;
-use crate::state::State;
-use crate::to_proto::wire_edits;
+use crate::service::registry::AgentInfo;
+use crate::service::state::State;
+use crate::service::to_proto::wire_edits;
 
 /// Parses params, turning serde's complaint into an `invalidParams` error.
 pub fn parse_params<P: DeserializeOwned>(method: &str, params: Value) -> Result<P, ProtocolError> {
@@ -627,9 +628,9 @@ pub(crate) fn check_base_rev(snapshot: &Snapshot, base_rev: Option<&str>, is_wri
         }
         return Ok(());
     };
-    let parsed: Rev = base_rev
-        .parse()
-        .map_err(|error: crate::rev::InvalidRev| ProtocolError::invalid_params(Some("baseRev"), error.to_string()))?;
+    let parsed: Rev = base_rev.parse().map_err(|error: verbatim_engine::rev::InvalidRev| {
+        ProtocolError::invalid_params(Some("baseRev"), error.to_string())
+    })?;
     if parsed == current {
         return Ok(());
     }

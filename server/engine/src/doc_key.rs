@@ -5,11 +5,11 @@
 //! [`DocKey::File`] holding a lexically normalised absolute path. URIs of other schemes
 //! (`untitled:Untitled-1`) are kept as they are and can only name open documents.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
-use std::str::FromStr;
 
-use tower_lsp_server::ls_types::Uri;
+use percent_encoding::AsciiSet;
 
 /// The identity of a document.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -40,14 +40,14 @@ impl DocKey {
         if uri.starts_with('/') {
             return Ok(Self::File(normalize(Path::new(uri))));
         }
-        let parsed = Uri::from_str(uri).map_err(|_| {
+        let parsed = fluent_uri::Uri::parse(uri).map_err(|_| {
             if uri.contains(':') { UriError::Malformed(uri.to_owned()) } else { UriError::Relative(uri.to_owned()) }
         })?;
         let is_file = parsed.scheme().as_str().eq_ignore_ascii_case("file");
         if !is_file {
             return Ok(Self::Other(uri.to_owned()));
         }
-        let path = parsed.to_file_path().ok_or_else(|| UriError::Malformed(uri.to_owned()))?;
+        let path = file_uri_path(&parsed).ok_or_else(|| UriError::Malformed(uri.to_owned()))?;
         if !path.is_absolute() {
             return Err(UriError::Relative(uri.to_owned()));
         }
@@ -57,9 +57,7 @@ impl DocKey {
     /// The canonical URI of this document.
     pub fn to_uri(&self) -> String {
         match self {
-            Self::File(path) => Uri::from_file_path(path)
-                .map(|uri| uri.to_string())
-                .unwrap_or_else(|| format!("file://{}", path.display())),
+            Self::File(path) => file_uri(path).unwrap_or_else(|| format!("file://{}", path.display())),
             Self::Other(uri) => uri.clone(),
         }
     }
@@ -80,6 +78,32 @@ impl fmt::Display for DocKey {
             Self::Other(uri) => f.write_str(uri),
         }
     }
+}
+
+// `file:` URIs are read and written exactly as `ls_types::Uri` (the LSP types of
+// tower-lsp-server) does on Unix, the only platform verbatim builds for: the engine
+// uses the same `fluent-uri` and `percent-encoding` directly so that it does not depend
+// on the LSP types. A test in the verbatim crate (`service::to_proto`) holds the two
+// to the same answers.
+
+/// What `percent-encoding` leaves alone in a path: RFC 3986's unreserved characters and `/`.
+const PATH_UNRESERVED: AsciiSet =
+    percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~').remove(b'/');
+
+/// The path of a `file:` URI, percent-decoded (invalid UTF-8 replaced); `None` if empty.
+fn file_uri_path(uri: &fluent_uri::Uri<&str>) -> Option<PathBuf> {
+    let path = uri.path().decode().to_string_lossy().into_owned();
+    if path.is_empty() { None } else { Some(PathBuf::from(path)) }
+}
+
+/// The `file:` URI of a path (a relative one is canonicalized first); `None` if it cannot be
+/// named.
+fn file_uri(path: &Path) -> Option<String> {
+    let absolute = if path.is_absolute() { Cow::Borrowed(path) } else { Cow::Owned(std::fs::canonicalize(path).ok()?) };
+    let uri =
+        format!("file://{}", percent_encoding::utf8_percent_encode(&absolute.to_string_lossy(), &PATH_UNRESERVED));
+    fluent_uri::Uri::parse(uri.as_str()).ok()?;
+    Some(uri)
 }
 
 /// Removes `.` components and resolves `..` lexically (never above the root).

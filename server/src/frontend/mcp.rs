@@ -29,11 +29,11 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::client::Identity;
-use crate::error::ProtocolError;
+use crate::frontend::client::Identity;
+use crate::frontend::render::{self, Vocabulary};
 use crate::frontend::{Frontend, FrontendError, Routed, Via, is_write, uris_of};
-use crate::protocol::{ApplyPatchResult, BatchResult, DocumentInfo, EditResult, ReadResult, method};
-use crate::render::{self, Vocabulary};
+use crate::service::error::ProtocolError;
+use crate::service::protocol::{ApplyPatchResult, BatchResult, DocumentInfo, EditResult, ReadResult, method};
 
 /// How often a call waiting for review reports progress.
 const PROGRESS_EVERY: Duration = Duration::from_secs(10);

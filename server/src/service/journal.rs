@@ -18,9 +18,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::clock::now_rfc3339;
-use crate::error::ProtocolError;
-use crate::protocol::DocumentResult;
+use crate::service::error::ProtocolError;
+use crate::service::protocol::DocumentResult;
+use crate::transport::clock::now_rfc3339;
 
 /// Environment variable that overrides the state directory (used by tests).
 pub const STATE_DIR_ENV: &str = "VERBATIM_STATE_DIR";
@@ -228,7 +228,7 @@ fn entry(
     let (outcome, rev) = match failure {
         None if result.modified_by_editor => (Outcome::ModifiedByEditor, result.rev.clone()),
         None => (Outcome::Applied, result.rev.clone()),
-        Some(error) if error.kind == crate::error::ErrorKind::Rejected => (Outcome::Rejected, None),
+        Some(error) if error.kind == crate::service::error::ErrorKind::Rejected => (Outcome::Rejected, None),
         Some(_) => (Outcome::Error, None),
     };
     let reason = failure
@@ -282,7 +282,7 @@ pub fn read_entries(path: &Path) -> io::Result<Vec<Entry>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorKind;
+    use crate::service::error::ErrorKind;
 
     fn result(uri: &str) -> DocumentResult {
         DocumentResult {

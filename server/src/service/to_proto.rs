@@ -13,10 +13,11 @@ use tower_lsp_server::ls_types::{
     RenameFileOptions, ResourceOp, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
 };
 
-use crate::diff::minimal_edits;
-use crate::plan::Replacement;
-use crate::position::{PositionEncoding, byte_range_to_positions};
-use crate::protocol::WireEdit;
+use verbatim_engine::diff::minimal_edits;
+use verbatim_engine::plan::Replacement;
+use verbatim_engine::position::{PositionEncoding, byte_range_to_positions};
+
+use crate::service::protocol::WireEdit;
 
 /// The position encoding for a peer, from what its `initialize` offers.
 pub fn negotiated_encoding(capabilities: &ls_types::ClientCapabilities) -> PositionEncoding {
@@ -24,12 +25,12 @@ pub fn negotiated_encoding(capabilities: &ls_types::ClientCapabilities) -> Posit
     PositionEncoding::negotiate(offered.into_iter().flatten().map(|encoding| encoding.as_str()))
 }
 
-pub fn position(position: crate::position::Position) -> ls_types::Position {
+pub fn position(position: verbatim_engine::position::Position) -> ls_types::Position {
     ls_types::Position::new(position.line, position.character)
 }
 
-pub fn from_position(position: ls_types::Position) -> crate::position::Position {
-    crate::position::Position::new(position.line, position.character)
+pub fn from_position(position: ls_types::Position) -> verbatim_engine::position::Position {
+    verbatim_engine::position::Position::new(position.line, position.character)
 }
 
 /// A byte range of `text` as an LSP range in `encoding`.
@@ -140,4 +141,68 @@ pub fn workspace_edit(changes: &[EditorChange<'_>], options: &EditorEditOptions)
         document_changes: Some(DocumentChanges::Operations(operations)),
         change_annotations: Some(HashMap::from([(options.annotation_id.clone(), options.annotation.clone())])),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::str::FromStr;
+
+    use tower_lsp_server::ls_types::Uri;
+    use verbatim_engine::doc_key::DocKey;
+
+    /// The engine reads and writes `file:` URIs without the LSP types; they must agree.
+    #[test]
+    fn doc_keys_write_file_uris_as_ls_types_does() {
+        for path in [
+            "/",
+            "/p/a b.rs",
+            "/p/ünï cødé/ß.rs",
+            "/p/100%.txt",
+            "/p/a#b?c.rs",
+            "/p/[x]{y}(z).rs",
+            "/p/semi;colon,comma=eq&amp+plus$@!'*.rs",
+            "/p/~tilde-._",
+            "/p/tab\there",
+            "/p/emoji 😀.md",
+            "/p/back\\slash",
+        ] {
+            let expected = Uri::from_file_path(path).map(|uri| uri.to_string()).expect("an absolute path has a URI");
+            assert_eq!(DocKey::File(PathBuf::from(path)).to_uri(), expected, "{path}");
+        }
+    }
+
+    #[test]
+    fn doc_keys_read_uris_as_ls_types_does() {
+        for uri in [
+            "file:///p/a%20b.rs",
+            "file:///p/a b.rs",
+            "file:///p/%C3%BC.rs",
+            "file:///p/%FF.rs",
+            "file:///p/x.rs?query#fragment",
+            "FILE:///p/x.rs",
+            "file://host/p/x.rs",
+            "file:relative/x.rs",
+            "file:",
+            "file://",
+            "file:///",
+            "file://[bad",
+            "untitled:Untitled-1",
+            "https://example.com/x.rs",
+            "c:\\x.rs",
+            "%%",
+            "x",
+        ] {
+            let expected = match Uri::from_str(uri) {
+                Err(_) => None,
+                Ok(parsed) if !parsed.scheme().as_str().eq_ignore_ascii_case("file") => {
+                    Some(DocKey::Other(uri.to_owned()))
+                }
+                Ok(parsed) => {
+                    parsed.to_file_path().filter(|path| path.is_absolute()).map(|path| DocKey::File(path.into_owned()))
+                }
+            };
+            assert_eq!(DocKey::parse(uri).ok(), expected, "{uri}");
+        }
+    }
 }

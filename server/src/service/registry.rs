@@ -3,9 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::clock::now_rfc3339;
-use crate::position::PositionEncoding;
-use crate::protocol::{AgentStatus, PendingStatus};
+use verbatim_engine::position::PositionEncoding;
+
+use crate::service::protocol::{AgentStatus, PendingStatus};
+use crate::transport::clock::now_rfc3339;
 
 /// An agent connection, known once it has sent `initialize`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,7 +17,7 @@ pub struct AgentInfo {
     pub connected_at: String,
     /// The position encoding negotiated with this agent.
     pub encoding: PositionEncoding,
-    pub access: crate::access::Access,
+    pub access: crate::service::access::Access,
 }
 
 /// Agents and pending edits.

@@ -1,6 +1,9 @@
-//! What the CLI and the MCP server share: a protocol call, routed to the editor
-//! that serves its file (as an agent on that server's socket) or, when no editor
-//! does, run headless on disk by the same engine.
+//! The agent front-ends: [`mcp`] (`verbatim mcp`) here, the CLI in the binary
+//! (`src/cli/`), and what they share: [`client`] (the agent side of the socket),
+//! [`routing`] (which server serves a file), [`render`] (results as text), and this
+//! module's [`Frontend`]: a protocol call, routed to the editor that serves its file
+//! (as an agent on that server's socket) or, when no editor does, run headless on disk
+//! by the same engine.
 //!
 //! A call is a method name and its JSON params, exactly as on the wire, so both
 //! front-ends map one to one onto `docs/protocol.md`, and a new method needs only a
@@ -8,23 +11,29 @@
 //! in [`Headless::call`]). `verbatim/applyPatch` names its files inside the patch,
 //! so it goes to the editor serving the working directory.
 
+pub mod client;
+pub mod mcp;
+pub mod render;
+pub mod routing;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
-use crate::access::Access;
-use crate::client::{AgentClient, ClientError, Identity};
-use crate::discovery::live_servers;
-use crate::doc_key::DocKey;
-use crate::error::{ErrorKind, ProtocolError};
-use crate::file_lock;
+use verbatim_engine::doc_key::DocKey;
+use verbatim_engine::position::PositionEncoding;
+
+use crate::frontend::client::{AgentClient, ClientError, Identity};
+use crate::frontend::routing::server_for;
+use crate::headless::file_lock;
 use crate::headless::{Headless, HeadlessOptions};
-use crate::journal::Journal;
-use crate::position::PositionEncoding;
-use crate::protocol::{DiscoveryFile, DocumentInfo, method};
-use crate::registry::AgentInfo;
-use crate::routing::server_for;
+use crate::service::access::Access;
+use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::journal::Journal;
+use crate::service::protocol::{DiscoveryFile, DocumentInfo, method};
+use crate::service::registry::AgentInfo;
+use crate::transport::discovery::live_servers;
 
 /// How a front-end reaches documents.
 #[derive(Debug, Clone)]
@@ -243,7 +252,7 @@ impl Frontend {
                 id: 0,
                 name: agent.name,
                 version: agent.version,
-                connected_at: crate::clock::now_rfc3339(),
+                connected_at: crate::transport::clock::now_rfc3339(),
                 encoding: PositionEncoding::Utf32,
                 access: Access::ReadWrite,
             },

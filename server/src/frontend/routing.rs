@@ -6,9 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::doc_key::DocKey;
-use crate::protocol::DiscoveryFile;
-use crate::workspace::Workspace;
+use verbatim_engine::doc_key::DocKey;
+use verbatim_engine::workspace::Workspace;
+
+use crate::service::protocol::DiscoveryFile;
 
 /// The folders of a server, as paths.
 pub fn folders(server: &DiscoveryFile) -> Vec<PathBuf> {

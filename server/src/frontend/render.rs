@@ -10,10 +10,10 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::error::{ErrorKind, ProtocolError};
 use crate::frontend::Via;
-use crate::journal::{Entry, Outcome};
-use crate::protocol::{
+use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::journal::{Entry, Outcome};
+use crate::service::protocol::{
     ApplyPatchResult, BatchResult, DiscoveryFile, DocumentInfo, DocumentResult, EditResult, ReadResult,
 };
 
@@ -288,8 +288,8 @@ pub fn journal_entry(entry: &Entry, with_diff: bool) -> String {
         (outcome, _, _) => outcome.as_str().to_owned(),
     };
     let source = match entry.source {
-        crate::journal::Source::Editor => "editor",
-        crate::journal::Source::Headless => "headless",
+        crate::service::journal::Source::Editor => "editor",
+        crate::service::journal::Source::Headless => "headless",
     };
     let mut out =
         format!("{}  {outcome}  {}  via {source}  {}  \"{}\"", entry.time, entry.agent, entry.uri, entry.summary);

@@ -13,7 +13,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::rev::Rev;
+use verbatim_engine::rev::Rev;
 
 /// Why a staged file was not put in place.
 #[derive(Debug, thiserror::Error)]

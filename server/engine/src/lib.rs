@@ -1,0 +1,31 @@
+//! Verbatim's engine: what an edit by quotation means, with no LSP, no JSON and no
+//! async. The `verbatim` crate wraps it in the protocol, the service, headless mode,
+//! the transports and the agent front-ends.
+//!
+//! Modules, in reading order:
+//! [`position`] (line/column in utf-8, utf-16, utf-32), [`rev`] (revisions),
+//! [`document`] and [`store`] (live buffers), [`doc_key`] (document identity),
+//! [`quote`] (finding quotes), [`normalize`] (the normalization ladder),
+//! [`plan`] (quote-addressed requests to replacements), [`line_endings`] (new text
+//! adopts the line ending around it), [`near_miss`] (the region most like a missing
+//! quote), [`patch`] (patch dialects parsed) and [`hunk`] (their hunks planned),
+//! [`diff`] (minimal edits and unified diffs), [`file_format`] (encodings and BOMs,
+//! byte exact), [`disk`] (files that are not open), [`workspace`] (which files are in
+//! reach).
+
+pub mod diff;
+pub mod disk;
+pub mod doc_key;
+pub mod document;
+pub mod file_format;
+pub mod hunk;
+pub mod line_endings;
+pub mod near_miss;
+pub mod normalize;
+pub mod patch;
+pub mod plan;
+pub mod position;
+pub mod quote;
+pub mod rev;
+pub mod store;
+pub mod workspace;

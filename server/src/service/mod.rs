@@ -1,0 +1,15 @@
+//! The protocol and the service: the wire types and error kinds of `docs/protocol.md`,
+//! and the agent methods run against the editor's live documents (lanes, snapshot,
+//! plan, apply through the editor, journal).
+
+pub mod access;
+pub mod apply;
+pub mod edits;
+pub mod error;
+pub mod feedback;
+pub mod journal;
+pub mod patching;
+pub mod protocol;
+pub mod registry;
+pub mod state;
+pub mod to_proto;

@@ -1,0 +1,11 @@
+//! The transports: the editor on stdio, agents on the Unix sockets, the frame guard in
+//! front of both, discovery files, and `verbatim lsp`, which wires it all together.
+
+pub mod agent;
+pub mod clock;
+pub mod discovery;
+pub mod editor;
+pub mod framing;
+pub mod listener;
+pub mod lsp;
+pub mod ordered_sync;
