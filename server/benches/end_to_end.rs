@@ -101,6 +101,10 @@ async fn editor_role() {
             i += 1;
         }
         let uri = doc_uri(&workspace, index);
+        if std::env::var_os("VERBATIM_BENCH_ON_DISK").is_some() {
+            // The file holds what the buffer holds: the server watches it and keeps its baseline.
+            std::fs::write(workspace.join(format!("doc{index}.rs")), &text).unwrap();
+        }
         write_frame(
             &mut to_server,
             &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
@@ -183,9 +187,18 @@ struct EditorProcess {
 }
 
 async fn start_editor(documents: usize, doc_bytes: usize) -> EditorProcess {
+    start_editor_with(documents, doc_bytes, false).await
+}
+
+/// `on_disk`: the documents' files exist on disk with the buffers' text.
+async fn start_editor_with(documents: usize, doc_bytes: usize, on_disk: bool) -> EditorProcess {
     let workspace = tempfile::tempdir().unwrap();
     let runtime = tempfile::tempdir().unwrap();
-    let mut child = Command::new(std::env::current_exe().unwrap())
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    if on_disk {
+        command.env("VERBATIM_BENCH_ON_DISK", "1");
+    }
+    let mut child = command
         .env("VERBATIM_BENCH_ROLE", "editor")
         .env("VERBATIM_BENCH_BIN", env!("CARGO_BIN_EXE_verbatim"))
         .env("VERBATIM_BENCH_DIR", workspace.path())
@@ -335,15 +348,123 @@ async fn throughput(quick: bool) {
 
 async fn memory(quick: bool) {
     let (documents, bytes) = if quick { (20, 100 * 1024) } else { (1000, 100 * 1024) };
-    let editor = start_editor(documents, bytes).await;
-    let rss_mib = resident_kib(editor.server_pid) as f64 / 1024.0;
-    let text_mib = (documents * bytes) as f64 / (1024.0 * 1024.0);
+    for on_disk in [false, true] {
+        let editor = start_editor_with(documents, bytes, on_disk).await;
+        let rss_mib = resident_kib(editor.server_pid) as f64 / 1024.0;
+        let text_mib = (documents * bytes) as f64 / (1024.0 * 1024.0);
+        let files = if on_disk { "files on disk, watched, with baselines" } else { "no files on disk" };
+        println!(
+            "end_to_end/memory: {documents} documents of {} KB = {text_mib:.1} MiB of text ({files}); server RSS {rss_mib:.1} MiB; budget 1.5 × text + 30 MiB = {:.1} MiB",
+            bytes / 1024,
+            1.5 * text_mib + 30.0
+        );
+        if on_disk {
+            // Idle: nothing changes; a watcher that polls would show here.
+            let seconds = if quick { 0.5 } else { 10.0 };
+            let before = cpu_ticks(editor.server_pid);
+            tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+            let ticks = cpu_ticks(editor.server_pid) - before;
+            println!(
+                "end_to_end/idle: {documents} open documents watched: server CPU {:.2}% over {seconds} s idle ({ticks} ticks)",
+                ticks as f64 / 100.0 / seconds * 100.0
+            );
+        }
+        drop(editor.child);
+    }
+}
+
+/// User plus system CPU time of a process, in clock ticks (1/100 s).
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name (which is in parentheses): utime is the 12th, stime the 13th.
+    let fields: Vec<&str> =
+        stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
+    fields.get(11).and_then(|utime| utime.parse::<u64>().ok()).unwrap_or(0)
+        + fields.get(12).and_then(|stime| stime.parse::<u64>().ok()).unwrap_or(0)
+}
+
+/// Issue 16: a file written on disk while its buffer has unsaved changes, until the
+/// editor receives the merged edit. This process is the editor; each write changes
+/// one line far from the person's, atomically (temp file + rename), as agents write.
+async fn external(quick: bool) {
+    let writes = if quick { 5 } else { 200 };
+    let workspace = tempfile::tempdir().unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    let lines: Vec<String> = (0..DOC_10K_LINES).map(|i| doc_line(i, 0)).collect();
+    let path = workspace.path().join("watched.rs");
+    std::fs::write(&path, lines.concat()).unwrap();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_verbatim"))
+        .arg("lsp")
+        .env("VERBATIM_RUNTIME_DIR", runtime.path())
+        .env("VERBATIM_STATE_DIR", runtime.path())
+        .env("VERBATIM_LOG", std::env::var("VERBATIM_BENCH_LOG").unwrap_or_else(|_| "warn".into()))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut to_server = server.stdin.take().unwrap();
+    let mut from_server = BufReader::new(server.stdout.take().unwrap());
+    write_frame(
+        &mut to_server,
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "processId": null, "rootUri": null,
+        "workspaceFolders": [{"uri": format!("file://{}", workspace.path().display()), "name": "bench"}],
+        "initializationOptions": {"externalChanges": "auto"},
+        "capabilities": {"general": {"positionEncodings": ["utf-16"]},
+                         "workspace": {"workspaceEdit": {"documentChanges": true, "changeAnnotationSupport": {}}}}}}),
+    )
+    .await;
+    read_frame(&mut from_server).await.unwrap();
+    write_frame(&mut to_server, &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}})).await;
+    let uri = format!("file://{}", path.display());
+    // The buffer has an unsaved first line, so every change on disk is a merge.
+    let mut buffer = format!("// unsaved\n{}", lines.concat());
+    write_frame(
+        &mut to_server,
+        &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": {"uri": uri, "languageId": "rust", "version": 1, "text": buffer}}}),
+    )
+    .await;
+    write_frame(&mut to_server, &json!({"jsonrpc": "2.0", "id": 1, "method": "verbatim/status"})).await;
+    while read_frame(&mut from_server).await.unwrap()["id"] != 1 {}
+    let mut version = 1;
+    let mut disk_lines = lines.clone();
+    let mut latencies = Vec::with_capacity(writes);
+    for write in 0..writes {
+        let line = DOC_10K_LINES / 2 + write % 1000;
+        disk_lines[line] = doc_line(line, write as u64 + 1);
+        let temp = workspace.path().join(".watched.rs.tmp");
+        std::fs::write(&temp, disk_lines.concat()).unwrap();
+        let started = Instant::now();
+        std::fs::rename(&temp, &path).unwrap();
+        let request = loop {
+            let message = read_frame(&mut from_server).await.unwrap();
+            if message["method"] == "workspace/applyEdit" {
+                break message;
+            }
+        };
+        latencies.push(started.elapsed());
+        // Apply it as an editor does: the merged text is the disk's plus the unsaved line.
+        buffer = format!("// unsaved\n{}", disk_lines.concat());
+        version += 1;
+        let change = &request["params"]["edit"]["documentChanges"][0];
+        write_frame(&mut to_server, &json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": version},
+            "contentChanges": change["edits"].as_array().unwrap().iter().map(|edit| json!({"range": edit["range"], "text": edit["newText"]})).collect::<Vec<_>>()}})).await;
+        write_frame(&mut to_server, &json!({"jsonrpc": "2.0", "id": request["id"], "result": {"applied": true}})).await;
+        // Let the server see the change and settle before the next write.
+        tokio::time::sleep(Duration::from_millis(40)).await;
+    }
+    let _ = &buffer;
+    latencies.sort();
     println!(
-        "end_to_end/memory: {documents} documents of {} KB = {text_mib:.1} MiB of text; server RSS {rss_mib:.1} MiB; budget 1.5 × text + 30 MiB = {:.1} MiB",
-        bytes / 1024,
-        1.5 * text_mib + 30.0
+        "end_to_end/external: disk write (rename) → merged workspace/applyEdit received, 10,000-line buffer with unsaved changes: {writes} writes, median {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        percentile(&latencies, 0.5).as_secs_f64() * 1e3,
+        percentile(&latencies, 0.99).as_secs_f64() * 1e3,
+        latencies.last().unwrap().as_secs_f64() * 1e3
     );
-    drop(editor.child);
+    let _ = server.kill().await;
 }
 
 async fn startup(quick: bool) {
@@ -435,6 +556,9 @@ fn main() {
         }
         if selected("headless") {
             headless(quick).await;
+        }
+        if selected("external") {
+            external(quick).await;
         }
     });
 }

@@ -4,7 +4,7 @@
 //! The engine, which knows nothing of LSP or JSON, is the `verbatim_engine` crate
 //! (`server/engine`): positions, revisions, documents and the store, document keys,
 //! quote search, the normalization ladder, plans, line endings, near misses, patches
-//! and hunks, diffs, file formats, disk reads, workspace containment.
+//! and hunks, diffs, three-way merges, file formats, disk reads, workspace containment.
 //!
 //! This crate, in reading order:
 //! - [`service`], the protocol and the service: [`service::protocol`] (wire types),
@@ -13,12 +13,13 @@
 //!   agents, denied paths), [`service::state`] (shared between connections),
 //!   [`service::registry`] (agents and pending edits), [`service::edits`] (the agent
 //!   methods), [`service::patching`] (`verbatim/applyPatch`), [`service::apply`] (through
-//!   the editor), [`service::journal`] (every write, as JSON lines per workspace);
+//!   the editor), [`service::external`] (changes made on disk offered as edits),
+//!   [`service::journal`] (every write, as JSON lines per workspace);
 //! - [`headless`] mode, the disk as the target: [`headless::file_lock`] (writers take
 //!   turns across processes), [`headless::atomic_write`] (temp file, fsync, rename),
 //!   [`headless::git`];
 //! - the [`transport`]s: [`transport::ordered_sync`] and [`transport::editor`] (the editor
-//!   on stdio), [`transport::agent`] and [`transport::listener`] (agents on the socket),
+//!   on stdio), [`transport::disk_watch`] (the files of open documents), [`transport::agent`] and [`transport::listener`] (agents on the socket),
 //!   [`transport::framing`] (the frame guard), [`transport::discovery`] (runtime directory
 //!   and discovery files), [`transport::lsp`] (`verbatim lsp`), [`transport::clock`];
 //! - the agent [`frontend`]s: [`frontend::client`] (the agent side of the socket),

@@ -19,6 +19,17 @@ pub struct Document {
     /// Which `didOpen` started this session (see [`Rev`]).
     pub session: u64,
     pub text: Rope,
+    /// What the file on disk held when the buffer last agreed with it (read at
+    /// `didOpen`, replaced at every `didSave` and whenever a change made on disk
+    /// outside the editor has been offered): the base of the three-way merge of the
+    /// next such change. `None` when the file could not be read as text.
+    pub disk_baseline: Option<Rope>,
+    /// What the file holds after a change on disk the editor was asked to reload the
+    /// buffer from (the buffer had no unsaved changes). It becomes the baseline when
+    /// a change makes the buffer equal to it, i.e. when the reload arrives; until then
+    /// the baseline stays what the buffer last agreed with, so a reload the editor
+    /// did not make (the person typed first) is merged with the next change instead.
+    pub reload_expected: Option<Rope>,
 }
 
 /// One entry of a `didChange`: a range in the editor's encoding, or the whole text.
@@ -39,6 +50,12 @@ impl Document {
             apply_change(&mut self.text, change, encoding);
         }
         self.version = version;
+        if let Some(expected) = &self.reload_expected
+            && expected.len_bytes() == self.text.len_bytes()
+            && *expected == self.text
+        {
+            self.disk_baseline = self.reload_expected.take();
+        }
     }
 }
 

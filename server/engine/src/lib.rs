@@ -9,7 +9,7 @@
 //! [`plan`] (quote-addressed requests to replacements), [`line_endings`] (new text
 //! adopts the line ending around it), [`near_miss`] (the region most like a missing
 //! quote), [`patch`] (patch dialects parsed) and [`hunk`] (their hunks planned),
-//! [`diff`] (minimal edits and unified diffs), [`file_format`] (encodings and BOMs,
+//! [`diff`] (minimal edits and unified diffs), [`merge`] (a change on disk merged into a buffer), [`file_format`] (encodings and BOMs,
 //! byte exact), [`disk`] (files that are not open), [`workspace`] (which files are in
 //! reach).
 
@@ -20,6 +20,7 @@ pub mod document;
 pub mod file_format;
 pub mod hunk;
 pub mod line_endings;
+pub mod merge;
 pub mod near_miss;
 pub mod normalize;
 pub mod patch;

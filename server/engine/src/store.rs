@@ -28,8 +28,15 @@ pub struct NotOpen(pub DocKey);
 impl DocumentStore {
     pub fn open(&mut self, key: DocKey, editor_uri: String, language_id: String, version: i32, text: &str) {
         self.sessions += 1;
-        let document =
-            Document { editor_uri, language_id, version, session: self.sessions, text: Rope::from_str(text) };
+        let document = Document {
+            editor_uri,
+            language_id,
+            version,
+            session: self.sessions,
+            text: Rope::from_str(text),
+            disk_baseline: None,
+            reload_expected: None,
+        };
         self.documents.insert(key, document);
     }
 
@@ -43,6 +50,23 @@ impl DocumentStore {
         let document = self.documents.get_mut(key).ok_or_else(|| NotOpen(key.clone()))?;
         document.apply_changes(changes, version, encoding);
         Ok(())
+    }
+
+    /// Records what the file on disk holds while the buffer agrees with it (see
+    /// [`Document::disk_baseline`]). Ignored for a document that is not open.
+    pub fn set_disk_baseline(&mut self, key: &DocKey, baseline: Option<Rope>) {
+        if let Some(document) = self.documents.get_mut(key) {
+            document.disk_baseline = baseline;
+            document.reload_expected = None;
+        }
+    }
+
+    /// Records the text the editor was asked to reload a buffer from (see
+    /// [`Document::reload_expected`]).
+    pub fn expect_reload(&mut self, key: &DocKey, text: Rope) {
+        if let Some(document) = self.documents.get_mut(key) {
+            document.reload_expected = Some(text);
+        }
     }
 
     pub fn close(&mut self, key: &DocKey) {

@@ -290,6 +290,7 @@ pub fn journal_entry(entry: &Entry, with_diff: bool) -> String {
     let source = match entry.source {
         crate::service::journal::Source::Editor => "editor",
         crate::service::journal::Source::Headless => "headless",
+        crate::service::journal::Source::Disk => "disk",
     };
     let mut out =
         format!("{}  {outcome}  {}  via {source}  {}  \"{}\"", entry.time, entry.agent, entry.uri, entry.summary);

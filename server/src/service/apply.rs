@@ -30,6 +30,7 @@ use verbatim_engine::plan::Replacement;
 use verbatim_engine::rev::Rev;
 
 use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::protocol::ExternalChanges;
 use crate::service::registry::AgentInfo;
 use crate::service::state::State;
 use crate::service::to_proto::{self, EditorChange, EditorEditOptions};
@@ -72,6 +73,17 @@ impl PlannedDocument {
     }
 }
 
+/// Who proposes an edit to the editor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// An agent: the label names it, and `needsConfirmation` is the editor's setting.
+    Agent,
+    /// A change made on disk outside the editor, merged into the buffer: the label is
+    /// the summary alone, the annotation id is `verbatim/disk/<id>`, and
+    /// `needsConfirmation` follows the editor's `externalChanges` setting.
+    Disk,
+}
+
 /// What the editor did with one document.
 #[derive(Debug, Clone)]
 pub struct AppliedDocument {
@@ -99,6 +111,7 @@ impl Drop for PendingGuard<'_> {
 pub async fn apply_through_editor(
     state: &Arc<State>,
     agent: &AgentInfo,
+    origin: Origin,
     summary: &str,
     documents: &[PlannedDocument],
 ) -> Result<Vec<AppliedDocument>, ProtocolError> {
@@ -138,13 +151,22 @@ pub async fn apply_through_editor(
     let _pending = PendingGuard { state, id: pending_id };
     state.notify_status();
 
-    let label = format!("{}: {}", agent.name, summary);
+    let (label, annotation_id, needs_confirmation) = match origin {
+        Origin::Agent => {
+            (format!("{}: {}", agent.name, summary), format!("verbatim/{pending_id}"), link.options.needs_confirmation)
+        }
+        Origin::Disk => (
+            summary.to_owned(),
+            format!("verbatim/disk/{pending_id}"),
+            link.options.external_changes == ExternalChanges::Review,
+        ),
+    };
     let options = EditorEditOptions {
         encoding: link.encoding,
-        annotation_id: format!("verbatim/{pending_id}"),
+        annotation_id,
         annotation: ChangeAnnotation {
             label: label.clone(),
-            needs_confirmation: Some(link.options.needs_confirmation),
+            needs_confirmation: Some(needs_confirmation),
             description: Some(summary.to_owned()),
         },
         document_changes: link.document_changes,

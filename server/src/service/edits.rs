@@ -26,7 +26,7 @@ use verbatim_engine::normalize::Normalization;
 use verbatim_engine::plan::{self, Edit, PlanError, ReplaceRange, Replacement, StrReplace, sort_disjoint};
 use verbatim_engine::rev::Rev;
 
-use crate::service::apply::{AppliedDocument, PlannedDocument, apply_through_editor};
+use crate::service::apply::{AppliedDocument, Origin, PlannedDocument, apply_through_editor};
 use crate::service::error::{ErrorKind, ProtocolError, params_error};
 use crate::service::feedback::{self, Context};
 use crate::service::journal::{Source, WriteInfo};
@@ -403,7 +403,7 @@ pub(crate) async fn deliver(
         return Ok(Outcome { applied: false, dry_run: true, documents: results });
     }
     let applied = match recheck_disk(state, planned) {
-        Ok(()) => apply_through_editor(state, agent, summary, planned).await,
+        Ok(()) => apply_through_editor(state, agent, Origin::Agent, summary, planned).await,
         Err(error) => Err(error),
     };
     let applied = applied.map(|applied| report_applied(&mut results, planned, applied));

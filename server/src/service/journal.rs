@@ -47,6 +47,8 @@ pub enum Source {
     Editor,
     /// Straight to disk, because no editor serves the file.
     Headless,
+    /// A change made on disk outside the editor, merged into the live buffer.
+    Disk,
 }
 
 /// What became of a write.
@@ -60,6 +62,17 @@ pub enum Outcome {
     Rejected,
     /// It failed after planning (`errorKind` says how).
     Error,
+    /// A change on disk to a buffer without unsaved changes: the editor reloads it.
+    Reloaded,
+    /// A change on disk that overlaps the person's unsaved changes everywhere:
+    /// nothing was offered.
+    Conflict,
+    /// The person saved the buffer over a change on disk they had rejected.
+    SavedOver,
+    /// The file was deleted on disk while open; the buffer was left alone.
+    Deleted,
+    /// The file was moved on disk while open; the buffer was left alone.
+    Moved,
 }
 
 impl Outcome {
@@ -69,6 +82,11 @@ impl Outcome {
             Self::ModifiedByEditor => "modifiedByEditor",
             Self::Rejected => "rejected",
             Self::Error => "error",
+            Self::Reloaded => "reloaded",
+            Self::Conflict => "conflict",
+            Self::SavedOver => "savedOver",
+            Self::Deleted => "deleted",
+            Self::Moved => "moved",
         }
     }
 }
@@ -115,6 +133,18 @@ pub struct WriteInfo<'a> {
     pub agent: &'a str,
     pub summary: &'a str,
     pub commit: Option<&'a str>,
+}
+
+/// What [`Journal::record_event`] writes.
+#[derive(Debug, Clone)]
+pub struct Event<'a> {
+    pub source: Source,
+    pub agent: &'a str,
+    pub summary: &'a str,
+    pub uri: &'a str,
+    pub outcome: Outcome,
+    /// What changed, as a unified diff (may be empty).
+    pub diff: &'a str,
 }
 
 /// The journals under one state directory.
@@ -187,6 +217,33 @@ impl Journal {
         rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)?;
         file.write_all(&buffer)?;
         file.flush()
+    }
+
+    /// Journals something that happened to one document without a write of ours
+    /// (a change on disk the editor reloads, or that conflicts everywhere, a
+    /// deletion, a save over a rejected change): one entry of its own.
+    pub fn record_event(&self, workspace: Option<&Path>, event: &Event<'_>) {
+        let entry = Entry {
+            time: now_rfc3339(),
+            write_id: next_write_id(),
+            source: event.source,
+            agent: event.agent.to_owned(),
+            summary: event.summary.to_owned(),
+            uri: event.uri.to_owned(),
+            workspace: workspace.map(|root| root.display().to_string()),
+            base_rev: None,
+            rev: None,
+            outcome: event.outcome,
+            reason: None,
+            error_kind: None,
+            message: None,
+            diff: cut(event.diff),
+            editor_diff: None,
+            commit: None,
+        };
+        if let Err(error) = self.append(workspace, &[entry]) {
+            tracing::warn!("cannot append to the journal {}: {error}", self.file_for(workspace).display());
+        }
     }
 
     /// Journals one write: an entry per document, each in the journal of its folder

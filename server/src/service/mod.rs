@@ -6,6 +6,7 @@ pub mod access;
 pub mod apply;
 pub mod edits;
 pub mod error;
+pub mod external;
 pub mod feedback;
 pub mod journal;
 pub mod patching;

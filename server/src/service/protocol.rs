@@ -21,6 +21,8 @@ pub mod method {
     pub const STATUS: &str = "verbatim/status";
     pub const STATUS_CHANGED: &str = "verbatim/statusChanged";
     pub const APPLY_PATCH: &str = "verbatim/applyPatch";
+    /// Server → editor: a file that is open changed on disk outside the editor.
+    pub const EXTERNAL_CHANGE: &str = "verbatim/externalChange";
 
     /// The methods an agent may call, as announced in its `initialize` result.
     pub const AGENT_METHODS: [&str; 8] =
@@ -280,6 +282,73 @@ pub struct InitializationOptions {
     /// Path patterns agents may not write (nor read from disk); `None` keeps the defaults.
     pub write_deny_list: Option<Vec<String>>,
     pub allow_writes_outside_workspace: bool,
+    /// What to do when an open file changes on disk outside the editor.
+    pub external_changes: ExternalChanges,
+}
+
+/// What to do when an open file changes on disk outside the editor.
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum ExternalChanges {
+    /// Offer the merged change for review (`needsConfirmation: true`).
+    #[default]
+    Review,
+    /// Apply the merged change without asking (`needsConfirmation: false`).
+    Auto,
+    /// Do not watch the disk.
+    Off,
+}
+
+/// What a change on disk was, in `verbatim/externalChange`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum ExternalChangeKind {
+    /// The buffer had no unsaved changes: the editor should reload the file.
+    Reload,
+    /// Merged with the unsaved changes and offered as a `workspace/applyEdit`,
+    /// which follows this notification.
+    Offered,
+    /// Every changed line overlaps the person's unsaved changes: nothing is offered.
+    Conflict,
+    /// The disk now holds what the buffer holds (nothing to merge); the editor
+    /// should take note of the file's new timestamp.
+    Synced,
+    /// The file was deleted; the buffer is left as it is.
+    Deleted,
+    /// The file was moved to `movedTo`; the buffer is left as it is.
+    Moved,
+}
+
+/// A region both the person and the change on disk touched (1-based, inclusive).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ExternalConflict {
+    /// The first line of the person's version (in the buffer).
+    pub line: usize,
+    /// The last line in the buffer; `line - 1` when the person's side is empty.
+    pub end_line: usize,
+    /// The first line of the version on disk.
+    pub disk_line: usize,
+    /// The last line on disk; `disk_line - 1` when the disk's side is empty.
+    pub disk_end_line: usize,
+}
+
+/// Params of `verbatim/externalChange` (server → editor notification).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ExternalChangeParams {
+    /// The document, in the editor's own spelling.
+    pub uri: String,
+    pub kind: ExternalChangeKind,
+    /// When the change was seen (RFC 3339).
+    pub time: String,
+    /// Regions left as the person has them.
+    pub conflicts: Vec<ExternalConflict>,
+    /// For `moved`: where the file went.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub moved_to: Option<String>,
+    /// One sentence for the person.
+    pub message: String,
 }
 
 impl Default for InitializationOptions {
@@ -292,6 +361,7 @@ impl Default for InitializationOptions {
             agent_access: crate::service::access::Access::ReadWrite,
             write_deny_list: None,
             allow_writes_outside_workspace: false,
+            external_changes: ExternalChanges::Review,
         }
     }
 }

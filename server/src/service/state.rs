@@ -97,6 +97,8 @@ pub struct State {
     status_sender: Mutex<Option<tokio::sync::mpsc::UnboundedSender<StatusResult>>>,
     /// Where every write is journaled; `None` when no state directory can be named.
     pub journal: Option<Journal>,
+    /// Changes made on disk outside the editor: the watcher and what it remembers.
+    pub external: crate::service::external::ExternalChangesState,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -118,6 +120,7 @@ impl Default for State {
             started_at: crate::transport::clock::now_rfc3339(),
             status_sender: Mutex::default(),
             journal: Journal::from_env(),
+            external: crate::service::external::ExternalChangesState::default(),
         }
     }
 }

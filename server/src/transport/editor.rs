@@ -8,15 +8,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::{
     DidChangeWorkspaceFoldersParams, InitializeParams, InitializeResult, InitializedParams, PositionEncodingKind,
-    ResourceOperationKind, ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
-    TextDocumentSyncOptions, WorkspaceFoldersServerCapabilities, WorkspaceServerCapabilities,
+    ResourceOperationKind, SaveOptions, ServerCapabilities, ServerInfo, TextDocumentSyncCapability,
+    TextDocumentSyncKind, TextDocumentSyncOptions, TextDocumentSyncSaveOptions, WorkspaceFoldersServerCapabilities,
+    WorkspaceServerCapabilities,
 };
 use tower_lsp_server::{Client, LanguageServer};
 
 use verbatim_engine::doc_key::DocKey;
 use verbatim_engine::workspace::Workspace;
 
-use crate::service::protocol::{ClientInfo, InitializationOptions, StatusResult};
+use crate::service::protocol::{ClientInfo, ExternalChanges, InitializationOptions, StatusResult};
 use crate::service::state::{EditorLink, State};
 use crate::service::to_proto;
 
@@ -92,6 +93,7 @@ impl LanguageServer for EditorBackend {
             can_rename_files,
             "editor initialized"
         );
+        let external_changes = options.external_changes;
         // Known from now on: an agent may ask for an edit before `initialized` arrives.
         self.state.set_editor(EditorLink {
             client: self.client.clone(),
@@ -102,6 +104,9 @@ impl LanguageServer for EditorBackend {
             can_rename_files,
             options,
         });
+        if external_changes != ExternalChanges::Off {
+            self.state.external.start(&self.state);
+        }
 
         Ok(InitializeResult {
             server_info: Some(ServerInfo { name: "verbatim".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
@@ -110,6 +115,8 @@ impl LanguageServer for EditorBackend {
                 text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
                     open_close: Some(true),
                     change: Some(TextDocumentSyncKind::INCREMENTAL),
+                    // The saved text is the new disk baseline (see `external.rs`).
+                    save: Some(TextDocumentSyncSaveOptions::SaveOptions(SaveOptions { include_text: Some(true) })),
                     ..TextDocumentSyncOptions::default()
                 })),
                 workspace: Some(WorkspaceServerCapabilities {

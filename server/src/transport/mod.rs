@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod clock;
 pub mod discovery;
+pub mod disk_watch;
 pub mod editor;
 pub mod framing;
 pub mod listener;

@@ -14,7 +14,9 @@ use std::task::{Context, Poll};
 use serde_json::Value;
 use tower::Service;
 use tower_lsp_server::jsonrpc::{Request, Response};
-use tower_lsp_server::ls_types::{DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams};
+use tower_lsp_server::ls_types::{
+    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams,
+};
 use tower_lsp_server::{ExitedError, LspService};
 
 use verbatim_engine::doc_key::DocKey;
@@ -48,7 +50,7 @@ impl<S: tower_lsp_server::LanguageServer> Service<Request> for OrderedSync<S> {
 
     fn call(&mut self, request: Request) -> Self::Future {
         match request.method() {
-            "textDocument/didOpen" | "textDocument/didChange" | "textDocument/didClose" => {
+            "textDocument/didOpen" | "textDocument/didChange" | "textDocument/didClose" | "textDocument/didSave" => {
                 let (method, _, params) = request.into_parts();
                 apply_sync(&self.state, &method, params.unwrap_or(Value::Null));
                 Box::pin(std::future::ready(Ok(None)))
@@ -65,9 +67,18 @@ pub fn apply_sync(state: &State, method: &str, params: Value) {
         "textDocument/didOpen" => serde_json::from_value::<DidOpenTextDocumentParams>(params).map(|params| {
             let document = params.text_document;
             match DocKey::parse(document.uri.as_str()) {
-                Ok(key) => state.documents.update(|store| {
-                    store.open(key, document.uri.to_string(), document.language_id, document.version, &document.text);
-                }),
+                Ok(key) => {
+                    state.documents.update(|store| {
+                        store.open(
+                            key.clone(),
+                            document.uri.to_string(),
+                            document.language_id,
+                            document.version,
+                            &document.text,
+                        );
+                    });
+                    crate::service::external::on_open(state, &key);
+                }
                 Err(error) => tracing::warn!("didOpen ignored: {error}"),
             }
         }),
@@ -95,6 +106,12 @@ pub fn apply_sync(state: &State, method: &str, params: Value) {
         "textDocument/didClose" => serde_json::from_value::<DidCloseTextDocumentParams>(params).map(|params| {
             if let Ok(key) = DocKey::parse(params.text_document.uri.as_str()) {
                 state.documents.update(|store| store.close(&key));
+                crate::service::external::on_close(state, &key);
+            }
+        }),
+        "textDocument/didSave" => serde_json::from_value::<DidSaveTextDocumentParams>(params).map(|params| {
+            if let Ok(key) = DocKey::parse(params.text_document.uri.as_str()) {
+                crate::service::external::on_save(state, &key, params.text);
             }
         }),
         _ => Ok(()),

@@ -252,6 +252,9 @@ struct EditorShared {
     cancelled: Mutex<Vec<Value>>,
     review: Mutex<Review>,
     encoding: Mutex<String>,
+    /// Reload a document from disk when the server says `verbatim/externalChange`
+    /// with kind `reload` (as VS Code reloads clean documents by itself).
+    reload_clean: Mutex<bool>,
 }
 
 /// An editor driving the real binary over stdio pipes.
@@ -259,6 +262,8 @@ pub struct ScriptedEditor {
     pub connection: Arc<Connection>,
     shared: Arc<EditorShared>,
     reviews: tokio::sync::Mutex<mpsc::UnboundedReceiver<ApplyRequest>>,
+    /// `verbatim/externalChange` notifications, in arrival order.
+    external: tokio::sync::Mutex<mpsc::UnboundedReceiver<Value>>,
     pub child: Child,
     pub runtime_dir: tempfile::TempDir,
     /// The server's state directory: where its journal goes.
@@ -323,7 +328,9 @@ impl ScriptedEditor {
             cancelled: Mutex::default(),
             review: Mutex::new(Review::Accept),
             encoding: Mutex::new("utf-16".into()),
+            reload_clean: Mutex::new(true),
         });
+        let (external_tx, external_rx) = mpsc::unbounded_channel();
         let (reviews_tx, reviews_rx) = mpsc::unbounded_channel();
         let result = connection
             .request(
@@ -360,6 +367,15 @@ impl ScriptedEditor {
                     loop_shared.cancelled.lock().unwrap().push(message["params"]["id"].clone());
                     continue;
                 }
+                if method == "verbatim/externalChange" {
+                    let params = message["params"].clone();
+                    if params["kind"] == "reload" && *loop_shared.reload_clean.lock().unwrap() {
+                        reload_from_disk(&loop_connection, &loop_shared, params["uri"].as_str().unwrap_or_default())
+                            .await;
+                    }
+                    let _ = external_tx.send(params);
+                    continue;
+                }
                 let Some(id) = message.get("id").cloned() else { continue };
                 if method != "workspace/applyEdit" {
                     loop_connection.respond(&id, Value::Null).await;
@@ -379,6 +395,7 @@ impl ScriptedEditor {
             connection,
             shared,
             reviews: tokio::sync::Mutex::new(reviews_rx),
+            external: tokio::sync::Mutex::new(external_rx),
             child,
             runtime_dir,
             state_dir,
@@ -471,6 +488,38 @@ impl ScriptedEditor {
         self.sync().await;
     }
 
+    /// The next `verbatim/externalChange` notification.
+    pub async fn next_external_change(&self) -> Value {
+        let mut external = self.external.lock().await;
+        tokio::time::timeout(TIMEOUT, external.recv())
+            .await
+            .expect("no verbatim/externalChange arrived")
+            .expect("editor loop ended")
+    }
+
+    /// Every `verbatim/externalChange` received within `quiet` (none arriving ends the wait).
+    pub async fn external_changes_within(&self, quiet: Duration) -> Vec<Value> {
+        let mut external = self.external.lock().await;
+        let mut seen = Vec::new();
+        while let Ok(Some(params)) = tokio::time::timeout(quiet, external.recv()).await {
+            seen.push(params);
+        }
+        seen
+    }
+
+    /// Whether to reload documents the server says to reload (on by default).
+    pub fn set_reload_clean(&self, reload: bool) {
+        *self.shared.reload_clean.lock().unwrap() = reload;
+    }
+
+    /// The person saves: the buffer is written to disk, then `didSave` carries its text.
+    pub async fn save(&self, uri: &str) {
+        let text = self.buffer(uri);
+        std::fs::write(uri_path(uri), &text).unwrap();
+        self.connection.notify("textDocument/didSave", json!({"textDocument": {"uri": uri}, "text": text})).await;
+        self.sync().await;
+    }
+
     pub fn buffer(&self, uri: &str) -> String {
         self.shared.documents.lock().unwrap()[uri].text.clone()
     }
@@ -517,6 +566,24 @@ impl ScriptedEditor {
 }
 
 /// Applies (or not) a WorkspaceEdit the way VS Code does, and answers.
+/// Replaces a document's text with the file's, as an editor reloads a clean buffer.
+async fn reload_from_disk(connection: &Connection, shared: &EditorShared, uri: &str) {
+    let Ok(text) = std::fs::read_to_string(uri_path(uri)) else { return };
+    let version = {
+        let mut documents = shared.documents.lock().unwrap();
+        let Some(document) = documents.get_mut(uri) else { return };
+        document.text = text.clone();
+        document.version += 1;
+        document.version
+    };
+    connection
+        .notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+        )
+        .await;
+}
+
 async fn decide(connection: &Connection, shared: &EditorShared, request: ApplyRequest, review: Review) {
     let reject = |reason: Option<String>| json!({"applied": false, "failureReason": reason});
     match review {

@@ -1,0 +1,495 @@
+//! Changes made on disk outside the editor, turned into reviewable edits of the
+//! live buffer.
+//!
+//! Every open document keeps a *disk baseline* ([`verbatim_engine::document::Document`]): what
+//! the file held when the buffer last agreed with it. It is read at `didOpen`,
+//! replaced by the text of every `didSave`, and moved on once a change on disk has
+//! been offered. When [`crate::transport::disk_watch`] sees the file change, this module reads
+//! it (under the document's write lane, so changes on disk and agent edits take
+//! turns) and compares the three texts:
+//! - the disk equals the baseline (a touch, a rewrite with the same content) or the
+//!   buffer (the editor's own save): the baseline moves on, nothing is offered;
+//! - the buffer equals the baseline (no unsaved changes): the editor is told to
+//!   reload the file, as VS Code does by itself, so nothing is applied twice;
+//! - otherwise the change baseline → disk is merged into the buffer three ways
+//!   ([`verbatim_engine::merge`]); what does not overlap the person's unsaved changes is sent
+//!   as one `workspace/applyEdit` (annotation `verbatim/disk/<id>`), reviewed or
+//!   applied as the editor's `externalChanges` setting says. Overlapping regions keep
+//!   the person's lines and are named in `verbatim/externalChange`, which the editor
+//!   receives before the edit.
+//!
+//! A deleted or moved file is reported and no buffer changes; a file that is not text
+//! or is larger than [`MAX_FILE_BYTES`] is logged and nothing is offered. Everything
+//! is journaled with `source: "disk"`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use ropey::Rope;
+use verbatim_engine::diff::unified_diff_of_texts;
+use verbatim_engine::disk::DiskError;
+use verbatim_engine::doc_key::DocKey;
+use verbatim_engine::merge::{self, Conflict};
+
+use crate::service::apply::{Origin, PlannedDocument, apply_through_editor};
+use crate::service::edits::{proposal, report_applied};
+use crate::service::error::ErrorKind;
+use crate::service::journal::{Event, Outcome, Source, WriteInfo};
+use crate::service::protocol::{ExternalChangeKind, ExternalChangeParams, ExternalChanges, ExternalConflict, method};
+use crate::service::registry::AgentInfo;
+use crate::service::state::{EditorLink, State};
+use crate::transport::clock::now_rfc3339;
+use crate::transport::disk_watch::DiskWatch;
+
+/// Files larger than this are not read when they change: logged, nothing offered.
+pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+/// A change that conflicts everywhere is read once more after this long: the
+/// editor's `didSave` of a file it just wrote may still be on its way.
+const CONFLICT_RECHECK: Duration = Duration::from_millis(150);
+/// How many times a change is merged again because the person typed meanwhile.
+const MAX_ATTEMPTS: usize = 4;
+/// The name changes on disk go by, in the registry and the journal.
+const DISK_AGENT: &str = "disk";
+
+/// What the server keeps about changes on disk, besides each document's baseline.
+#[derive(Debug, Default)]
+pub struct ExternalChangesState {
+    /// The watcher; `None` until the editor initializes, and when it said `off`.
+    watch: Mutex<Option<DiskWatch>>,
+    /// Documents whose last offered change on disk the person rejected, with its
+    /// summary: a later save writes over it, and is journaled as such.
+    rejected: Mutex<HashMap<DocKey, String>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl ExternalChangesState {
+    /// Starts watching (called once the editor's options are known).
+    pub fn start(&self, state: &Arc<State>) {
+        let mut watch = lock(&self.watch);
+        if watch.is_none() {
+            match DiskWatch::start(state) {
+                Ok(started) => *watch = Some(started),
+                Err(error) => tracing::error!("cannot watch files for changes made outside the editor: {error}"),
+            }
+        }
+    }
+
+    fn is_watching(&self) -> bool {
+        lock(&self.watch).is_some()
+    }
+}
+
+/// `didOpen`: reads the file's baseline and watches it. Runs in the ordered sync path.
+pub fn on_open(state: &State, key: &DocKey) {
+    if !state.external.is_watching() {
+        return;
+    }
+    // Watch first: a write between the read and the watch would be missed.
+    if let Some(watch) = lock(&state.external.watch).as_ref() {
+        watch.watch(key);
+    }
+    let baseline = key.path().and_then(read_baseline);
+    state.documents.update(|store| {
+        // When the file holds what the buffer holds (as it usually does), the baseline
+        // shares the buffer's rope: a clone is O(1) and costs no memory until they differ.
+        let shared =
+            store.get(key).map(|document| document.text.clone()).filter(|text| Some(text) == baseline.as_ref());
+        store.set_disk_baseline(key, shared.or(baseline));
+    });
+}
+
+/// `didSave`: the saved text is the new baseline. A save over a rejected change on
+/// disk is journaled. Runs in the ordered sync path.
+pub fn on_save(state: &State, key: &DocKey, text: Option<String>) {
+    if !state.external.is_watching() {
+        return;
+    }
+    state.documents.update(|store| {
+        let live = store.get(key).map(|document| document.text.clone());
+        let saved = match text {
+            // Shares the buffer's rope when the saved text is the buffer's, as it is.
+            Some(text) => live.filter(|live| *live == text.as_str()).or_else(|| Some(Rope::from_str(&text))),
+            None => live,
+        };
+        store.set_disk_baseline(key, saved);
+    });
+    if let Some(watch) = lock(&state.external.watch).as_ref() {
+        watch.watch(key);
+    }
+    let Some(rejected) = lock(&state.external.rejected).remove(key) else { return };
+    let summary = format!("Saved by the person over a change on disk they had rejected ({rejected})");
+    record_event(state, key, Outcome::SavedOver, &summary, "");
+}
+
+/// `didClose`: stops watching the file.
+pub fn on_close(state: &State, key: &DocKey) {
+    lock(&state.external.rejected).remove(key);
+    if let Some(watch) = lock(&state.external.watch).as_ref() {
+        watch.unwatch(key);
+    }
+}
+
+/// What the file held at `didOpen`: empty if it does not exist (a new file: whatever
+/// appears on disk is all new), `None` if it cannot be read as text.
+fn read_baseline(path: &Path) -> Option<Rope> {
+    match read_disk(path) {
+        DiskRead::Text(text) => Some(Rope::from_str(&text)),
+        DiskRead::Missing => Some(Rope::new()),
+        DiskRead::Unreadable(_) => None,
+    }
+}
+
+enum DiskRead {
+    Text(String),
+    Missing,
+    /// Not text, too large, or unreadable: why.
+    Unreadable(String),
+}
+
+fn read_disk(path: &Path) -> DiskRead {
+    match std::fs::metadata(path) {
+        Ok(metadata) if metadata.len() > MAX_FILE_BYTES => {
+            return DiskRead::Unreadable(format!(
+                "it is larger than {} MiB ({} bytes)",
+                MAX_FILE_BYTES / (1024 * 1024),
+                metadata.len()
+            ));
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return DiskRead::Missing,
+        _ => {}
+    }
+    match verbatim_engine::disk::read_text(path) {
+        Ok(disk) => DiskRead::Text(disk.text),
+        Err(DiskError::Missing) => DiskRead::Missing,
+        Err(error) => DiskRead::Unreadable(error.to_string()),
+    }
+}
+
+/// Whether to look at the disk again.
+enum Next {
+    Done,
+    Again,
+}
+
+/// Handles a change the watcher saw on an open document's file.
+pub async fn on_disk_change(state: Arc<State>, key: DocKey, moved_to: Option<PathBuf>) {
+    let Some(path) = key.path().map(Path::to_path_buf) else { return };
+    let _lane = state.lock_lanes(std::slice::from_ref(&key)).await;
+    let mut rechecked = false;
+    for _ in 0..MAX_ATTEMPTS {
+        let Some(link) = state.editor() else { return };
+        if link.options.external_changes == ExternalChanges::Off {
+            return;
+        }
+        let read = {
+            let path = path.clone();
+            tokio::task::spawn_blocking(move || read_disk(&path)).await
+        };
+        let Ok(read) = read else { return };
+        let next = match read {
+            DiskRead::Text(disk) => merge_into_buffer(&state, &link, &key, disk, &mut rechecked).await,
+            DiskRead::Missing => {
+                gone(&state, &link, &key, moved_to.as_deref()).await;
+                Next::Done
+            }
+            DiskRead::Unreadable(why) => {
+                tracing::info!("{} changed on disk, but {why}: nothing offered", path.display());
+                Next::Done
+            }
+        };
+        match next {
+            Next::Done => return,
+            Next::Again => {}
+        }
+    }
+    tracing::info!("{} kept changing while its change on disk was merged: gave up for now", path.display());
+}
+
+/// The buffer as it is now.
+struct Live {
+    text: Rope,
+    baseline: Option<Rope>,
+    rev: verbatim_engine::rev::Rev,
+    session: u64,
+    version: i32,
+    editor_uri: String,
+}
+
+fn live(state: &State, key: &DocKey) -> Option<Live> {
+    let store = state.documents.lock();
+    let document = store.get(key)?;
+    Some(Live {
+        text: document.text.clone(),
+        baseline: document.disk_baseline.clone(),
+        rev: document.rev(),
+        session: document.session,
+        version: document.version,
+        editor_uri: document.editor_uri.clone(),
+    })
+}
+
+async fn merge_into_buffer(
+    state: &Arc<State>,
+    link: &EditorLink,
+    key: &DocKey,
+    disk: String,
+    rechecked: &mut bool,
+) -> Next {
+    let Some(live) = live(state, key) else { return Next::Done };
+    let label = state.workspace().label(key);
+    tracing::debug!(
+        document = %label,
+        version = live.version,
+        disk = %verbatim_engine::rev::Rev::of_bytes(disk.as_bytes()),
+        baseline = ?live.baseline.as_ref().map(|text| verbatim_engine::rev::Rev::of_bytes(text.to_string().as_bytes()).to_string()),
+        "a change on disk to compare"
+    );
+    let set_baseline = |text: &str| {
+        let text = Rope::from_str(text);
+        state.documents.update(|store| store.set_disk_baseline(key, Some(text)));
+    };
+    if live.baseline.as_ref().is_some_and(|baseline| *baseline == disk.as_str()) {
+        // A touch, or a rewrite with the same content: nothing changed.
+        return Next::Done;
+    }
+    if live.text == disk.as_str() {
+        // The editor's own save (its didSave may still be on its way), or a change the
+        // buffer already holds: the buffer agrees with the disk again.
+        set_baseline(&disk);
+        tell(
+            link,
+            &live.editor_uri,
+            ExternalChangeKind::Synced,
+            &[],
+            None,
+            format!("{label} on disk now matches the buffer."),
+        )
+        .await;
+        return Next::Done;
+    }
+    let Some(baseline) = live.baseline.clone() else {
+        // The file could not be read at didOpen: there is no base to merge against.
+        set_baseline(&disk);
+        let message = format!(
+            "{label} changed on disk, but what it held when opened is unknown, so the change cannot be merged. \
+             Compare the buffer with the file on disk."
+        );
+        tell(link, &live.editor_uri, ExternalChangeKind::Conflict, &[], None, message.clone()).await;
+        record_event(state, key, Outcome::Conflict, &message, "");
+        return Next::Done;
+    };
+    if live.text == baseline {
+        // No unsaved changes: the editor reloads the file (VS Code does by itself). The
+        // baseline moves on when the reload arrives (see `Document::reload_expected`).
+        let expected = Rope::from_str(&disk);
+        state.documents.update(|store| store.expect_reload(key, expected));
+        let diff = unified_diff_of_texts(&baseline.to_string(), &disk, &format!("a/{label}"), &format!("b/{label}"));
+        let message = format!("{label} changed on disk; the buffer had no unsaved changes, so it is reloaded.");
+        tell(link, &live.editor_uri, ExternalChangeKind::Reload, &[], None, message).await;
+        record_event(state, key, Outcome::Reloaded, &format!("Changed on disk outside the editor: {label}"), &diff);
+        return Next::Done;
+    }
+
+    let base_text = baseline.to_string();
+    let live_text = live.text.to_string();
+    let merged = {
+        let disk = disk.clone();
+        tokio::task::spawn_blocking(move || merge::merge(&base_text, &live_text, &disk)).await
+    };
+    let Ok(merged) = merged else { return Next::Done };
+    let conflicts: Vec<ExternalConflict> = merged.conflicts.iter().map(to_wire).collect();
+    let time = now_rfc3339();
+    let clock = time.get(11..19).unwrap_or(&time);
+
+    if merged.replacements.is_empty() {
+        if merged.conflicts.is_empty() {
+            // Both sides made the same changes.
+            set_baseline(&disk);
+            return Next::Done;
+        }
+        if !*rechecked {
+            // An editor's own save of a buffer still being typed in looks like this
+            // until its didSave arrives: look again once it can have.
+            *rechecked = true;
+            tokio::time::sleep(CONFLICT_RECHECK).await;
+            return Next::Again;
+        }
+        set_baseline(&disk);
+        let message = format!(
+            "{label} changed on disk at {clock}, but every change overlaps your unsaved changes ({}): nothing was \
+             applied. Compare the buffer with the file on disk.",
+            describe(&merged.conflicts)
+        );
+        tell(link, &live.editor_uri, ExternalChangeKind::Conflict, &conflicts, None, message.clone()).await;
+        let diff = unified_diff_of_texts(&baseline.to_string(), &disk, &format!("a/{label}"), &format!("b/{label}"));
+        record_event(state, key, Outcome::Conflict, &message, &diff);
+        return Next::Done;
+    }
+
+    let mut summary = format!("Changed on disk outside the editor: {label} (at {clock})");
+    if !merged.conflicts.is_empty() {
+        summary.push_str(&format!(
+            "; {} kept as you have {} (changed on both sides)",
+            describe(&merged.conflicts),
+            if merged.conflicts.len() == 1 { "it" } else { "them" }
+        ));
+    }
+    let planned = PlannedDocument {
+        key: key.clone(),
+        editor_uri: live.editor_uri.clone(),
+        label: label.clone(),
+        predicted: verbatim_engine::plan::apply(&live.text, &merged.replacements),
+        base: live.text.clone(),
+        base_rev: Some(live.rev),
+        open: Some((live.session, live.version)),
+        replacements: merged.replacements,
+        create: false,
+        delete: false,
+        rename_to: None,
+        normalizations: Default::default(),
+    };
+    let agent = AgentInfo {
+        id: 0,
+        name: DISK_AGENT.into(),
+        version: None,
+        connected_at: time.clone(),
+        encoding: link.encoding,
+        access: crate::service::access::Access::ReadWrite,
+    };
+    let message = if conflicts.is_empty() {
+        format!("{label} changed on disk at {clock}: the change is merged with your unsaved changes.")
+    } else {
+        format!(
+            "{label} changed on disk at {clock}: merged with your unsaved changes, except {}, which you changed too \
+             and which stay as you have them.",
+            describe(&merged.conflicts)
+        )
+    };
+    tell(link, &live.editor_uri, ExternalChangeKind::Offered, &conflicts, None, message).await;
+    let documents = [planned];
+    let outcome = apply_through_editor(state, &agent, Origin::Disk, &summary, &documents).await;
+    tracing::debug!(document = %label, outcome = ?outcome.as_ref().map(|_| ()).map_err(|error| error.kind), "the change on disk was answered");
+    if outcome.as_ref().is_err_and(|error| error.kind == ErrorKind::Stale) {
+        // The person typed while the offer was on its way: merge again with what they typed.
+        return Next::Again;
+    }
+    let mut results = vec![proposal(&documents[0], &agent)];
+    match &outcome {
+        Ok(_) => {
+            set_baseline(&disk);
+            lock(&state.external.rejected).remove(key);
+        }
+        Err(error) if error.kind == ErrorKind::Rejected => {
+            // The person has seen it and said no: the next change is merged from here.
+            set_baseline(&disk);
+            lock(&state.external.rejected).insert(key.clone(), summary.clone());
+        }
+        Err(error) => tracing::info!("the change on disk to {label} was not applied: {}", error.message),
+    }
+    let failure = outcome.as_ref().err();
+    if let Ok(applied) = outcome.clone() {
+        report_applied(&mut results, &documents, applied);
+    }
+    if let Some(journal) = &state.journal {
+        let write = WriteInfo { source: Source::Disk, agent: DISK_AGENT, summary: &summary, commit: None };
+        journal.record(&write, &[folder_of(state, key)], &results, failure);
+    }
+    Next::Done
+}
+
+/// The file is gone: reported, and the buffer left as it is.
+async fn gone(state: &Arc<State>, link: &EditorLink, key: &DocKey, moved_to: Option<&Path>) {
+    let Some(live) = live(state, key) else { return };
+    let label = state.workspace().label(key);
+    let moved_to = moved_to.filter(|target| target.exists());
+    let (kind, outcome, message) = match moved_to {
+        Some(target) => (
+            ExternalChangeKind::Moved,
+            Outcome::Moved,
+            format!(
+                "{label} was moved on disk to {}. The buffer is unchanged: save it to write it back under its old \
+                 name, or close it.",
+                target.display()
+            ),
+        ),
+        None => (
+            ExternalChangeKind::Deleted,
+            Outcome::Deleted,
+            format!("{label} was deleted on disk. The buffer is unchanged: save it to write it back, or close it."),
+        ),
+    };
+    let target_uri = moved_to.map(|target| DocKey::File(target.to_path_buf()).to_uri());
+    tell(link, &live.editor_uri, kind, &[], target_uri, message.clone()).await;
+    record_event(state, key, outcome, &message, "");
+}
+
+fn to_wire(conflict: &Conflict) -> ExternalConflict {
+    ExternalConflict {
+        line: conflict.ours_lines.start + 1,
+        end_line: conflict.ours_lines.end,
+        disk_line: conflict.theirs_lines.start + 1,
+        disk_end_line: conflict.theirs_lines.end,
+    }
+}
+
+/// "line 4", "lines 4-6 and line 9", in the buffer's numbering.
+fn describe(conflicts: &[Conflict]) -> String {
+    let parts: Vec<String> = conflicts
+        .iter()
+        .map(|conflict| {
+            let (start, end) = (conflict.ours_lines.start + 1, conflict.ours_lines.end);
+            if end <= start { format!("line {start}") } else { format!("lines {start}-{end}") }
+        })
+        .collect();
+    match parts.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+fn folder_of(state: &State, key: &DocKey) -> Option<PathBuf> {
+    let workspace = state.workspace();
+    key.path().and_then(|path| workspace.folder_of(path)).map(ToOwned::to_owned)
+}
+
+fn record_event(state: &State, key: &DocKey, outcome: Outcome, summary: &str, diff: &str) {
+    let Some(journal) = &state.journal else { return };
+    let uri = key.to_uri();
+    let event = Event { source: Source::Disk, agent: DISK_AGENT, summary, uri: &uri, outcome, diff };
+    journal.record_event(folder_of(state, key).as_deref(), &event);
+}
+
+/// Sends `verbatim/externalChange`.
+async fn tell(
+    link: &EditorLink,
+    uri: &str,
+    kind: ExternalChangeKind,
+    conflicts: &[ExternalConflict],
+    moved_to: Option<String>,
+    message: String,
+) {
+    tracing::info!("{message}");
+    let params = ExternalChangeParams {
+        uri: uri.to_owned(),
+        kind,
+        time: now_rfc3339(),
+        conflicts: conflicts.to_vec(),
+        moved_to,
+        message,
+    };
+    link.client.send_notification::<ExternalChange>(params).await;
+}
+
+/// The `verbatim/externalChange` notification.
+enum ExternalChange {}
+
+impl tower_lsp_server::ls_types::notification::Notification for ExternalChange {
+    type Params = ExternalChangeParams;
+    const METHOD: &'static str = method::EXTERNAL_CHANGE;
+}
