@@ -419,7 +419,7 @@ async fn external(quick: bool) {
     write_frame(&mut to_server, &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}})).await;
     let uri = format!("file://{}", path.display());
     // The buffer has an unsaved first line, so every change on disk is a merge.
-    let mut buffer = format!("// unsaved\n{}", lines.concat());
+    let buffer = format!("// unsaved\n{}", lines.concat());
     write_frame(
         &mut to_server,
         &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
@@ -443,20 +443,21 @@ async fn external(quick: bool) {
             if message["method"] == "workspace/applyEdit" {
                 break message;
             }
+            let kind = &message["params"]["kind"];
+            assert!(message["method"] != "verbatim/externalChange" || kind == "offered", "unexpected {message}");
         };
         latencies.push(started.elapsed());
-        // Apply it as an editor does: the merged text is the disk's plus the unsaved line.
-        buffer = format!("// unsaved\n{}", disk_lines.concat());
         version += 1;
         let change = &request["params"]["edit"]["documentChanges"][0];
         write_frame(&mut to_server, &json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
             "textDocument": {"uri": uri, "version": version},
-            "contentChanges": change["edits"].as_array().unwrap().iter().map(|edit| json!({"range": edit["range"], "text": edit["newText"]})).collect::<Vec<_>>()}})).await;
+            // Applied one after another, so from the last to the first: an earlier edit
+            // would move a later one on the same line.
+            "contentChanges": change["edits"].as_array().unwrap().iter().rev().map(|edit| json!({"range": edit["range"], "text": edit["newText"]})).collect::<Vec<_>>()}})).await;
         write_frame(&mut to_server, &json!({"jsonrpc": "2.0", "id": request["id"], "result": {"applied": true}})).await;
         // Let the server see the change and settle before the next write.
         tokio::time::sleep(Duration::from_millis(40)).await;
     }
-    let _ = &buffer;
     latencies.sort();
     println!(
         "end_to_end/external: disk write (rename) → merged workspace/applyEdit received, 10,000-line buffer with unsaved changes: {writes} writes, median {:.1} ms, p99 {:.1} ms, max {:.1} ms",
