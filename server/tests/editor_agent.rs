@@ -134,19 +134,21 @@ async fn an_ambiguous_quote_lists_matches_and_occurrence_resolves_it() {
 }
 
 #[tokio::test]
-async fn a_stale_base_rev_is_refused_and_nothing_changes() {
+async fn a_stale_base_rev_whose_text_changed_is_refused_and_nothing_changes() {
     let (editor, uri) = editor_with_main().await;
     let agent = editor.agent("agent").await;
     let read = agent.read(&uri).await;
     editor.type_text(&uri, "run(x);", "run(x, 2);").await;
+    // The person changed the very line the edit quotes (a change elsewhere is rebased: tests/rebase.rs).
     let error = agent
-        .call("verbatim/strReplace", json!({"uri": uri, "oldStr": "fn other", "newStr": "fn another", "baseRev": read["rev"], "summary": "Rename"}))
+        .call("verbatim/strReplace", json!({"uri": uri, "oldStr": "    run(x);", "newStr": "    go(x);", "baseRev": read["rev"], "summary": "Rename"}))
         .await
         .unwrap_err();
     assert_eq!(error.kind(), "stale");
     assert_eq!(error.data["baseRev"], read["rev"]);
     let current = agent.read(&uri).await;
     assert_eq!(error.data["currentRev"], current["rev"]);
+    assert_eq!(error.data["changedLines"], json!([3, 3]));
     assert_eq!(current["text"], MAIN.replace("run(x);", "run(x, 2);"));
     let garbage = agent
         .call(
@@ -213,7 +215,7 @@ async fn the_change_may_arrive_after_the_answer() {
 }
 
 #[tokio::test]
-async fn typing_while_the_edit_waits_for_review_makes_it_stale() {
+async fn typing_over_the_edit_while_it_waits_for_review_makes_it_stale() {
     let (editor, uri) = editor_with_main().await;
     editor.set_review(Review::Manual);
     let agent = editor.agent("agent").await;
@@ -222,12 +224,12 @@ async fn typing_while_the_edit_waits_for_review_makes_it_stale() {
         json!({"uri": uri, "oldStr": "fn other", "newStr": "fn another", "summary": "Rename"}),
     );
     let review = editor.next_review().await;
-    editor.type_text(&uri, "run(x);", "run(x); // typed during review").await;
+    editor.type_text(&uri, "fn other", "fn other_one").await;
     editor.decide(review, Review::Accept).await;
     let error = call.await.unwrap().unwrap_err();
     assert_eq!(error.kind(), "stale", "{error:?}");
-    assert!(error.message.contains("changed in the editor while the edit was on its way"), "{}", error.message);
-    assert_eq!(agent.read(&uri).await["text"], MAIN.replace("run(x);", "run(x); // typed during review"));
+    assert!(error.message.contains("exactly where your edit applies: line 6"), "{}", error.message);
+    assert_eq!(agent.read(&uri).await["text"], MAIN.replace("fn other", "fn other_one"));
 }
 
 #[tokio::test]
@@ -342,7 +344,7 @@ async fn two_agents_racing_on_one_document_lose_no_update() {
 }
 
 #[tokio::test]
-async fn stale_racers_are_refused_not_merged() {
+async fn racers_on_the_same_text_are_refused_not_merged_and_on_other_text_both_land() {
     let editor = ScriptedEditor::start().await;
     let uri = editor.open("r.txt", "a\nb\n", "a\nb\n").await;
     let first = editor.agent("first").await;
@@ -355,7 +357,7 @@ async fn stale_racers_are_refused_not_merged() {
         ),
         second.call(
             "verbatim/strReplace",
-            json!({"uri": uri, "oldStr": "b\n", "newStr": "B\n", "baseRev": rev, "summary": "s"})
+            json!({"uri": uri, "oldStr": "a\n", "newStr": "α\n", "baseRev": rev, "summary": "s"})
         ),
     );
     let outcomes = [one, two];
@@ -363,7 +365,24 @@ async fn stale_racers_are_refused_not_merged() {
     let refused = outcomes.iter().find_map(|outcome| outcome.as_ref().err()).unwrap();
     assert_eq!(refused.kind(), "stale");
     let text = editor.buffer(&uri);
-    assert!(text == "A\nb\n" || text == "a\nB\n", "{text}");
+    assert!(text == "A\nb\n" || text == "α\nb\n", "{text}");
+
+    // Edits of different lines, both planned against the same revision: both land.
+    let other = editor.open("s.txt", "x\ny\n", "x\ny\n").await;
+    let rev = first.read(&other).await["rev"].clone();
+    let (one, two) = tokio::join!(
+        first.call(
+            "verbatim/strReplace",
+            json!({"uri": other, "oldStr": "x\n", "newStr": "X\n", "baseRev": rev, "summary": "s"})
+        ),
+        second.call(
+            "verbatim/strReplace",
+            json!({"uri": other, "oldStr": "y\n", "newStr": "Y\n", "baseRev": rev, "summary": "s"})
+        ),
+    );
+    assert_eq!(one.unwrap()["applied"], true);
+    assert_eq!(two.unwrap()["applied"], true);
+    assert_eq!(editor.buffer(&other), "X\nY\n");
 }
 
 #[tokio::test]

@@ -5,6 +5,7 @@ use std::ops::Range;
 
 use ropey::Rope;
 
+use crate::history::{ByteEdit, History};
 use crate::position::{Position, PositionEncoding, position_to_char};
 use crate::rev::Rev;
 
@@ -30,6 +31,8 @@ pub struct Document {
     /// the baseline stays what the buffer last agreed with, so a reload the editor
     /// did not make (the person typed first) is merged with the next change instead.
     pub reload_expected: Option<Rope>,
+    /// The recent revisions and the changes between them (bounded; see [`History`]).
+    pub history: History,
 }
 
 /// One entry of a `didChange`: a range in the editor's encoding, or the whole text.
@@ -44,11 +47,13 @@ impl Document {
         Rev::Editor { session: self.session, version: self.version }
     }
 
-    /// Applies the changes of one `didChange`, in order, then takes the new version.
+    /// Applies the changes of one `didChange`, in order, then takes the new version;
+    /// the revision it leaves is kept in the history with the changes' byte edits.
     pub fn apply_changes(&mut self, changes: &[TextChange], version: i32, encoding: PositionEncoding) {
-        for change in changes {
-            apply_change(&mut self.text, change, encoding);
-        }
+        let before = self.text.clone();
+        let edits: Vec<ByteEdit> =
+            changes.iter().map(|change| apply_change(&mut self.text, change, encoding)).collect();
+        self.history.record(self.version, before, edits);
         self.version = version;
         if let Some(expected) = &self.reload_expected
             && expected.len_bytes() == self.text.len_bytes()
@@ -59,21 +64,28 @@ impl Document {
     }
 }
 
-/// Applies one change to a rope. Positions out of range are clamped, and a reversed
-/// range is treated as the same range in order, so no input can panic.
-pub fn apply_change(rope: &mut Rope, change: &TextChange, encoding: PositionEncoding) {
+/// Applies one change to a rope, and says what it did in bytes. Positions out of
+/// range are clamped, and a reversed range is treated as the same range in order, so
+/// no input can panic.
+pub fn apply_change(rope: &mut Rope, change: &TextChange, encoding: PositionEncoding) -> ByteEdit {
     match &change.range {
-        None => *rope = Rope::from_str(&change.text),
+        None => {
+            let removed = 0..rope.len_bytes();
+            *rope = Rope::from_str(&change.text);
+            ByteEdit { range: removed, inserted: change.text.len() }
+        }
         Some(range) => {
             let a = position_to_char(rope, range.start, encoding);
             let b = position_to_char(rope, range.end, encoding);
             let (start, end) = if a <= b { (a, b) } else { (b, a) };
+            let removed = rope.char_to_byte(start)..rope.char_to_byte(end);
             if start < end {
                 rope.remove(start..end);
             }
             if !change.text.is_empty() {
                 rope.insert(start, &change.text);
             }
+            ByteEdit { range: removed, inserted: change.text.len() }
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod disk;
 pub mod doc_key;
 pub mod document;
 pub mod file_format;
+pub mod history;
 pub mod hunk;
 pub mod line_endings;
 pub mod merge;

@@ -10,6 +10,7 @@ use ropey::Rope;
 
 use crate::doc_key::DocKey;
 use crate::document::{Document, TextChange};
+use crate::history::History;
 use crate::position::PositionEncoding;
 
 /// The open documents.
@@ -36,6 +37,7 @@ impl DocumentStore {
             text: Rope::from_str(text),
             disk_baseline: None,
             reload_expected: None,
+            history: History::default(),
         };
         self.documents.insert(key, document);
     }

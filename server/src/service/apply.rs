@@ -64,6 +64,8 @@ pub struct PlannedDocument {
     pub rename_to: Option<(DocKey, String)>,
     /// What it took to find the plan's quotes (reported to the agent).
     pub normalizations: BTreeSet<Normalization>,
+    /// The agent's `baseRev`, when the plan was moved over changes made since it.
+    pub rebased_from: Option<String>,
 }
 
 impl PlannedDocument {

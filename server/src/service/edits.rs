@@ -21,6 +21,7 @@ use serde_json::Value;
 use verbatim_engine::diff::{unified_diff, unified_diff_of_texts};
 use verbatim_engine::disk::{DiskError, line_ending_of, read_text};
 use verbatim_engine::doc_key::DocKey;
+use verbatim_engine::history::{self, ByteEdit, History, Touched};
 use verbatim_engine::line_endings;
 use verbatim_engine::normalize::Normalization;
 use verbatim_engine::plan::{self, Edit, PlanError, ReplaceRange, Replacement, StrReplace, sort_disjoint};
@@ -263,6 +264,8 @@ pub(crate) struct Snapshot {
     /// `None` when the file does not exist yet.
     pub(crate) rev: Option<Rev>,
     pub(crate) open: Option<(u64, i32)>,
+    /// An open document's recent revisions, to rebase an edit planned against one.
+    pub(crate) history: Option<History>,
 }
 
 async fn run(state: &Arc<State>, agent: &AgentInfo, request: &WriteRequest) -> Result<Outcome, ProtocolError> {
@@ -321,12 +324,22 @@ pub(crate) fn plan_documents(
     let mut order: Vec<DocKey> = Vec::new();
     let mut per_document: BTreeMap<DocKey, Vec<(usize, Replacement)>> = BTreeMap::new();
     let mut normalizations: BTreeMap<DocKey, BTreeSet<Normalization>> = BTreeMap::new();
+    let mut rebased: BTreeMap<DocKey, String> = BTreeMap::new();
     for (index, (entry, key)) in request.entries.iter().zip(keys).enumerate() {
         let snapshot = snapshots.get(key).ok_or_else(|| {
             ProtocolError::new(ErrorKind::InvalidParams, format!("internal error: no snapshot of {key}"))
         })?;
         let name_entry = |error| request.name_entry(error, index);
-        check_base_rev(snapshot, entry.base_rev.as_deref(), is_write).map_err(name_entry)?;
+        let rebase = check_base_rev(snapshot, entry.base_rev.as_deref(), is_write).map_err(name_entry)?;
+        // An edit against an older revision is planned against the text the agent saw.
+        let older;
+        let seen = match &rebase {
+            Some(rebase) => {
+                older = Snapshot { text: rebase.text.clone(), rev: Some(rebase.from), ..snapshot.clone() };
+                &older
+            }
+            None => snapshot,
+        };
         let replacements = if snapshot.rev.is_none() {
             // Only `write` may name a file that does not exist: its text is inserted into an empty file.
             match &entry.edit {
@@ -336,18 +349,25 @@ pub(crate) fn plan_documents(
                 _ => Vec::new(),
             }
         } else {
-            let planned =
-                plan::plan(&snapshot.text, &entry.edit).map_err(|error| name_entry(explain(key, snapshot, error)))?;
+            let planned = plan::plan(&seen.text, &entry.edit).map_err(|error| name_entry(explain(key, seen, error)))?;
             normalizations.entry(key.clone()).or_default().extend(planned.normalizations);
-            let adopted = line_endings::adopt(&snapshot.text, planned.replacements);
+            let adopted = line_endings::adopt(&seen.text, planned.replacements);
             if adopted
                 .iter()
-                .all(|replacement| snapshot.text.byte_slice(replacement.range.clone()) == replacement.new_text.as_str())
+                .all(|replacement| seen.text.byte_slice(replacement.range.clone()) == replacement.new_text.as_str())
             {
                 // The edit only changed line endings, which adopt the file's.
-                return Err(name_entry(feedback::plan_error(PlanError::NoChange, feedback_context(snapshot, agent))));
+                return Err(name_entry(feedback::plan_error(PlanError::NoChange, feedback_context(seen, agent))));
             }
-            adopted
+            match &rebase {
+                Some(rebase) => {
+                    let moved = history::rebase(&adopted, &rebase.edits)
+                        .map_err(|touched| name_entry(changed_under_quote(snapshot, rebase, &touched)))?;
+                    rebased.insert(key.clone(), rebase.from.to_string());
+                    moved
+                }
+                None => adopted,
+            }
         };
         if !order.contains(key) {
             order.push(key.clone());
@@ -360,7 +380,10 @@ pub(crate) fn plan_documents(
         let items = per_document.remove(key).unwrap_or_default();
         let replacements =
             sort_disjoint(items).map_err(|error| feedback::plan_error(error, feedback_context(snapshot, agent)))?;
-        planned.push(planned_document(key, snapshot, replacements, normalizations.remove(key).unwrap_or_default()));
+        let mut document =
+            planned_document(key, snapshot, replacements, normalizations.remove(key).unwrap_or_default());
+        document.rebased_from = rebased.remove(key);
+        planned.push(document);
     }
     Ok(planned)
 }
@@ -386,6 +409,7 @@ pub(crate) fn planned_document(
         delete: false,
         rename_to: None,
         normalizations,
+        rebased_from: None,
     }
 }
 
@@ -398,14 +422,39 @@ pub(crate) async fn deliver(
     summary: &str,
     dry_run: bool,
 ) -> Result<Outcome, ProtocolError> {
-    let mut results: Vec<DocumentResult> = planned.iter().map(|document| proposal(document, agent)).collect();
     if dry_run {
-        return Ok(Outcome { applied: false, dry_run: true, documents: results });
+        let documents = planned.iter().map(|document| proposal(document, agent)).collect();
+        return Ok(Outcome { applied: false, dry_run: true, documents });
     }
-    let applied = match recheck_disk(state, planned) {
-        Ok(()) => apply_through_editor(state, agent, Origin::Agent, summary, planned).await,
-        Err(error) => Err(error),
+    let mut planned = planned.to_vec();
+    let mut rebases = 0;
+    let applied = loop {
+        let applied = match recheck_disk(state, &planned) {
+            Ok(()) => apply_through_editor(state, agent, Origin::Agent, summary, &planned).await,
+            Err(error) => Err(error),
+        };
+        // The person typed while the edit waited for review, and the editor refused the
+        // old version: the edit is moved over what they typed and offered again, unless
+        // it touched the edit's text.
+        if let Err(error) = &applied
+            && error.kind == ErrorKind::Stale
+            && rebases < MAX_REBASES_IN_REVIEW
+        {
+            match rebase_onto_current(state, &planned) {
+                Ok(Some(moved)) => {
+                    rebases += 1;
+                    tracing::info!(agent = %agent.name, "the document moved during review; offering the edit again");
+                    planned = moved;
+                    continue;
+                }
+                Ok(None) => {}
+                Err(touched) => break Err(touched),
+            }
+        }
+        break applied;
     };
+    let planned = &planned[..];
+    let mut results: Vec<DocumentResult> = planned.iter().map(|document| proposal(document, agent)).collect();
     let applied = applied.map(|applied| report_applied(&mut results, planned, applied));
     if let Some(journal) = &state.journal {
         let workspace = state.workspace();
@@ -419,6 +468,64 @@ pub(crate) async fn deliver(
     applied?;
     tracing::info!(agent = %agent.name, "applied: {summary}");
     Ok(Outcome { applied: true, dry_run: false, documents: results })
+}
+
+/// How many times one edit is offered again because the document moved during review.
+const MAX_REBASES_IN_REVIEW: usize = 8;
+
+/// Moves a plan over the changes made since it was planned. `Ok(None)` when there is
+/// nothing to move (no open document moved, or one that cannot be rebased: closed,
+/// created, deleted, moved, or older than the kept history); `Err` when a change
+/// touched the edit's text.
+fn rebase_onto_current(
+    state: &State,
+    planned: &[PlannedDocument],
+) -> Result<Option<Vec<PlannedDocument>>, ProtocolError> {
+    let store = state.documents.lock();
+    let mut moved_any = false;
+    let mut out = Vec::with_capacity(planned.len());
+    for document in planned {
+        let Some((session, version)) = document.open else {
+            out.push(document.clone());
+            continue;
+        };
+        let Some(current) = store.get(&document.key) else { return Ok(None) };
+        if current.session != session || document.create || document.delete || document.rename_to.is_some() {
+            return Ok(None);
+        }
+        if current.version == version {
+            out.push(document.clone());
+            continue;
+        }
+        let Some(edits) = current.history.edits_since(version) else { return Ok(None) };
+        let from = Rev::Editor { session, version };
+        let replacements = match history::rebase(&document.replacements, &edits) {
+            Ok(replacements) => replacements,
+            Err(touched) => {
+                let snapshot = Snapshot {
+                    editor_uri: current.editor_uri.clone(),
+                    label: document.label.clone(),
+                    text: current.text.clone(),
+                    rev: Some(current.rev()),
+                    open: Some((current.session, current.version)),
+                    history: None,
+                };
+                let rebase = Rebase { from, text: document.base.clone(), edits };
+                return Err(changed_under_quote(&snapshot, &rebase, &touched));
+            }
+        };
+        moved_any = true;
+        out.push(PlannedDocument {
+            predicted: plan::apply(&current.text, &replacements),
+            base: current.text.clone(),
+            base_rev: Some(current.rev()),
+            open: Some((current.session, current.version)),
+            replacements,
+            rebased_from: document.rebased_from.clone().or_else(|| document.base_rev.map(|rev| rev.to_string())),
+            ..document.clone()
+        });
+    }
+    Ok(moved_any.then_some(out))
 }
 
 /// Fills the proposals with what was applied: the new revs, and what the editor changed.
@@ -497,6 +604,8 @@ pub(crate) fn proposal(document: &PlannedDocument, agent: &AgentInfo) -> Documen
             document.rename_to.as_ref().map(|_| "move".into())
         },
         new_uri: document.rename_to.as_ref().map(|(target, _)| target.to_uri()),
+        rebased: document.rebased_from.is_some(),
+        rebased_from: document.rebased_from.clone(),
     }
 }
 
@@ -524,6 +633,7 @@ pub(crate) fn take_snapshots(
                         text: document.text.clone(),
                         rev: Some(document.rev()),
                         open: Some((document.session, document.version)),
+                        history: Some(document.history.clone()),
                     },
                 );
             }
@@ -576,14 +686,14 @@ fn disk_snapshot(state: &State, key: &DocKey, allow_create: bool) -> Result<Snap
             label,
             text: Rope::from_str(&disk.text),
             rev: Some(disk.rev),
-            open: None,
+            open: None, history: None,
         }),
         Err(DiskError::Missing) if allow_create => Ok(Snapshot {
             editor_uri: uri,
             label,
             text: Rope::new(),
             rev: None,
-            open: None,
+            open: None, history: None,
         }),
         Err(DiskError::Missing) => Err(ProtocolError::new(
             ErrorKind::UnknownDocument,
@@ -604,7 +714,24 @@ fn disk_snapshot(state: &State, key: &DocKey, allow_create: bool) -> Result<Snap
     }
 }
 
-pub(crate) fn check_base_rev(snapshot: &Snapshot, base_rev: Option<&str>, is_write: bool) -> Result<(), ProtocolError> {
+/// An edit planned against a revision the document has moved on from, still kept.
+pub(crate) struct Rebase {
+    /// The revision the agent read.
+    from: Rev,
+    /// Its text.
+    text: Rope,
+    /// Every change since, in order.
+    edits: Vec<ByteEdit>,
+}
+
+/// Checks `baseRev` against the snapshot: `Ok(None)` when it is current (or absent),
+/// `Ok(Some(..))` when it names an older revision of the open document that is still
+/// kept (and the request is not a whole-document `write`), else `stale`.
+pub(crate) fn check_base_rev(
+    snapshot: &Snapshot,
+    base_rev: Option<&str>,
+    is_write: bool,
+) -> Result<Option<Rebase>, ProtocolError> {
     let label = &snapshot.label;
     let Some(current) = snapshot.rev else {
         if base_rev.is_some() {
@@ -615,7 +742,7 @@ pub(crate) fn check_base_rev(snapshot: &Snapshot, base_rev: Option<&str>, is_wri
             .with("baseRev", base_rev)
             .with("currentRev", Value::Null));
         }
-        return Ok(());
+        return Ok(None);
     };
     let Some(base_rev) = base_rev else {
         if is_write {
@@ -626,21 +753,28 @@ pub(crate) fn check_base_rev(snapshot: &Snapshot, base_rev: Option<&str>, is_wri
                 ),
             ));
         }
-        return Ok(());
+        return Ok(None);
     };
     let parsed: Rev = base_rev.parse().map_err(|error: verbatim_engine::rev::InvalidRev| {
         ProtocolError::invalid_params(Some("baseRev"), error.to_string())
     })?;
     if parsed == current {
-        return Ok(());
+        return Ok(None);
     }
     // A disk revision still names an open document whose text has not changed since.
     if matches!(parsed, Rev::Disk(_)) && snapshot.open.is_some() && Rev::of_rope(&snapshot.text) == parsed {
-        return Ok(());
+        return Ok(None);
+    }
+    if let (Rev::Editor { session, version }, Rev::Editor { session: now, .. }, Some(history), false) =
+        (parsed, current, snapshot.history.as_ref(), is_write)
+        && session == now
+        && let (Some(text), Some(edits)) = (history.text_at(version), history.edits_since(version))
+    {
+        return Ok(Some(Rebase { from: parsed, text: text.clone(), edits }));
     }
     Err(ProtocolError::new(
         ErrorKind::Stale,
-        format!("baseRev {base_rev} is stale: {label} is now at rev {current}. Nothing was changed; read it again (verbatim/read) and redo the edit against the current text."),
+        format!("baseRev {base_rev} is stale: {label} is now at rev {current}, and that revision is older than the kept history (or from an earlier session), so the edit cannot be moved over the changes since. Nothing was changed; read it again (verbatim/read) and redo the edit against the current text."),
     )
     .with("baseRev", base_rev)
     .with("currentRev", current.to_string()))
@@ -666,4 +800,29 @@ fn recheck_disk(state: &State, planned: &[PlannedDocument]) -> Result<(), Protoc
         }
     }
     Ok(())
+}
+
+/// `stale`, naming the lines that changed under a quote since the agent's revision.
+fn changed_under_quote(snapshot: &Snapshot, rebase: &Rebase, touched: &Touched) -> ProtocolError {
+    let label = &snapshot.label;
+    let text = &snapshot.text;
+    let start = touched.range.start.min(text.len_bytes());
+    // The last changed byte, not the one after it (which may begin the next line).
+    let end = touched.range.end.saturating_sub(1).max(start).min(text.len_bytes());
+    let first = text.byte_to_line(start) + 1;
+    let last = text.byte_to_line(end) + 1;
+    let lines = if last <= first { format!("line {first}") } else { format!("lines {first}-{last}") };
+    let current = snapshot.rev.map(|rev| rev.to_string());
+    ProtocolError::new(
+        ErrorKind::Stale,
+        format!(
+            "{label} changed since rev {}, exactly where your edit applies: {lines} (now at rev {}). Nothing was \
+             changed; read it again (verbatim/read) and redo the edit against the current text.",
+            rebase.from,
+            current.as_deref().unwrap_or("?")
+        ),
+    )
+    .with("baseRev", rebase.from.to_string())
+    .with("currentRev", current)
+    .with("changedLines", serde_json::json!([first, last.max(first)]))
 }

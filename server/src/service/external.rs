@@ -352,6 +352,7 @@ async fn merge_into_buffer(
         delete: false,
         rename_to: None,
         normalizations: Default::default(),
+        rebased_from: None,
     };
     let agent = AgentInfo {
         id: 0,

@@ -354,6 +354,8 @@ mod tests {
             normalizations: Vec::new(),
             operation: None,
             new_uri: None,
+            rebased: false,
+            rebased_from: None,
         }
     }
 

@@ -199,6 +199,13 @@ pub struct DocumentResult {
     /// Where a moved file goes.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub new_uri: Option<String>,
+    /// The edit was planned against an older revision (`rebasedFrom`, the `baseRev`
+    /// sent) and moved over the changes made since, which did not touch it; `baseRev`
+    /// is then the revision it was applied to.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub rebased: bool,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rebased_from: Option<String>,
 }
 
 /// The result of `strReplace`, `replaceRange` and `write`.
