@@ -45,12 +45,14 @@ after/before or resend with the occurrence the error lists; replace_range to rew
 across files that must land together (or apply_patch, if you think in patches); write_file only to create files or \
 rewrite small ones. Every edit needs a \
 one-line summary: the person sees it when reviewing. Pass the rev from read_file as base_rev so an edit never \
-overwrites changes you have not seen. A call may wait while the person reviews the edit: that is expected.";
+overwrites changes you have not seen; changes made since in other parts of the file do not make it fail (it is moved \
+over them). A call may wait while the person reviews the edit: that is expected.";
 
 const READ_FILE: &str = "Read a file as the person's editor has it (unsaved changes included), or from disk when the \
 editor does not have it open. Returns a header line (path, rev, line endings, where the text came from), a blank line, \
 then the exact text (no line numbers added). Quote from this text in your edits. Pass the rev as base_rev in your next \
-edit of this file: the edit is then refused (stale) rather than applied to a file that changed since you read it.";
+edit of this file: it is then moved over changes made since in other parts of the file, and refused (stale) only if \
+the text you quoted changed.";
 
 const STR_REPLACE: &str = "Replace one exact quote in a file. Use this for almost every change. Quote in old_str a \
 few lines that occur exactly once in the file (copy them from read_file, whitespace and indentation included), give \
