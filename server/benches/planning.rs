@@ -62,5 +62,40 @@ fn planning(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, planning);
+/// Issue 12: moving an agent's edit near the top of a 10,000-line document over 1,
+/// 100 and 10,000 one-character changes the person made since at its end (the
+/// history lookup and the rebase; the plan itself is measured above).
+fn rebase(c: &mut Criterion) {
+    use verbatim_engine::document::TextChange;
+    use verbatim_engine::history;
+    use verbatim_engine::position::Position;
+    use verbatim_engine::store::DocumentStore;
+
+    let text: String = (0..10_000).map(|i| format!("    let v{i} = compute({i});\n")).collect();
+    let mut group = c.benchmark_group("rebase");
+    for changes in [1usize, 100, 10_000] {
+        let mut store = DocumentStore::default();
+        let key = verbatim_engine::doc_key::DocKey::parse("file:///p/big.rs").unwrap();
+        store.open(key.clone(), "file:///p/big.rs".into(), "rust".into(), 0, &text);
+        for version in 1..=changes as i32 {
+            let at = Position::new(9_999, 4);
+            let change = TextChange { range: Some(at..at), text: "x".into() };
+            store.change(&key, version, &[change], PositionEncoding::Utf16).unwrap();
+        }
+        let document = store.get(&key).unwrap();
+        let kept = document.history.len();
+        let from = (changes as i32 - kept as i32).max(0);
+        let replacements = vec![Replacement { range: 100..120, new_text: "edited".into() }];
+        println!("rebase/{changes}: {kept} revisions kept");
+        group.bench_with_input(BenchmarkId::from_parameter(changes), &changes, |b, _| {
+            b.iter(|| {
+                let edits = document.history.edits_since(from).unwrap();
+                history::rebase(&replacements, &edits).unwrap()
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, planning, rebase);
 criterion_main!(benches);
