@@ -70,28 +70,8 @@ async fn editor_role() {
     let workspace = PathBuf::from(std::env::var("VERBATIM_BENCH_DIR").unwrap());
     let documents: usize = std::env::var("VERBATIM_BENCH_DOCS").unwrap().parse().unwrap();
     let doc_bytes: usize = std::env::var("VERBATIM_BENCH_DOC_BYTES").unwrap().parse().unwrap();
-    let mut server = Command::new(binary)
-        .arg("lsp")
-        .env("VERBATIM_LOG", "warn")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut to_server = server.stdin.take().unwrap();
-    let mut from_server = BufReader::new(server.stdout.take().unwrap());
-    write_frame(
-        &mut to_server,
-        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "processId": null, "rootUri": null,
-        "workspaceFolders": [{"uri": format!("file://{}", workspace.display()), "name": "bench"}],
-        "initializationOptions": {"needsConfirmation": false},
-        "capabilities": {"general": {"positionEncodings": ["utf-16"]},
-                         "workspace": {"workspaceEdit": {"documentChanges": true, "changeAnnotationSupport": {}}}}}}),
-    )
-    .await;
-    read_frame(&mut from_server).await.unwrap();
-    write_frame(&mut to_server, &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}})).await;
+    let (mut server, mut to_server, mut from_server) =
+        start_server(Command::new(binary), &workspace, json!({"needsConfirmation": false})).await;
     let mut texts: HashMap<String, (Rope, i32)> = HashMap::new();
     for index in 0..documents {
         let mut text = String::with_capacity(doc_bytes + 100);
@@ -174,6 +154,37 @@ async fn editor_role() {
             }
         }
     }
+}
+
+/// Starts `verbatim lsp` as an editor would and initializes it with one workspace folder.
+async fn start_server(
+    mut command: Command,
+    workspace: &Path,
+    initialization_options: Value,
+) -> (Child, tokio::process::ChildStdin, BufReader<tokio::process::ChildStdout>) {
+    let mut server = command
+        .arg("lsp")
+        .env("VERBATIM_LOG", std::env::var("VERBATIM_BENCH_LOG").unwrap_or_else(|_| "warn".into()))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut to_server = server.stdin.take().unwrap();
+    let mut from_server = BufReader::new(server.stdout.take().unwrap());
+    write_frame(
+        &mut to_server,
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "processId": null, "rootUri": null,
+        "workspaceFolders": [{"uri": format!("file://{}", workspace.display()), "name": "bench"}],
+        "initializationOptions": initialization_options,
+        "capabilities": {"general": {"positionEncodings": ["utf-16"]},
+                         "workspace": {"workspaceEdit": {"documentChanges": true, "changeAnnotationSupport": {}}}}}}),
+    )
+    .await;
+    read_frame(&mut from_server).await.unwrap();
+    write_frame(&mut to_server, &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}})).await;
+    (server, to_server, from_server)
 }
 
 // ----------------------------------------------------------------- bench role
@@ -393,30 +404,10 @@ async fn external(quick: bool) {
     let lines: Vec<String> = (0..DOC_10K_LINES).map(|i| doc_line(i, 0)).collect();
     let path = workspace.path().join("watched.rs");
     std::fs::write(&path, lines.concat()).unwrap();
-    let mut server = Command::new(env!("CARGO_BIN_EXE_verbatim"))
-        .arg("lsp")
-        .env("VERBATIM_RUNTIME_DIR", runtime.path())
-        .env("VERBATIM_STATE_DIR", runtime.path())
-        .env("VERBATIM_LOG", std::env::var("VERBATIM_BENCH_LOG").unwrap_or_else(|_| "warn".into()))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut to_server = server.stdin.take().unwrap();
-    let mut from_server = BufReader::new(server.stdout.take().unwrap());
-    write_frame(
-        &mut to_server,
-        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "processId": null, "rootUri": null,
-        "workspaceFolders": [{"uri": format!("file://{}", workspace.path().display()), "name": "bench"}],
-        "initializationOptions": {"externalChanges": "auto"},
-        "capabilities": {"general": {"positionEncodings": ["utf-16"]},
-                         "workspace": {"workspaceEdit": {"documentChanges": true, "changeAnnotationSupport": {}}}}}}),
-    )
-    .await;
-    read_frame(&mut from_server).await.unwrap();
-    write_frame(&mut to_server, &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}})).await;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_verbatim"));
+    command.env("VERBATIM_RUNTIME_DIR", runtime.path()).env("VERBATIM_STATE_DIR", runtime.path());
+    let (mut server, mut to_server, mut from_server) =
+        start_server(command, workspace.path(), json!({"externalChanges": "auto"})).await;
     let uri = format!("file://{}", path.display());
     // The buffer has an unsaved first line, so every change on disk is a merge.
     let buffer = format!("// unsaved\n{}", lines.concat());
