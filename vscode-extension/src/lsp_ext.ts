@@ -157,6 +157,13 @@ export interface DocumentResult {
     operation?: "create" | "delete" | "move";
     /** Where a moved file goes. */
     newUri?: string;
+    /**
+     * Present (and `true`) when the edit was planned against an older revision,
+     * `rebasedFrom` (the `baseRev` sent), and moved over the changes made since;
+     * `baseRev` is then the revision it was applied to.
+     */
+    rebased?: true;
+    rebasedFrom?: string;
 }
 
 export type Normalization =
@@ -393,6 +400,8 @@ export interface ErrorData {
     positionEncoding?: "utf-8" | "utf-16" | "utf-32";
     baseRev?: string;
     currentRev?: string;
+    /** `stale`: the 1-based lines `[first, last]` that changed under the edit's quote since `baseRev`. */
+    changedLines?: [number, number];
     /** `overlap`: the indexes of the two overlapping entries. */
     edits?: [number, number];
     reason?: string | null;
