@@ -57,3 +57,17 @@ export function editedDocuments(params: ApplyWorkspaceEditParams): { uri: string
     for (const uri of Object.keys(params.edit.changes ?? {})) documents.push({ uri, version: null });
     return documents;
 }
+
+/** Whether VS Code shows the edit in the Refactor Preview (after `withReviewMode`) rather than applying it at once. */
+export function opensPreview(params: ApplyWorkspaceEditParams): boolean {
+    return Object.values(params.edit.changeAnnotations ?? {}).some((annotation) => annotation.needsConfirmation === true);
+}
+
+/**
+ * Whether a change to the document `uri`, now at `version`, makes an edit
+ * planned against `documents` stale: VS Code refuses a versioned edit once
+ * its document has moved on. An edit without a version never goes stale.
+ */
+export function makesStale(documents: { uri: string; version: number | null }[], uri: string, version: number): boolean {
+    return documents.some((document) => document.uri === uri && document.version !== null && document.version !== version);
+}

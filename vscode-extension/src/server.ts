@@ -23,6 +23,7 @@ import { initializationOptions, readConfig, SECTION, serverEnvironment, type Con
 import * as lsp_ext from "./lsp_ext";
 import { withReviewMode } from "./review";
 import { parseServerLogLine } from "./server_log";
+import { StalePreviews } from "./stale_previews";
 import type { ServerState } from "./status";
 
 export class Server implements vscode.Disposable {
@@ -33,6 +34,7 @@ export class Server implements vscode.Disposable {
     private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
     private readonly clientDisposables: vscode.Disposable[] = [];
     private readonly diskChanges: DiskChanges;
+    private readonly stalePreviews: StalePreviews;
 
     /** Fires whenever the state or the status changes. */
     readonly onDidChangeState = this.stateEmitter.event;
@@ -43,6 +45,7 @@ export class Server implements vscode.Disposable {
         private readonly traceLog: vscode.LogOutputChannel,
     ) {
         this.diskChanges = new DiskChanges(log);
+        this.stalePreviews = new StalePreviews(log);
     }
 
     get state(): ServerState {
@@ -113,8 +116,8 @@ export class Server implements vscode.Disposable {
             middleware: {
                 workspace: {
                     handleApplyEdit: (params, next) =>
-                        this.diskChanges.handleApplyEdit(withReviewMode(params, this.reviewMode), async (edit) =>
-                            next(edit, CancellationToken.None),
+                        this.diskChanges.handleApplyEdit(withReviewMode(params, this.reviewMode), (edit) =>
+                            this.stalePreviews.watch(edit, async () => next(edit, CancellationToken.None)),
                         ),
                 },
             },
@@ -186,6 +189,7 @@ export class Server implements vscode.Disposable {
 
     dispose(): void {
         void this.stop();
+        this.stalePreviews.dispose();
         this.stateEmitter.dispose();
     }
 

@@ -222,43 +222,78 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         assert.equal(readFileSync(notesPath, "utf8"), ORIGINAL);
     });
 
-    step("a stale edit (the person typed after the agent read) is refused", async () => {
-        const stale = await read();
+    step("the person typed elsewhere after the agent read: the edit is moved over the typing", async () => {
+        const seen = await read();
         await typeAtEndOfNotes("!");
         const moved = await waitForServerText("alpha\nBETA\ngamma\ndelta!");
-        assert.notEqual(moved.rev, stale.rev);
+        assert.notEqual(moved.rev, seen.rev);
 
-        const error = await expectError(
-            strReplace("alpha", "ALPHA", "Shout alpha", stale.rev),
-        );
-        assert.equal(error.data?.kind, "stale");
-        assert.equal(error.code, -33003);
-        assert.equal(error.data?.baseRev, stale.rev);
-        assert.equal(error.data?.currentRev, moved.rev);
-        assert.equal((await read()).text, "alpha\nBETA\ngamma\ndelta!");
+        const pending = strReplace("BETA", "Beta", "Calm beta", seen.rev);
+        await waitForPreview("test-agent: Calm beta");
+        await editor.tickAllChanges();
+        await editor.pressApply();
+        const result = await withTimeout(pending, "the agent's answer");
+        assert.equal(result.applied, true);
+        assert.equal(result.rebased, true);
+        assert.equal(result.rebasedFrom, seen.rev);
+        assert.equal(result.baseRev, moved.rev);
+        assert.equal((await read()).text, "alpha\nBeta\ngamma\ndelta!");
     });
 
-    step("the person types while the edit waits in the preview: Apply is refused as stale", async () => {
+    /** The edit with this summary that waits for review, as `verbatim/status` lists it (a new offer gets a new id). */
+    async function pendingEdit(summary, otherThan) {
+        return waitFor(`"${summary}" to wait for review${otherThan === undefined ? "" : " again"}`, async () => {
+            const status = await agent.request("verbatim/status");
+            return status.pending.find((edit) => edit.summary === summary && edit.id !== otherThan?.id);
+        });
+    }
+
+    step("the person types elsewhere while the edit waits in the preview: it is offered again over the typing, and applied rebased", async () => {
         const before = await read();
         const pending = strReplace("gamma", "GAMMA", "Shout gamma again", before.rev);
         await waitForPreview("test-agent: Shout gamma again");
+        const offered = await pendingEdit("Shout gamma again");
         await typeAtEndOfNotes("?");
         const moved = await waitForServerText(`${before.text}?`);
 
+        // The extension withdraws the stale preview, and the server offers the edit again over the new text.
+        await pendingEdit("Shout gamma again", offered);
+        await waitForPreview("test-agent: Shout gamma again");
+        await page.screenshot({ path: path.join(output, "offered-again.png") });
         await editor.tickAllChanges();
         await editor.pressApply();
-        // VS Code refuses in a modal dialog; the person acknowledges it.
-        const dialog = page.locator(".monaco-dialog-box", { hasText: "has changed in the meantime" });
-        await dialog.waitFor({ state: "visible" });
-        await page.screenshot({ path: path.join(output, "changed-in-the-meantime.png") });
-        await dialog.locator(".monaco-button", { hasText: "OK" }).click();
+
+        const result = await withTimeout(pending, "the agent's answer");
+        assert.equal(result.applied, true);
+        assert.equal(result.rebased, true);
+        assert.equal(result.rebasedFrom, before.rev);
+        assert.equal(result.baseRev, moved.rev, "the revision it was applied to");
+        assert.equal(result.modifiedByEditor, false);
+        const after = await read();
+        assert.equal(after.text, "alpha\nBeta\nGAMMA\ndelta!?", "both the typing and the edit");
+        assert.equal(after.rev, result.rev);
+        await page.locator(".monaco-editor .view-lines", { hasText: "GAMMA" }).first().waitFor({ state: "visible" });
+    });
+
+    step("the person types inside the quoted text while the edit waits in the preview: the agent gets `stale`", async () => {
+        const before = await read();
+        const pending = strReplace("GAMMA", "gamma", "Quiet gamma", before.rev);
+        await waitForPreview("test-agent: Quiet gamma");
+        // Into the middle of line 3, "GAMMA": the end of the file, up a line, its start, two to the right.
+        await typeAtEndOfNotes("");
+        for (const key of ["ArrowUp", "Home", "ArrowRight", "ArrowRight"]) await page.keyboard.press(key);
+        await page.keyboard.type("x");
+        const moved = await waitForServerText("alpha\nBeta\nGAxMMA\ndelta!?");
 
         const error = await expectError(pending);
         assert.equal(error.data?.kind, "stale", `expected stale, got ${error.message}`);
         assert.equal(error.code, -33003);
+        assert.deepEqual(error.data?.changedLines, [3, 3]);
         assert.equal(error.data?.currentRev, moved.rev);
-        assert.equal((await read()).text, moved.text, "VS Code applied nothing");
-        await page.keyboard.press("Escape");
+        assert.equal((await read()).text, moved.text, "nothing applied");
+        await waitFor("the withdrawn edit to leave the pending list", async () =>
+            (await agent.request("verbatim/status")).pending.every((edit) => edit.summary !== "Quiet gamma"),
+        );
     });
 
     step("a 20,000-line file: an edit near the end, applied in the preview, leaves the buffer exact", async () => {

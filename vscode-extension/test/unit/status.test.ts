@@ -2,7 +2,7 @@ import * as assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
 import type { StatusResult } from "../../src/lsp_ext";
-import { withReviewMode, toggled } from "../../src/review";
+import { makesStale, opensPreview, withReviewMode, toggled } from "../../src/review";
 import { agentListItems, connectionInfo, displayUri, sameStatusBarView, SettledView, since, statusBarView } from "../../src/status";
 
 const idle: StatusResult = {
@@ -137,6 +137,23 @@ describe("review mode", () => {
     test("toggled", () => {
         assert.equal(toggled("confirm"), "auto");
         assert.equal(toggled("auto"), "confirm");
+    });
+
+    test("an edit opens the Refactor Preview when the review mode asks for confirmation", () => {
+        assert.equal(opensPreview(withReviewMode(params, "confirm")), true);
+        assert.equal(opensPreview(withReviewMode(params, "auto")), false);
+        assert.equal(opensPreview({ edit: { changes: {} } }), false);
+    });
+
+    test("only a change that moves a versioned document of the edit makes it stale", () => {
+        const documents = [
+            { uri: "file:///w/a.txt", version: 7 },
+            { uri: "file:///w/b.txt", version: null },
+        ];
+        assert.equal(makesStale(documents, "file:///w/a.txt", 8), true);
+        assert.equal(makesStale(documents, "file:///w/a.txt", 7), false, "the version the edit was planned against");
+        assert.equal(makesStale(documents, "file:///w/b.txt", 3), false, "an edit without a version is applied to any");
+        assert.equal(makesStale(documents, "file:///w/c.txt", 1), false, "another document");
     });
 });
 
