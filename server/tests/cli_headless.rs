@@ -349,3 +349,18 @@ async fn a_patch_without_an_editor_says_what_to_send_instead() {
     assert!(run.stderr.contains("verbatim batch"), "{run:?}");
     assert_eq!(project.text("a.txt"), "one\n");
 }
+
+#[tokio::test]
+async fn a_quote_with_a_typo_prints_the_real_lines_so_the_next_call_needs_no_read() {
+    let project = Project::new();
+    project.write("t.py", "def f():\n    return compute(alpha, beta)\n");
+    let cli = &project.cli;
+    let typo =
+        cli.run(&["edit", "t.py", "--old", "return compute(alpha, betta)", "--new", "return 0", "-m", "s"]).await;
+    typo.expect_code(3);
+    assert!(typo.stderr.contains("The closest text is t.py lines 2-2"), "{typo:?}");
+    assert!(typo.stderr.contains("\n     2 |     return compute(alpha, beta)"), "{typo:?}");
+    assert!(typo.stderr.contains("The closest text is t.py lines 2-2 (98% alike; it follows, with a diff"), "{typo:?}");
+    assert!(typo.stderr.contains("-return compute(alpha, betta)\n+    return compute(alpha, beta)"), "{typo:?}");
+    assert_eq!(project.text("t.py"), "def f():\n    return compute(alpha, beta)\n");
+}

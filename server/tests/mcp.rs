@@ -299,3 +299,20 @@ async fn a_write_waits_for_review_in_the_editor_and_reports_progress() {
     assert!(editor.buffer(&uri).starts_with("fn main() {\n    let x = 3;"));
     mcp.client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_quote_with_a_typo_returns_the_real_lines_in_the_tool_s_text() {
+    let project = cli_support::Project::new();
+    project.write("t.py", "def f():\n    return compute(alpha, beta)\n");
+    let mcp = start(project.dir.path(), project.runtime.path(), project.state.path(), &[]).await;
+    let typo = mcp
+        .call(
+            "str_replace",
+            json!({"path": "t.py", "old_str": "return compute(alpha, betta)", "new_str": "return 0", "summary": "s"}),
+        )
+        .await;
+    assert!(is_error(&typo));
+    let message = text(&typo);
+    assert!(message.contains("\n     2 |     return compute(alpha, beta)"), "{message}");
+    assert!(message.contains("+    return compute(alpha, beta)"), "{message}");
+}

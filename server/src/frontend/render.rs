@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::frontend::Via;
 use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::feedback::CLOSEST_IN_DATA;
 use crate::service::journal::{Entry, Outcome};
 use crate::service::protocol::{
     ApplyPatchResult, BatchResult, DiscoveryFile, DocumentInfo, DocumentResult, EditResult, ReadResult,
@@ -126,9 +127,45 @@ pub fn error(error: &ProtocolError, vocabulary: Vocabulary) -> String {
                 let _ = write!(out, "\ncurrent rev: {current}");
             }
         }
+        ErrorKind::NotFound => {
+            if let Some(closest) = error.data.get("closest") {
+                out = out.replace(CLOSEST_IN_DATA, "; it follows, with a diff from your quote");
+                closest_region(&mut out, closest);
+            }
+        }
         _ => {}
     }
     out
+}
+
+/// Lines of the closest region, and of its diff, shown in an error's text.
+const MAX_SHOWN_LINES: usize = 40;
+
+/// The closest region of a quote that was not found, as the text front-ends show
+/// it: the region with its line numbers, then the diff from the quote, each cut at
+/// [`MAX_SHOWN_LINES`], so the next call can quote it without another read.
+fn closest_region(out: &mut String, closest: &Value) {
+    let first = closest.get("startLine").and_then(Value::as_u64).unwrap_or(1);
+    let text = closest.get("text").and_then(Value::as_str).unwrap_or("");
+    let diff = closest.get("diff").and_then(Value::as_str).unwrap_or("");
+    let _ = write!(out, "\n\nThe closest text (line {first} on):");
+    let lines: Vec<&str> = text.split('\n').collect();
+    for (index, line) in lines.iter().take(MAX_SHOWN_LINES).enumerate() {
+        let _ = write!(out, "\n{:>6} | {line}", first as usize + index);
+    }
+    if lines.len() > MAX_SHOWN_LINES {
+        let _ = write!(out, "\n       … {} more lines", lines.len() - MAX_SHOWN_LINES);
+    }
+    let diff_lines: Vec<&str> = diff.lines().collect();
+    if !diff_lines.is_empty() {
+        out.push_str("\n\nFrom your quote to that text:");
+        for line in diff_lines.iter().take(MAX_SHOWN_LINES) {
+            let _ = write!(out, "\n{line}");
+        }
+        if diff_lines.len() > MAX_SHOWN_LINES {
+            let _ = write!(out, "\n… {} more lines", diff_lines.len() - MAX_SHOWN_LINES);
+        }
+    }
 }
 
 /// The name of a document in a result: the path in its diff, else its URI.

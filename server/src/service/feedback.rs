@@ -129,7 +129,7 @@ fn not_found(quote: QuoteField, searched: &Searched, context: Context<'_>) -> Pr
     });
     if let Some(near) = &near {
         notes.push(format!(
-            "The closest text is {} ({:.0}% alike); data.closest has it and a diff from your quote. Quote it exactly.",
+            "The closest text is {} ({:.0}% alike{CLOSEST_IN_DATA}). Quote it exactly.",
             region_label(&near.lines),
             near.similarity * 100.0
         ));
@@ -170,6 +170,11 @@ fn not_found(quote: QuoteField, searched: &Searched, context: Context<'_>) -> Pr
     }
     error
 }
+
+/// Where the closest region of a missing quote is, in the message; the text
+/// front-ends print the region itself instead (`frontend/render.rs`).
+pub const CLOSEST_IN_DATA: &str =
+    "; its text and a diff from your quote are in data.closest, and printed below by the CLI and the MCP tools";
 
 /// Says which other open documents hold the quote verbatim (`documents` pairs a
 /// name for messages with the document's URI and text).
@@ -353,8 +358,8 @@ mod tests {
             error.message,
             "oldStr was not found in src/main.rs (rev e3.17) (within the window, if after/before were given), not even \
              ignoring line-number prefixes, typographic quotes, dashes and non-breaking spaces, line endings, trailing \
-             whitespace or indentation. The closest text is src/main.rs lines 5-6 (95% alike); data.closest has it and a \
-             diff from your quote. Quote it exactly."
+             whitespace or indentation. The closest text is src/main.rs lines 5-6 (95% alike; its text and a diff from \
+             your quote are in data.closest, and printed below by the CLI and the MCP tools). Quote it exactly."
         );
         assert_eq!(
             error.data["closest"],
