@@ -47,12 +47,18 @@ function M.handler(_, params, ctx)
   if not proposal then
     return refused(err --[[@as string]])
   end
+  -- The server's new offer of an edit the person typed around during review.
+  local moved = queue.moved_edit(proposal)
   local ok, reason = proposal:prepare()
   if not ok then
+    if moved then
+      -- The person typed again on its way: the server moves it once more.
+      queue.expect_offer(moved)
+    end
     return refused(reason --[[@as string]])
   end
 
-  if not needs_review(proposal) then
+  if not moved and not needs_review(proposal) then
     local applied, why = proposal:apply()
     if applied then
       vim.notify("verbatim: applied " .. proposal.label, vim.log.levels.INFO)
@@ -66,7 +72,10 @@ function M.handler(_, params, ctx)
     return refused("Neovim cannot wait for a review here (the handler is not in a coroutine)")
   end
   local waiting, early_result = false, nil
-  queue.add(proposal, function(result)
+  local enqueue = moved and function(p, answer)
+    queue.reoffer(moved, p, answer)
+  end or queue.add
+  enqueue(proposal, function(result)
     if not waiting then
       -- Answered before the handler yielded.
       early_result = result

@@ -115,8 +115,8 @@ local subcommands = {
     M.log()
   end,
   accept = function()
-    local applied, reason = require("verbatim").accept()
-    if not applied and reason then
+    local applied, reason, later = require("verbatim").accept()
+    if not applied and not later and reason then
       say("verbatim: %s", reason)
     end
   end,

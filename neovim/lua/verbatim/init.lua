@@ -37,6 +37,7 @@ end
 ---@param key? integer
 ---@return boolean applied
 ---@return string|nil reason why it did not apply
+---@return boolean|nil later the person typed: it applies once the server moved it over that
 function M.accept(key)
   return require("verbatim.review").accept(key)
 end

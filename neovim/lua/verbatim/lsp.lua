@@ -66,7 +66,8 @@ function M.reconcile(client_id, status)
   local suspects = {}
   for _, item in ipairs(queue.items) do
     local id = item.proposal.pending_id
-    if item.proposal.client_id == client_id and id and not known[id] then
+    -- A moved edit is answered already and waits for a new offer (see queue.lua).
+    if item.proposal.client_id == client_id and id and not known[id] and not item.moved then
       table.insert(suspects, item)
     end
   end
@@ -80,7 +81,8 @@ function M.reconcile(client_id, status)
     end
     local still = pending_ids(fresh)
     for _, item in ipairs(suspects) do
-      if queue.get(item.key) and not still[item.proposal.pending_id] then
+      local id = item.proposal.pending_id
+      if queue.get(item.key) and not item.moved and not still[id] then
         queue.resolve(item, {
           applied = false,
           failureReason = "withdrawn: the server no longer waits for this edit",

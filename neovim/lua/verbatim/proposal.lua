@@ -431,6 +431,25 @@ function Proposal:stale_reason()
   return nil
 end
 
+--- Whether the server can move the proposal over changes made in its
+--- buffers and offer it again: an agent's edit of documents that are open
+--- on both sides (see docs/protocol.md, Revisions).
+---@return boolean
+function Proposal:movable()
+  if self.origin ~= "agent" or not self.pending_id then
+    return false
+  end
+  for _, doc in ipairs(self.documents) do
+    if doc.requested_version == nil or doc.create then
+      return false
+    end
+    if not (doc.bufnr and api.nvim_buf_is_loaded(doc.bufnr)) then
+      return false
+    end
+  end
+  return true
+end
+
 --- Whether the proposal touches a buffer.
 ---@param bufnr integer
 ---@return boolean

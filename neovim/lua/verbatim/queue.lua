@@ -4,9 +4,13 @@
 ---
 --- Every pending edit holds a function that answers the server's
 --- `workspace/applyEdit`; it is called exactly once: on accept, on reject, or
---- as soon as a buffer the edit touches changes (the edit can then no longer
---- apply, and the agent learns it at once instead of when the person gets
---- to it).
+--- when a buffer the edit touches changes. In that last case the person
+--- typed while the edit waited: an agent's edit is answered `applied: false`
+--- once the typing settles, stays in the review, and waits for the server to
+--- move it over what was typed and offer it again; the offer takes its place
+--- (same key, same window), and an accept given in between applies it on
+--- arrival. When no offer comes (the typing touched the edit's text: the
+--- agent is told `stale`), the edit leaves the review with a message.
 
 local api = vim.api
 
@@ -18,6 +22,10 @@ local M = {}
 ---@field answer fun(result: lsp.ApplyWorkspaceEditResult)
 ---@field since integer os.time() of arrival
 ---@field skipped table<integer, table<integer, boolean>> changes the person left out
+---@field moved? boolean the buffer changed: answered, waiting for the server's new offer
+---@field accepted? boolean the person accepted while the edit was moved; it applies on arrival
+---@field decision? lsp.ApplyWorkspaceEditResult the person rejected while the edit was moved
+---@field waits? integer how many times it waited for a new offer (the last wait counts)
 
 ---@type verbatim.PendingEdit[]
 M.items = {}
@@ -26,8 +34,22 @@ M.items = {}
 ---@type table<string, boolean>
 M.trusted = {}
 
+--- How long the buffer must stay still after a change before a pending edit
+--- is answered and moved (each move is a round trip to the server, which
+--- moves one edit a bounded number of times).
+M.SETTLE_MS = 300
+--- How long a moved edit waits for the server's new offer.
+M.REOFFER_WAIT_MS = 3000
+--- What the agent's first offer is answered when the person types.
+M.MOVED_REASON = "the document changed during review; the server offers it again"
+
 local next_key = 1
 local watched = {} ---@type table<integer, boolean>
+--- Moved edits waiting for the server's new offer, in the queue or rejected.
+---@type verbatim.PendingEdit[]
+local moving = {}
+---@type uv.uv_timer_t|nil
+local settle_timer = nil
 
 ---@type fun()[]
 local listeners = {}
@@ -67,20 +89,124 @@ function M.resolve(item, result)
     return
   end
   table.remove(M.items, index)
-  item.answer(result)
+  if item.moved then
+    -- Already answered; the server's new offer gets this answer.
+    item.decision = result
+  else
+    item.answer(result)
+  end
   changed()
 end
 
---- Answers every edit whose buffers changed since it arrived.
+---@param list verbatim.PendingEdit[]
+---@param item verbatim.PendingEdit
+local function remove(list, item)
+  for i, other in ipairs(list) do
+    if other == item then
+      table.remove(list, i)
+      return
+    end
+  end
+end
+
+--- Answers an edit whose buffer moved and waits for the server to offer it
+--- again over what the person typed.
+---@param item verbatim.PendingEdit
+local function move(item)
+  item.answer({ applied = false, failureReason = M.MOVED_REASON })
+  item.moved = true
+  table.insert(moving, item)
+  M.expect_offer(item)
+  changed()
+end
+
+--- (Re)starts the wait for a moved edit's new offer; when none comes, the
+--- edit leaves the review.
+---@param item verbatim.PendingEdit
+function M.expect_offer(item)
+  item.waits = (item.waits or 0) + 1
+  local wait = item.waits
+  vim.defer_fn(function()
+    if not item.moved or item.waits ~= wait then
+      return
+    end
+    remove(moving, item)
+    if index_of(item) then
+      table.remove(M.items, index_of(item))
+      vim.notify(
+        string.format(
+          "verbatim: withdrew %s: your changes touched the text it replaces, so it no longer"
+            .. " applies (the agent was told to read the file again)",
+          item.proposal.label
+        ),
+        vim.log.levels.WARN
+      )
+      changed()
+    end
+  end, M.REOFFER_WAIT_MS)
+end
+
+--- Answers every edit whose buffers changed since it arrived: an agent's
+--- edit is moved (see `move`), anything else is withdrawn.
 local function refuse_stale()
   for _, item in ipairs(vim.list_slice(M.items)) do
-    local reason = item.proposal:stale_reason()
-    if reason then
+    local reason = not item.moved and item.proposal:stale_reason()
+    if reason and item.proposal:movable() then
+      move(item)
+    elseif reason then
       M.resolve(item, { applied = false, failureReason = reason })
       vim.notify(
         string.format("verbatim: withdrew %s (%s)", item.proposal.label, reason),
         vim.log.levels.WARN
       )
+    end
+  end
+end
+
+--- Runs `refuse_stale` once the buffers have been still for `M.SETTLE_MS`.
+local function refuse_stale_when_settled()
+  settle_timer = settle_timer or assert(vim.uv.new_timer())
+  settle_timer:stop()
+  settle_timer:start(M.SETTLE_MS, 0, vim.schedule_wrap(refuse_stale))
+end
+
+--- Moves an edit now when the person typed a moment ago, rather than when
+--- the typing settles: a decision must reach the edit the server offers next.
+---@param item verbatim.PendingEdit
+local function move_now(item)
+  if not item.moved and item.proposal:stale_reason() and item.proposal:movable() then
+    move(item)
+  end
+end
+
+---@param a verbatim.Proposal
+---@param b verbatim.Proposal
+---@return boolean whether `b` is `a` offered again: same label, documents and new texts
+local function same_edit(a, b)
+  if a.client_id ~= b.client_id or a.label ~= b.label or #a.documents ~= #b.documents then
+    return false
+  end
+  for i, doc in ipairs(a.documents) do
+    local other = b.documents[i]
+    if doc.uri ~= other.uri or #doc.edits ~= #other.edits then
+      return false
+    end
+    for j, e in ipairs(doc.edits) do
+      if e.newText ~= other.edits[j].newText then
+        return false
+      end
+    end
+  end
+  return true
+end
+
+--- The moved edit that `proposal` offers again, if any.
+---@param proposal verbatim.Proposal
+---@return verbatim.PendingEdit|nil
+function M.moved_edit(proposal)
+  for _, item in ipairs(moving) do
+    if same_edit(item.proposal, proposal) then
+      return item
     end
   end
 end
@@ -92,7 +218,7 @@ local function watch(bufnr)
   end
   watched[bufnr] = true
   local function on_change()
-    vim.schedule(refuse_stale)
+    refuse_stale_when_settled()
     for _, item in ipairs(M.items) do
       if item.proposal:touches(bufnr) then
         return false
@@ -134,6 +260,40 @@ function M.add(proposal, answer)
   return item
 end
 
+--- Puts the server's new offer of a moved edit in its place: the same key,
+--- the same place in the queue. Applies it at once when the person accepted
+--- in between, refuses it when they rejected.
+---@param item verbatim.PendingEdit
+---@param proposal verbatim.Proposal prepared
+---@param answer fun(result: lsp.ApplyWorkspaceEditResult)
+function M.reoffer(item, proposal, answer)
+  remove(moving, item)
+  item.moved = nil
+  if item.decision then
+    answer(item.decision)
+    return
+  end
+  -- Changes left out stay left out when the edit still has the same changes.
+  for index, doc in ipairs(proposal.documents) do
+    if #(doc.hunks or {}) ~= #(item.proposal.documents[index].hunks or {}) then
+      item.skipped = {}
+      break
+    end
+  end
+  item.proposal = proposal
+  item.answer = answer
+  for _, doc in ipairs(proposal.documents) do
+    if doc.bufnr then
+      watch(doc.bufnr)
+    end
+  end
+  if item.accepted then
+    M.accept(item)
+  else
+    changed()
+  end
+end
+
 --- Finds a pending edit by its session key, or the first one.
 ---@param key integer|nil
 ---@return verbatim.PendingEdit|nil
@@ -152,7 +312,15 @@ end
 ---@param item verbatim.PendingEdit
 ---@return boolean applied
 ---@return string|nil reason
+---@return boolean|nil later it applies when the server offers it again
 function M.accept(item)
+  move_now(item)
+  if item.moved then
+    item.accepted = true
+    return false,
+      "the document changed; the edit applies as soon as it is moved over the change",
+      true
+  end
   local applied, reason = item.proposal:apply(item.skipped)
   M.resolve(item, { applied = applied, failureReason = reason })
   if applied then
@@ -168,6 +336,8 @@ function M.reject(item, reason)
   if reason == "" then
     reason = nil
   end
+  -- Else the server would take the refusal of an old version for a move, and offer it again.
+  move_now(item)
   M.resolve(item, { applied = false, failureReason = reason })
   require("verbatim.external").settled(item.proposal)
 end
@@ -186,6 +356,12 @@ end
 --- Forgets the edits of a client that stopped; nobody waits for their answer.
 ---@param client_id integer
 function M.drop_client(client_id)
+  for _, item in ipairs(vim.list_slice(moving)) do
+    if item.proposal.client_id == client_id then
+      remove(moving, item)
+      item.moved = nil
+    end
+  end
   local kept = {}
   for _, item in ipairs(M.items) do
     if item.proposal.client_id ~= client_id then

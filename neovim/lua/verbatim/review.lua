@@ -82,10 +82,7 @@ local function render_document(lines, marks, doc, doc_index, skipped, root)
     local count_a = post - pre + 1
     local count_b = count_a - h.count_a + h.count_b
     local header_line = #lines
-    table.insert(
-      lines,
-      string.format("@@ -%d,%d +%d,%d @@", pre, count_a, pre + delta, count_b)
-    )
+    table.insert(lines, string.format("@@ -%d,%d +%d,%d @@", pre, count_a, pre + delta, count_b))
     for j = pre, first_a - 1 do
       table.insert(lines, " " .. a[j])
     end
@@ -148,6 +145,15 @@ local function render(item)
     string.format("edit %d of %d  ·  %s", position, #queue.items, table.concat(help, "  ·  "))
   )
   table.insert(marks, { 2, 3, "VerbatimReviewHelp" })
+  if item.moved then
+    -- See queue.lua: the server moves the edit over what the person typed.
+    table.insert(
+      lines,
+      item.accepted and "(accepted: the buffer changed; it applies once moved over your changes)"
+        or "(the buffer changed: moving the edit over your changes…)"
+    )
+    table.insert(marks, { #lines - 1, #lines, "VerbatimReviewSkippedLabel" })
+  end
   table.insert(lines, "")
   local client = vim.lsp.get_client_by_id(proposal.client_id)
   local root = client and client.root_dir or nil
@@ -323,16 +329,19 @@ end
 ---@param key? integer
 ---@return boolean applied
 ---@return string|nil reason
+---@return boolean|nil later the buffer changed: it applies when the server offers it again
 function M.accept(key)
   local item = target(key)
   if not item then
     return false, key and ("no pending edit " .. key) or "no edit waits for review"
   end
-  local applied, reason = queue.accept(item)
-  if not applied and reason then
+  local applied, reason, later = queue.accept(item)
+  if later then
+    vim.notify("verbatim: accepted " .. item.proposal.label .. "; " .. reason, vim.log.levels.INFO)
+  elseif not applied and reason then
     vim.notify("verbatim: not applied: " .. reason, vim.log.levels.WARN)
   end
-  return applied, reason
+  return applied, reason, later
 end
 
 --- Rejects the edit on display (or the pending edit `key`); `reason` goes
