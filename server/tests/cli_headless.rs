@@ -336,18 +336,110 @@ async fn racers_with_the_same_base_rev_are_refused_not_merged() {
 }
 
 #[tokio::test]
-async fn a_patch_without_an_editor_says_what_to_send_instead() {
+async fn a_patch_without_an_editor_adds_updates_moves_and_deletes_on_disk() {
     let project = Project::new();
+    project.write("a.txt", "one\ntwo\nthree\n");
+    project.write("old/name.txt", "keep\nme\n");
+    project.write("gone.txt", "bye\n");
+    let patch = "*** Begin Patch\n\
+                 *** Add File: new/added.txt\n+fresh\n+file\n\
+                 *** Update File: a.txt\n@@\n one\n-two\n+TWO\n three\n\
+                 *** Update File: old/name.txt\n*** Move to: moved/name.txt\n@@\n keep\n-me\n+you\n\
+                 *** Delete File: gone.txt\n\
+                 *** End Patch\n";
+    let preview =
+        project.cli.run_with_stdin(&["patch", "-m", "All four", "--dry-run", "--json"], patch.as_bytes()).await;
+    preview.expect_code(0);
+    assert_eq!(preview.json()["applied"], false);
+    assert_eq!(project.text("a.txt"), "one\ntwo\nthree\n", "a dry run writes nothing");
+
+    let run = project.cli.run_with_stdin(&["patch", "-m", "All four", "--json"], patch.as_bytes()).await;
+    run.expect_code(0);
+    let result = run.json();
+    assert_eq!((result["applied"].as_bool(), result["format"].as_str()), (Some(true), Some("applyPatch")));
+    assert_eq!(project.text("new/added.txt"), "fresh\nfile\n");
+    assert_eq!(project.text("a.txt"), "one\nTWO\nthree\n");
+    assert_eq!(project.text("moved/name.txt"), "keep\nyou\n");
+    assert!(!project.path("old/name.txt").exists());
+    assert!(!project.path("gone.txt").exists());
+    let operations: Vec<_> =
+        result["documents"].as_array().unwrap().iter().map(|doc| doc["operation"].clone()).collect();
+    assert_eq!(operations, vec![json!("create"), Value::Null, json!("move"), json!("delete")]);
+    let journal = project.cli.journal();
+    assert_eq!(journal.len(), 4, "{journal:?}");
+    assert!(journal.iter().all(|entry| entry["source"] == "headless" && entry["outcome"] == "applied"));
+
+    // SEARCH/REPLACE blocks too.
+    let blocks = "a.txt\n<<<<<<< SEARCH\nTWO\n=======\n2\n>>>>>>> REPLACE\n";
+    project.cli.run_with_stdin(&["patch", "-m", "Blocks"], blocks.as_bytes()).await.expect_code(0);
+    assert_eq!(project.text("a.txt"), "one\n2\nthree\n");
+}
+
+#[tokio::test]
+async fn a_patch_whose_third_hunk_fails_leaves_every_file_byte_identical() {
+    let project = Project::new();
+    let files = [("a.txt", "alpha\r\nbeta\r\n"), ("b.txt", "gamma\ndelta"), ("c.txt", "epsilon\n")];
+    for (name, text) in files {
+        project.write(name, text);
+    }
+    let patch = "*** Begin Patch\n\
+                 *** Update File: a.txt\n@@\n-alpha\n+ALPHA\n\
+                 *** Update File: b.txt\n@@\n-gamma\n+GAMMA\n\
+                 *** Update File: c.txt\n@@\n-not there\n+x\n\
+                 *** End Patch\n";
+    let run = project.cli.run_with_stdin(&["patch", "-m", "Three"], patch.as_bytes()).await;
+    run.expect_code(3);
+    assert!(run.stderr.contains("c.txt"), "{run:?}");
+    for (name, text) in files {
+        assert_eq!(project.read(name), text.as_bytes(), "{name} changed");
+    }
+    assert!(project.cli.journal().is_empty(), "a refused plan is not journaled");
+}
+
+#[tokio::test]
+async fn a_headless_patch_keeps_encodings_and_line_endings_and_honours_the_deny_list() {
+    let project = Project::new();
+    let utf16 = |text: &str| -> Vec<u8> {
+        let mut bytes = vec![0xFF, 0xFE];
+        bytes.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+        bytes
+    };
+    project.write("wide.txt", utf16("héllo\r\nwörld\r\n"));
+    project.write("crlf.txt", "one\r\ntwo\r\n");
+    project.write("last.txt", "no final newline");
+    let patch = "*** Begin Patch\n\
+                 *** Update File: wide.txt\n@@\n-wörld\n+welt\n\
+                 *** Update File: crlf.txt\n@@\n-two\n+TWO\n\
+                 *** Update File: last.txt\n@@\n-no final newline\n+still no final newline\n\
+                 *** End Patch\n";
+    project.cli.run_with_stdin(&["patch", "-m", "Bytes"], patch.as_bytes()).await.expect_code(0);
+    assert_eq!(project.read("wide.txt"), utf16("héllo\r\nwelt\r\n"));
+    assert_eq!(project.read("crlf.txt"), b"one\r\nTWO\r\n");
+    assert_eq!(project.read("last.txt"), b"still no final newline");
+
+    project.write(".env", "SECRET=1\n");
+    let denied = "*** Begin Patch\n*** Update File: .env\n@@\n-SECRET=1\n+SECRET=2\n*** End Patch\n";
+    let run = project.cli.run_with_stdin(&["patch", "-m", "s"], denied.as_bytes()).await;
+    run.expect_code(19);
+    assert_eq!(project.text(".env"), "SECRET=1\n");
+}
+
+#[tokio::test]
+async fn a_headless_patch_is_one_git_commit() {
+    let project = Project::new();
+    let dir = project.dir.path();
+    git(dir, &["init", "--quiet"]);
     project.write("a.txt", "one\n");
-    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n";
-    let run = project.cli.run_with_stdin(&["patch", "-m", "s"], patch.as_bytes()).await;
-    run.expect_code(11);
-    assert!(
-        run.stderr.starts_with("verbatim: editorUnavailable: verbatim patch needs an editor running verbatim"),
-        "{run:?}"
-    );
-    assert!(run.stderr.contains("verbatim batch"), "{run:?}");
-    assert_eq!(project.text("a.txt"), "one\n");
+    project.write("b.txt", "two\n");
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "--quiet", "-m", "start"]);
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+1\n*** Delete File: b.txt\n*** Add File: c.txt\n+three\n*** End Patch\n";
+    let run =
+        project.cli.run_with_stdin(&["patch", "-m", "One commit", "--git-commit", "--json"], patch.as_bytes()).await;
+    run.expect_code(0);
+    assert_eq!(run.json()["commit"], git(dir, &["rev-parse", "HEAD"]));
+    assert_eq!(git(dir, &["log", "-1", "--format=%s"]), "One commit");
+    assert_eq!(git(dir, &["show", "--name-status", "--format=", "HEAD"]), "M\ta.txt\nD\tb.txt\nA\tc.txt");
 }
 
 #[tokio::test]

@@ -201,9 +201,14 @@ async fn without_an_editor_the_tools_read_and_edit_the_disk() {
     assert_eq!(project.text("notes.md"), "# Notes\n");
     let documents = mcp.call("list_documents", json!({})).await;
     assert!(text(&documents).starts_with("No documents are open"), "{documents:?}");
-    let patch = mcp.call("apply_patch", json!({"patch": "*** Begin Patch\n*** End Patch\n", "summary": "s"})).await;
-    assert!(text(&patch).starts_with("editorUnavailable: apply_patch needs an editor"), "{}", text(&patch));
-    assert!(text(&patch).contains("batch_edit"), "{}", text(&patch));
+    let patch = mcp
+        .call(
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Update File: notes.md\n@@\n-# Notes\n+# Notes, patched\n*** End Patch\n", "summary": "Patch notes"}),
+        )
+        .await;
+    assert!(!is_error(&patch), "{patch:?}");
+    assert_eq!(project.text("notes.md"), "# Notes, patched\n");
 
     // Mistakes are tool errors that say what to send.
     let outside = mcp.call("read_file", json!({"path": "/etc/hostname"})).await;
@@ -219,7 +224,7 @@ async fn without_an_editor_the_tools_read_and_edit_the_disk() {
 
     // Journaled under the MCP client's name.
     let journal = project.cli.journal();
-    assert_eq!(journal.len(), 4);
+    assert_eq!(journal.len(), 5);
     assert!(
         journal.iter().all(|entry| entry["agent"] == "test-mcp-client" && entry["source"] == "headless"),
         "{journal:?}"

@@ -86,9 +86,10 @@ const APPLY_PATCH: &str = "Apply a patch in a format you already know, reviewed 
 none does. Two formats: OpenAI's apply_patch (`*** Begin Patch`, `*** Add File: path` with + lines, `*** Update File: \
 path` with @@ hunks of context, - and + lines and an optional `*** Move to: path`, `*** Delete File: path`, `*** End \
 Patch`), or SEARCH/REPLACE blocks (a path line, then <<<<<<< SEARCH, the exact old lines, =======, the new lines, \
->>>>>>> REPLACE). Relative paths are taken from the editor's workspace folders. Hunks are matched like quotes (unique, \
-small slips forgiven unless exact is set); every failing hunk is reported with its patch line. Needs an editor with \
-verbatim; without one, use batch_edit. For one small change, str_replace is simpler.";
+>>>>>>> REPLACE). Relative paths are taken from the editor's workspace folders (without an editor, from the working \
+directory, and the files are written on disk, all or nothing). Hunks are matched like quotes (unique, small slips \
+forgiven unless exact is set); every failing hunk is reported with its patch line. For one small change, str_replace \
+is simpler.";
 
 const LIST_DOCUMENTS: &str = "List the documents open in the person's editor, with their revs. Empty when no editor \
 with verbatim serves the working directory (edits then go straight to disk).";

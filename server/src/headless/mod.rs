@@ -39,7 +39,8 @@ use crate::service::edits::{
 use crate::service::error::{ErrorKind, ProtocolError};
 use crate::service::feedback;
 use crate::service::journal::{Journal, Source, WriteInfo};
-use crate::service::protocol::{ReadParams, ReadResult, method};
+use crate::service::patching;
+use crate::service::protocol::{ApplyPatchParams, ApplyPatchResult, DocumentResult, ReadParams, ReadResult, method};
 use crate::service::registry::AgentInfo;
 
 /// The `source` of a read served headless.
@@ -107,12 +108,7 @@ impl Headless {
             method::REPLACE_RANGE => self.write_call(WriteRequest::replace_range(parse_params(name, params)?)),
             method::WRITE => self.write_call(WriteRequest::write(parse_params(name, params)?)),
             method::BATCH_EDIT => self.write_call(WriteRequest::batch(parse_params(name, params)?)?),
-            method::APPLY_PATCH => Err(ProtocolError::new(
-                ErrorKind::EditorUnavailable,
-                "verbatim/applyPatch needs an editor running verbatim, and none serves this directory. Without an editor, \
-                 send the same change as edits: verbatim/batchEdit (str_replace and replace_range entries, all or nothing), \
-                 verbatim/write for new files.",
-            )),
+            method::APPLY_PATCH => self.apply_patch(parse_params(name, params)?),
             other => Err(ProtocolError::invalid_params(
                 None,
                 format!("{other} is not available without an editor: it needs a running editor with verbatim."),
@@ -168,16 +164,7 @@ impl Headless {
             ));
         }
         let paths: Vec<PathBuf> = targets.values().map(|target| target.path.clone()).collect();
-        let _locks = if request.dry_run {
-            Vec::new()
-        } else {
-            FileLock::acquire_all(&self.options.lock_dir, &paths).map_err(|error| {
-                ProtocolError::new(
-                    ErrorKind::Io,
-                    format!("cannot take the lock of the files to write: {error}. Nothing was written."),
-                )
-            })?
-        };
+        let _locks = if request.dry_run { Vec::new() } else { self.lock(&paths)? };
 
         let mut snapshots = BTreeMap::new();
         let mut encodings = BTreeMap::new();
@@ -202,27 +189,131 @@ impl Headless {
 
         let written = write_documents(&planned, &targets, &encodings);
         let written = written.map(|revs| {
-            let applied = revs.into_iter().map(|rev| AppliedDocument { rev: Some(rev), differs: None }).collect();
+            let applied = revs.into_iter().map(|rev| AppliedDocument { rev, differs: None }).collect();
             report_applied(&mut results, &planned, applied);
         });
         let commit = match (&written, committing) {
             (Ok(()), true) => Some(self.commit(&planned, &targets, &request.summary)),
             _ => None,
         };
-        if let Some(journal) = &self.options.journal {
-            let roots: Vec<Option<PathBuf>> =
-                planned.iter().map(|document| Some(targets[&document.key].root.clone())).collect();
-            let write = WriteInfo {
-                source: Source::Headless,
-                agent: &agent.name,
-                summary: &request.summary,
-                commit: commit.as_ref().and_then(|report| report.commit.as_deref()),
-            };
-            journal.record(&write, &roots, &results, written.as_ref().err());
-        }
+        self.journal(&planned, &targets, &results, &request.summary, commit.as_ref(), written.as_ref().err());
         written?;
         tracing::info!(agent = %agent.name, "written headless: {}", request.summary);
         Ok((Outcome { applied: true, dry_run: false, documents: results }, commit))
+    }
+
+    /// `verbatim/applyPatch` on disk: both dialects, through the same planner as
+    /// through an editor. Every file (sources and move targets) is locked, read and
+    /// planned; then every new content is staged beside its target and every file
+    /// re-checked, and only then are files renamed into place, moved and deleted.
+    fn apply_patch(&self, params: ApplyPatchParams) -> Result<Value, ProtocolError> {
+        let agent = &self.options.agent;
+        let parsed = patching::parse(&params)?;
+        let resolve = |path: &str, line: usize| self.patch_path(path, line);
+        let operations = patching::resolve_all(&parsed.operations, &resolve)?;
+        let mut targets: BTreeMap<DocKey, Target> = BTreeMap::new();
+        for operation in &operations {
+            for (key, line, path) in operation.files() {
+                if !targets.contains_key(key) {
+                    let target = self.target(key).map_err(|error| patching::at_line(error, line, path))?;
+                    targets.insert(key.clone(), target);
+                }
+            }
+        }
+        let committing = self.options.git_commit && !params.dry_run;
+        if committing && let Some(target) = targets.values().find(|target| git::toplevel(&target.path).is_none()) {
+            return Err(ProtocolError::invalid_params(
+                None,
+                format!(
+                    "{} is not inside a git work tree, so the patch cannot be committed (--git-commit). Nothing was written.",
+                    target.label
+                ),
+            ));
+        }
+        let paths: Vec<PathBuf> = targets.values().map(|target| target.path.clone()).collect();
+        let _locks = if params.dry_run { Vec::new() } else { self.lock(&paths)? };
+        let mut snapshots = BTreeMap::new();
+        let mut encodings = BTreeMap::new();
+        for (key, target) in &targets {
+            let (snapshot, encoding) = snapshot(key, target, true)?;
+            snapshots.insert(key.clone(), snapshot);
+            encodings.insert(key.clone(), encoding);
+        }
+        let explain =
+            |_: &DocKey, snapshot: &Snapshot, error| feedback::plan_error(error, feedback_context(snapshot, agent));
+        let planned = patching::plan_patch(&operations, &snapshots, params.exact, &explain)?;
+        let mut results: Vec<_> = planned.iter().map(|document| proposal(document, agent)).collect();
+        let result = |applied: bool, documents| ApplyPatchResult {
+            applied,
+            dry_run: params.dry_run,
+            modified_by_editor: false,
+            format: parsed.format.as_str().to_owned(),
+            documents,
+        };
+        if params.dry_run {
+            return to_value(result(false, results));
+        }
+        let written = write_documents(&planned, &targets, &encodings).map(|revs| {
+            let applied = revs.into_iter().map(|rev| AppliedDocument { rev, differs: None }).collect();
+            report_applied(&mut results, &planned, applied);
+        });
+        let commit = match (&written, committing) {
+            (Ok(()), true) => Some(self.commit(&planned, &targets, &params.summary)),
+            _ => None,
+        };
+        self.journal(&planned, &targets, &results, &params.summary, commit.as_ref(), written.as_ref().err());
+        written?;
+        tracing::info!(agent = %agent.name, "patch written headless: {}", params.summary);
+        let mut value = to_value(result(true, results))?;
+        if let (Some(commit), Value::Object(map)) = (commit, &mut value)
+            && let Value::Object(extra) = to_value(commit)?
+        {
+            map.extend(extra);
+        }
+        Ok(value)
+    }
+
+    /// The document a path of a patch names: absolute, or relative to the directory
+    /// the front-end runs in.
+    fn patch_path(&self, path: &str, line: usize) -> Result<DocKey, ProtocolError> {
+        let spelled = if path.starts_with("file:") || Path::new(path).is_absolute() {
+            path.to_owned()
+        } else {
+            self.options.cwd.join(path).to_string_lossy().into_owned()
+        };
+        DocKey::parse(&spelled).map_err(|error| {
+            ProtocolError::invalid_params(Some("patch"), format!("patch line {line}: {error}")).with("line", line)
+        })
+    }
+
+    fn lock(&self, paths: &[PathBuf]) -> Result<Vec<FileLock>, ProtocolError> {
+        FileLock::acquire_all(&self.options.lock_dir, paths).map_err(|error| {
+            ProtocolError::new(
+                ErrorKind::Io,
+                format!("cannot take the lock of the files to write: {error}. Nothing was written."),
+            )
+        })
+    }
+
+    fn journal(
+        &self,
+        planned: &[PlannedDocument],
+        targets: &BTreeMap<DocKey, Target>,
+        results: &[DocumentResult],
+        summary: &str,
+        commit: Option<&CommitReport>,
+        failure: Option<&ProtocolError>,
+    ) {
+        let Some(journal) = &self.options.journal else { return };
+        let roots: Vec<Option<PathBuf>> =
+            planned.iter().map(|document| Some(targets[&document.key].root.clone())).collect();
+        let write = WriteInfo {
+            source: Source::Headless,
+            agent: &self.options.agent.name,
+            summary,
+            commit: commit.and_then(|report| report.commit.as_deref()),
+        };
+        journal.record(&write, &roots, results, failure);
     }
 
     /// Where a document is on disk, if a headless call may touch it: inside the
@@ -285,9 +376,11 @@ impl Headless {
     fn commit(&self, planned: &[PlannedDocument], targets: &BTreeMap<DocKey, Target>, summary: &str) -> CommitReport {
         let mut by_repository: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
         for document in planned {
-            let path = &targets[&document.key].path;
-            if let Some(root) = git::toplevel(path) {
-                by_repository.entry(root).or_default().push(path.clone());
+            let moved_to = document.rename_to.as_ref().map(|(key, _)| &targets[key].path);
+            for path in std::iter::once(&targets[&document.key].path).chain(moved_to) {
+                if let Some(root) = git::toplevel(path) {
+                    by_repository.entry(root).or_default().push(path.clone());
+                }
             }
         }
         let mut commits = Vec::new();
@@ -385,44 +478,74 @@ fn disk_error(error: DiskError, key: &DocKey, target: &Target) -> ProtocolError 
     .with("uri", uri)
 }
 
-/// Stages every document, then re-checks and renames each one.
+/// Writes a plan to disk: every new content is staged beside its target (a moved
+/// file's beside its new name), then every file is re-checked (a deleted or moved
+/// one too), and only then are the staged files renamed into place and the deleted
+/// and moved-away files removed. Returns each document's new rev (`None` deleted).
 fn write_documents(
     planned: &[PlannedDocument],
     targets: &BTreeMap<DocKey, Target>,
     encodings: &BTreeMap<DocKey, Encoding>,
-) -> Result<Vec<Rev>, ProtocolError> {
-    let mut staged: Vec<(StagedFile, &PlannedDocument)> = Vec::with_capacity(planned.len());
+) -> Result<Vec<Option<Rev>>, ProtocolError> {
+    let mut staged: Vec<(Option<StagedFile>, &PlannedDocument)> = Vec::with_capacity(planned.len());
     for document in planned {
-        let target = &targets[&document.key];
+        if document.delete {
+            staged.push((None, document));
+            continue;
+        }
+        let source = &targets[&document.key];
+        let (target, expected) = match &document.rename_to {
+            // The new name must not exist: it is created, never replaced.
+            Some((key, _)) => (&targets[key], None),
+            None => (source, document.base_rev),
+        };
         let encoding = encodings.get(&document.key).copied().unwrap_or(Encoding::Utf8);
         let bytes = file_format::encode(&document.predicted.to_string(), encoding);
-        if document.create
+        if (document.create || document.rename_to.is_some())
             && let Some(parent) = target.path.parent()
         {
             std::fs::create_dir_all(parent).map_err(|error| write_error(target, &error))?;
         }
-        let file = atomic_write::stage(&target.path, &bytes, document.base_rev)
-            .map_err(|error| write_error(target, &error))?;
-        staged.push((file, document));
+        let file = atomic_write::stage(&target.path, &bytes, expected).map_err(|error| write_error(target, &error))?;
+        staged.push((Some(file), document));
     }
-    // Every file must still be as planned before any is replaced (a single file is
-    // checked by its own commit, just before its rename).
-    if staged.len() > 1 {
+    // Every file must still be as planned before any is replaced (a single plain
+    // write is checked by its own commit, just before its rename).
+    let removes_files = planned.iter().any(|document| document.delete || document.rename_to.is_some());
+    if staged.len() > 1 || removes_files {
         for (file, document) in &staged {
-            file.check().map_err(|error| commit_error(error, document, &targets[&document.key]))?;
+            let source = &targets[&document.key];
+            if let Some(file) = file {
+                let target = file.target();
+                let label = targets.values().find(|candidate| candidate.path == target).unwrap_or(source);
+                file.check().map_err(|error| commit_error(error, document, label))?;
+            }
+            if document.delete || document.rename_to.is_some() {
+                check_rev(&source.path, document.base_rev).map_err(|error| commit_error(error, document, source))?;
+            }
         }
     }
     let mut revs = Vec::with_capacity(staged.len());
     let mut written: Vec<String> = Vec::new();
     for (file, document) in staged {
-        let target = &targets[&document.key];
-        match file.commit() {
+        let source = &targets[&document.key];
+        let outcome = match file {
+            Some(file) => file.commit().map(Some),
+            None => Ok(None),
+        }
+        .and_then(|rev| {
+            if document.delete || document.rename_to.is_some() {
+                std::fs::remove_file(&source.path).map_err(CommitError::Io)?;
+            }
+            Ok(rev)
+        });
+        match outcome {
             Ok(rev) => {
                 revs.push(rev);
-                written.push(target.label.clone());
+                written.push(source.label.clone());
             }
             Err(error) => {
-                let error = commit_error(error, document, target);
+                let error = commit_error(error, document, source);
                 return Err(if written.is_empty() {
                     error
                 } else {
@@ -433,6 +556,16 @@ fn write_documents(
         }
     }
     Ok(revs)
+}
+
+/// Checks that a file still holds the revision it was planned against.
+fn check_rev(path: &Path, expected: Option<Rev>) -> Result<(), CommitError> {
+    let now = match std::fs::read(path) {
+        Ok(bytes) => Some(Rev::of_bytes(&bytes)),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Err(error) => return Err(CommitError::Io(error)),
+    };
+    if now == expected { Ok(()) } else { Err(CommitError::Changed { now }) }
 }
 
 fn write_error(target: &Target, error: &std::io::Error) -> ProtocolError {

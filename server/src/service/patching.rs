@@ -41,20 +41,9 @@ pub async fn apply_patch(
     agent: &AgentInfo,
     params: ApplyPatchParams,
 ) -> Result<ApplyPatchResult, ProtocolError> {
-    if params.summary.trim().is_empty() {
-        return Err(ProtocolError::invalid_params(
-            Some("summary"),
-            "`summary` is empty: every write needs a one-line summary saying why, shown to the person who reviews it.",
-        ));
-    }
-    let parsed = patch::parse(&params.patch).map_err(|error| {
-        ProtocolError::invalid_params(
-            Some("patch"),
-            format!("{error}. Nothing was applied; fix the patch and send it again."),
-        )
-        .with("line", error.line)
-    })?;
-    let targets = resolve_all(state, &parsed.operations)?;
+    let parsed = parse(&params)?;
+    let workspace = state.workspace();
+    let targets = resolve_all(&parsed.operations, &|path, line| resolve(state, &workspace, path, line))?;
     if !params.dry_run {
         // Every file the patch writes, deletes or moves to obeys the path rules.
         let policy = state.path_policy();
@@ -79,18 +68,8 @@ pub async fn apply_patch(
             None => error,
         }
     })?;
-    let mut failures = Vec::new();
-    let mut planned = Vec::new();
-    for target in &targets {
-        let context = Planning { state, agent, snapshots: &snapshots, exact: params.exact };
-        match context.plan(target) {
-            Ok(document) => planned.push(document),
-            Err(mut more) => failures.append(&mut more),
-        }
-    }
-    if !failures.is_empty() {
-        return Err(combine(failures));
-    }
+    let explain = |key: &DocKey, snapshot: &Snapshot, error: PlanError| explain(state, key, snapshot, agent, error);
+    let planned = plan_patch(&targets, &snapshots, params.exact, &explain)?;
     let outcome = deliver(state, agent, &planned, &params.summary, params.dry_run).await?;
     Ok(ApplyPatchResult {
         applied: outcome.applied,
@@ -101,16 +80,56 @@ pub async fn apply_patch(
     })
 }
 
+/// Parses the patch of `verbatim/applyPatch`: a malformed one is `invalidParams` with its line.
+pub(crate) fn parse(params: &ApplyPatchParams) -> Result<patch::Patch, ProtocolError> {
+    if params.summary.trim().is_empty() {
+        return Err(ProtocolError::invalid_params(
+            Some("summary"),
+            "`summary` is empty: every write needs a one-line summary saying why, shown to the person who reviews it.",
+        ));
+    }
+    patch::parse(&params.patch).map_err(|error| {
+        ProtocolError::invalid_params(
+            Some("patch"),
+            format!("{error}. Nothing was applied; fix the patch and send it again."),
+        )
+        .with("line", error.line)
+    })
+}
+
+/// Plans every file operation of a patch against one snapshot of its files; every
+/// failing part is reported, and nothing is planned unless all of it is.
+pub(crate) fn plan_patch(
+    targets: &[Target<'_>],
+    snapshots: &BTreeMap<DocKey, Snapshot>,
+    exact: bool,
+    explain: &dyn Fn(&DocKey, &Snapshot, PlanError) -> ProtocolError,
+) -> Result<Vec<PlannedDocument>, ProtocolError> {
+    let mut failures = Vec::new();
+    let mut planned = Vec::new();
+    for target in targets {
+        let context = Planning { explain, snapshots, exact };
+        match context.plan(target) {
+            Ok(document) => planned.push(document),
+            Err(mut more) => failures.append(&mut more),
+        }
+    }
+    if !failures.is_empty() {
+        return Err(combine(failures));
+    }
+    Ok(planned)
+}
+
 /// One file operation of the patch, with its files resolved.
-struct Target<'a> {
-    operation: &'a FileOperation,
-    key: DocKey,
-    move_to: Option<DocKey>,
+pub(crate) struct Target<'a> {
+    pub(crate) operation: &'a FileOperation,
+    pub(crate) key: DocKey,
+    pub(crate) move_to: Option<DocKey>,
 }
 
 impl Target<'_> {
     /// Every file the operation touches, with the patch line and path that name it.
-    fn files(&self) -> Vec<(&DocKey, usize, &str)> {
+    pub(crate) fn files(&self) -> Vec<(&DocKey, usize, &str)> {
         let mut files = vec![(&self.key, self.operation.line, self.operation.path.as_str())];
         if let (Some(key), FileChange::Update { move_to: Some((path, line)), .. }) =
             (&self.move_to, &self.operation.change)
@@ -121,8 +140,12 @@ impl Target<'_> {
     }
 }
 
-fn resolve_all<'a>(state: &State, operations: &'a [FileOperation]) -> Result<Vec<Target<'a>>, ProtocolError> {
-    let workspace = state.workspace();
+/// Resolves the paths of every operation (`resolve` turns a path of the patch and its
+/// line into a document); a file named by two operations is refused.
+pub(crate) fn resolve_all<'a>(
+    operations: &'a [FileOperation],
+    resolve: &dyn Fn(&str, usize) -> Result<DocKey, ProtocolError>,
+) -> Result<Vec<Target<'a>>, ProtocolError> {
     let mut targets: Vec<Target<'a>> = Vec::new();
     // Which line of the patch names each file, to refuse a file named twice.
     let mut named: BTreeMap<DocKey, usize> = BTreeMap::new();
@@ -140,11 +163,11 @@ fn resolve_all<'a>(state: &State, operations: &'a [FileOperation]) -> Result<Vec
         Ok(())
     };
     for operation in operations {
-        let key = resolve(state, &workspace, &operation.path, operation.line)?;
+        let key = resolve(&operation.path, operation.line)?;
         claim(&key, operation.line, &operation.path)?;
         let move_to = match &operation.change {
             FileChange::Update { move_to: Some((path, line)), .. } => {
-                let target = resolve(state, &workspace, path, *line)?;
+                let target = resolve(path, *line)?;
                 claim(&target, *line, path)?;
                 Some(target)
             }
@@ -202,8 +225,8 @@ struct Failure {
 
 /// What planning one file operation needs.
 struct Planning<'a> {
-    state: &'a State,
-    agent: &'a AgentInfo,
+    /// A refused plan as an error for the agent.
+    explain: &'a dyn Fn(&DocKey, &Snapshot, PlanError) -> ProtocolError,
     snapshots: &'a BTreeMap<DocKey, Snapshot>,
     exact: bool,
 }
@@ -353,7 +376,7 @@ impl Planning<'_> {
         let failure = |hunk: &Hunk, error: PlanError| Failure {
             line: hunk.line,
             path: path.clone(),
-            error: explain(self.state, &target.key, snapshot, self.agent, error),
+            error: (self.explain)(&target.key, snapshot, error),
         };
         let mut failures = Vec::new();
         let mut items = Vec::new();
@@ -416,7 +439,7 @@ fn lines_text(lines: &[String]) -> String {
 }
 
 /// Says which part of the patch an error is about.
-fn at_line(error: ProtocolError, line: usize, path: &str) -> ProtocolError {
+pub(crate) fn at_line(error: ProtocolError, line: usize, path: &str) -> ProtocolError {
     let message = format!("patch line {line} ({path}): {} Nothing was applied.", error.message);
     ProtocolError { message, ..error }.with("line", line).with("path", path)
 }
