@@ -50,10 +50,21 @@ impl Document {
     /// Applies the changes of one `didChange`, in order, then takes the new version;
     /// the revision it leaves is kept in the history with the changes' byte edits.
     pub fn apply_changes(&mut self, changes: &[TextChange], version: i32, encoding: PositionEncoding) {
-        let before = self.text.clone();
-        let edits: Vec<ByteEdit> =
-            changes.iter().map(|change| apply_change(&mut self.text, change, encoding)).collect();
-        self.history.record(self.version, before, edits);
+        let mut edits = Vec::with_capacity(changes.len());
+        for change in changes {
+            let removed = change.range.as_ref().map(|range| {
+                let a = position_to_char(&self.text, range.start, encoding);
+                let b = position_to_char(&self.text, range.end, encoding);
+                self.text.slice(a.min(b)..a.max(b)).to_string()
+            });
+            let edit = apply_change(&mut self.text, change, encoding);
+            // A change of the whole text leaves `None`: nothing planned before can be moved over it.
+            edits.push(removed.map(|removed| (edit, removed)));
+        }
+        match edits.into_iter().collect::<Option<Vec<_>>>() {
+            Some(edits) => self.history.record(self.version, edits),
+            None => self.history.clear(),
+        }
         self.version = version;
         if let Some(expected) = &self.reload_expected
             && expected.len_bytes() == self.text.len_bytes()
@@ -178,6 +189,38 @@ mod tests {
                 let model_lines = 1 + model.matches("\r\n").count()
                     + model.replace("\r\n", "").matches(['\r', '\n']).count();
                 prop_assert_eq!(rope.len_lines(), model_lines);
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// Every kept revision's text is rebuilt exactly from the live text.
+        #[test]
+        fn the_history_rebuilds_every_kept_revision(
+            initial in text_strategy(),
+            encoding in encoding_strategy(),
+            changes in proptest::collection::vec((0u32..8, 0u32..12, 0u32..8, 0u32..12, text_strategy()), 1..20),
+        ) {
+            let mut document = Document {
+                editor_uri: "file:///t".into(),
+                language_id: "plaintext".into(),
+                version: 0,
+                session: 1,
+                text: Rope::from_str(&initial),
+                disk_baseline: None,
+                reload_expected: None,
+                history: History::default(),
+            };
+            let mut texts = vec![initial.clone()];
+            for (version, (start_line, start_char, end_line, end_char, text)) in changes.into_iter().enumerate() {
+                let range = Position::new(start_line, start_char)..Position::new(end_line, end_char);
+                document.apply_changes(&[TextChange { range: Some(range), text }], version as i32 + 1, encoding);
+                texts.push(document.text.to_string());
+            }
+            for (version, expected) in texts.iter().enumerate().take(texts.len() - 1) {
+                let rebuilt = document.history.text_at(version as i32, &document.text).map(|text| text.to_string());
+                prop_assert_eq!(rebuilt, Some(expected.clone()));
             }
         }
     }

@@ -2,11 +2,13 @@
 //! edit planned against an older revision can be moved over what changed since
 //! (a *rebase*), when those changes do not touch the text it replaces.
 //!
-//! Each kept revision holds its text (a rope clone: it shares structure with the
-//! live text, so a revision costs only the nodes later changes copied) and the byte
-//! edits that led from it to the next revision. The history is bounded by
-//! [`MAX_REVISIONS`], [`MAX_AGE`] and [`MAX_CHANGED_BYTES`]; the oldest revisions
-//! are dropped first, and a revision older than the kept history cannot be rebased.
+//! Each kept revision holds only the byte edits that led from it to the next one,
+//! with the text each removed: an older text is rebuilt from the live text by undoing
+//! the edits since, so a revision costs what was typed, not a copy of the document.
+//! The history is bounded by [`MAX_REVISIONS`], [`MAX_AGE`] and [`MAX_CHANGED_BYTES`];
+//! the oldest revisions are dropped first, and a revision older than the kept history
+//! cannot be rebased. A change that replaces the whole text ends the history: nothing
+//! planned before it can be moved over it.
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -22,7 +24,7 @@ pub const MAX_REVISIONS: usize = 512;
 /// Revisions older than this are dropped.
 pub const MAX_AGE: Duration = Duration::from_secs(10 * 60);
 /// At most this many bytes of inserted and removed text are kept per document.
-pub const MAX_CHANGED_BYTES: usize = 4 * 1024 * 1024;
+pub const MAX_CHANGED_BYTES: usize = 1024 * 1024;
 
 /// One change, in the byte offsets of the text it was applied to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,11 +45,17 @@ impl ByteEdit {
 #[derive(Debug)]
 struct Revision {
     version: i32,
-    text: Rope,
     /// When the document left this revision.
     left_at: Instant,
-    /// The edits from this revision to the next one, in the order they were applied.
-    edits: Vec<ByteEdit>,
+    /// The edits from this revision to the next one, in the order they were applied,
+    /// each with the text it removed.
+    edits: Vec<(ByteEdit, String)>,
+}
+
+impl Revision {
+    fn changed_bytes(&self) -> usize {
+        self.edits.iter().map(|(edit, _)| edit.changed_bytes()).sum()
+    }
 }
 
 /// The revisions of one document before its current one, oldest first.
@@ -67,11 +75,13 @@ pub struct Touched {
 }
 
 impl History {
-    /// Records that the document left `version`, whose text was `text`, through `edits`.
-    pub fn record(&mut self, version: i32, text: Rope, edits: Vec<ByteEdit>) {
+    /// Records that the document left `version` through `edits` (each with the text
+    /// it removed).
+    pub fn record(&mut self, version: i32, edits: Vec<(ByteEdit, String)>) {
         let now = Instant::now();
-        self.changed_bytes += edits.iter().map(ByteEdit::changed_bytes).sum::<usize>();
-        self.revisions.push_back(Arc::new(Revision { version, text, left_at: now, edits }));
+        let revision = Revision { version, left_at: now, edits };
+        self.changed_bytes += revision.changed_bytes();
+        self.revisions.push_back(Arc::new(revision));
         while let Some(oldest) = self.revisions.front() {
             let too_many = self.revisions.len() > MAX_REVISIONS;
             let too_old = now.duration_since(oldest.left_at) > MAX_AGE;
@@ -80,8 +90,7 @@ impl History {
                 break;
             }
             let dropped = self.revisions.pop_front();
-            self.changed_bytes -=
-                dropped.map_or(0, |revision| revision.edits.iter().map(ByteEdit::changed_bytes).sum());
+            self.changed_bytes -= dropped.map_or(0, |revision| revision.changed_bytes());
         }
     }
 
@@ -100,15 +109,28 @@ impl History {
         self.revisions.is_empty()
     }
 
-    /// The text of a kept revision.
-    pub fn text_at(&self, version: i32) -> Option<&Rope> {
-        self.revisions.iter().find(|revision| revision.version == version).map(|revision| &revision.text)
+    /// The text of a kept revision, rebuilt from the current text by undoing every
+    /// edit since, newest first.
+    pub fn text_at(&self, version: i32, current: &Rope) -> Option<Rope> {
+        let start = self.revisions.iter().position(|revision| revision.version == version)?;
+        let mut text = current.clone();
+        for revision in self.revisions.iter().skip(start).rev() {
+            for (edit, removed) in revision.edits.iter().rev() {
+                let start = edit.range.start.min(text.len_bytes());
+                let inserted_end = (start + edit.inserted).min(text.len_bytes());
+                let (from, to) = (text.byte_to_char(start), text.byte_to_char(inserted_end));
+                text.remove(from..to);
+                text.insert(from, removed);
+            }
+        }
+        Some(text)
     }
 
     /// Every edit made since `version`, in order; `None` if it is not kept.
     pub fn edits_since(&self, version: i32) -> Option<Vec<ByteEdit>> {
         let start = self.revisions.iter().position(|revision| revision.version == version)?;
-        Some(self.revisions.iter().skip(start).flat_map(|revision| revision.edits.iter().cloned()).collect())
+        let kept = self.revisions.iter().skip(start);
+        Some(kept.flat_map(|revision| revision.edits.iter().map(|(edit, _)| edit.clone())).collect())
     }
 }
 
@@ -206,10 +228,10 @@ mod tests {
     fn history_is_bounded_by_count() {
         let mut history = History::default();
         for version in 0..(MAX_REVISIONS as i32 + 10) {
-            history.record(version, Rope::from_str("x"), vec![ByteEdit { range: 0..0, inserted: 1 }]);
+            history.record(version, vec![(ByteEdit { range: 0..0, inserted: 1 }, String::new())]);
         }
         assert_eq!(history.len(), MAX_REVISIONS);
-        assert!(history.text_at(0).is_none());
+        assert!(history.text_at(0, &Rope::from_str("x")).is_none());
         assert!(history.edits_since(20).is_some());
     }
 
@@ -218,12 +240,12 @@ mod tests {
             .prop_map(|parts| parts.concat())
     }
 
-    /// Where the agent's replacement lands in the current text, found independently:
-    /// every byte is tagged with its offset in the base text (inserted bytes have
-    /// none). `None` when the person's changes touched it.
-    fn untouched_range(tags: &[Option<usize>], range: &Range<usize>, base_len: usize) -> Option<Range<usize>> {
+    /// Where the agent's range is in a tagged text (each byte tagged with its offset
+    /// in the base text; inserted bytes have none), found without moving offsets;
+    /// `None` when its bytes are gone or split.
+    fn place(tags: &[Option<usize>], range: &Range<usize>, base_len: usize) -> Option<Range<usize>> {
         let find = |offset: usize| tags.iter().position(|tag| *tag == Some(offset));
-        if range.is_empty() {
+        if range.start == range.end {
             let at = range.start;
             return match (at.checked_sub(1).map(find), (at < base_len).then(|| find(at))) {
                 (Some(Some(before)), Some(Some(after))) => (after == before + 1).then_some(after..after),
@@ -236,6 +258,19 @@ mod tests {
         let first = find(range.start)?;
         let contiguous = (0..range.len()).all(|i| tags.get(first + i) == Some(&Some(range.start + i)));
         contiguous.then_some(first..first + range.len())
+    }
+
+    /// Whether a change (`at..until` removed, `inserted` bytes put there) touches a
+    /// range's place: overlaps it, inserts strictly inside it, or, for an empty
+    /// range, changes anything at its point.
+    fn touches(place: &Range<usize>, at: usize, until: usize, inserted: usize) -> bool {
+        if at == until && inserted == 0 {
+            return false;
+        }
+        if place.start == place.end {
+            return at <= place.start && until >= place.start;
+        }
+        (at < place.end && until > place.start) || (at == until && at > place.start && at < place.end)
     }
 
     proptest! {
@@ -261,15 +296,21 @@ mod tests {
             let mut current = base.clone();
             let mut tags: Vec<Option<usize>> = (0..base.len()).map(Some).collect();
             let mut edits = Vec::new();
+            let mut touched = false;
             for (at, len, inserted) in person {
                 let at = boundary(&current, at);
                 let until = boundary(&current, at + len).max(at);
+                match place(&tags, &agent[0].range, base.len()) {
+                    Some(place) if !touches(&place, at, until, inserted.len()) => {}
+                    _ => touched = true,
+                }
                 let edit = ByteEdit { range: at..until, inserted: inserted.len() };
                 replace(&mut current, &edit, &inserted);
                 tags.splice(at..until, std::iter::repeat_n(None, inserted.len()));
                 edits.push(edit);
             }
-            match (rebase(&agent, &edits), untouched_range(&tags, &agent[0].range, base.len())) {
+            let expected = if touched { None } else { place(&tags, &agent[0].range, base.len()) };
+            match (rebase(&agent, &edits), expected) {
                 (Ok(rebased), Some(expected_range)) => {
                     prop_assert_eq!(&rebased[0].range, &expected_range);
                     let mut expected = current.clone();

@@ -768,9 +768,9 @@ pub(crate) fn check_base_rev(
     if let (Rev::Editor { session, version }, Rev::Editor { session: now, .. }, Some(history), false) =
         (parsed, current, snapshot.history.as_ref(), is_write)
         && session == now
-        && let (Some(text), Some(edits)) = (history.text_at(version), history.edits_since(version))
+        && let (Some(text), Some(edits)) = (history.text_at(version, &snapshot.text), history.edits_since(version))
     {
-        return Ok(Some(Rebase { from: parsed, text: text.clone(), edits }));
+        return Ok(Some(Rebase { from: parsed, text, edits }));
     }
     Err(ProtocolError::new(
         ErrorKind::Stale,
