@@ -28,6 +28,9 @@ use crate::service::state::State;
 pub const QUIET: Duration = Duration::from_millis(15);
 /// The longest a path that keeps changing waits before it is read anyway.
 pub const MAX_DELAY: Duration = Duration::from_millis(150);
+/// How long a path that was moved away or removed waits: the kernel reports the two
+/// halves of a rename separately, and the new name tells a move from a deletion.
+pub const GONE_QUIET: Duration = Duration::from_millis(60);
 
 /// The watcher, and which documents it watches. Watches are added synchronously
 /// (in the ordered sync path, before the file's baseline is read), so a write that
@@ -84,13 +87,15 @@ struct Pending {
     key: DocKey,
     first: Instant,
     last: Instant,
+    /// [`QUIET`], or [`GONE_QUIET`] once the file was moved away or removed.
+    quiet: Duration,
     /// Where a rename took the file, if one did.
     moved_to: Option<PathBuf>,
 }
 
 impl Pending {
     fn due(&self) -> Instant {
-        (self.last + QUIET).min(self.first + MAX_DELAY)
+        (self.last + self.quiet).min(self.first + MAX_DELAY)
     }
 }
 
@@ -215,9 +220,13 @@ fn note(watched: &Watched, pending: &mut HashMap<PathBuf, Pending>, event: &Even
             key: key.clone(),
             first: now,
             last: now,
+            quiet: QUIET,
             moved_to: None,
         });
         entry.last = now;
+        if matches!(event.kind, EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(RenameMode::From))) {
+            entry.quiet = GONE_QUIET;
+        }
         // A rename names the old path first and the new one second.
         if renamed && index == 0 {
             entry.moved_to = event.paths.get(1).cloned();
