@@ -93,6 +93,30 @@ async fn editor_role() {
         .await;
         texts.insert(uri, (Rope::from_str(&text), 1));
     }
+    // The person types in every document: each keeps a revision history.
+    let changes: i32 = std::env::var("VERBATIM_BENCH_CHANGES").ok().and_then(|n| n.parse().ok()).unwrap_or(0);
+    for (uri, (rope, version)) in texts.iter_mut() {
+        for change in 0..changes {
+            let line = (change as usize * 7919) % rope.len_lines().saturating_sub(1).max(1);
+            let at = json!({"line": line, "character": 0});
+            apply_change(
+                rope,
+                &TextChange {
+                    range: Some(Position::new(line as u32, 0)..Position::new(line as u32, 0)),
+                    text: "x".into(),
+                },
+                PositionEncoding::Utf16,
+            );
+            *version += 1;
+            write_frame(
+                &mut to_server,
+                &json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": uri, "version": *version},
+                "contentChanges": [{"range": {"start": at, "end": at}, "text": "x"}]}}),
+            )
+            .await;
+        }
+    }
     // Once the server answers this, it has applied every didOpen.
     write_frame(&mut to_server, &json!({"jsonrpc": "2.0", "id": 1, "method": "verbatim/status"})).await;
     loop {
@@ -203,12 +227,18 @@ async fn start_editor(documents: usize, doc_bytes: usize) -> EditorProcess {
 
 /// `on_disk`: the documents' files exist on disk with the buffers' text.
 async fn start_editor_with(documents: usize, doc_bytes: usize, on_disk: bool) -> EditorProcess {
+    start_editor_typing(documents, doc_bytes, on_disk, 0).await
+}
+
+/// `changes`: one-character changes the editor makes in every document once open.
+async fn start_editor_typing(documents: usize, doc_bytes: usize, on_disk: bool, changes: usize) -> EditorProcess {
     let workspace = tempfile::tempdir().unwrap();
     let runtime = tempfile::tempdir().unwrap();
     let mut command = Command::new(std::env::current_exe().unwrap());
     if on_disk {
         command.env("VERBATIM_BENCH_ON_DISK", "1");
     }
+    command.env("VERBATIM_BENCH_CHANGES", changes.to_string());
     let mut child = command
         .env("VERBATIM_BENCH_ROLE", "editor")
         .env("VERBATIM_BENCH_BIN", env!("CARGO_BIN_EXE_verbatim"))
@@ -382,6 +412,17 @@ async fn memory(quick: bool) {
         }
         drop(editor.child);
     }
+    // Issue 12: every document keeps its recent revisions for rebasing.
+    let changes = if quick { 5 } else { 100 };
+    let editor = start_editor_typing(documents, bytes, true, changes).await;
+    let rss_mib = resident_kib(editor.server_pid) as f64 / 1024.0;
+    let text_mib = (documents * bytes) as f64 / (1024.0 * 1024.0);
+    println!(
+        "end_to_end/memory: {documents} documents of {} KB, {changes} changes typed in each (each keeps its revision history): server RSS {rss_mib:.1} MiB; budget {:.1} MiB",
+        bytes / 1024,
+        1.5 * text_mib + 30.0
+    );
+    drop(editor.child);
 }
 
 /// User plus system CPU time of a process, in clock ticks (1/100 s).
