@@ -73,8 +73,9 @@ pub enum Command {
     },
     /// Apply a patch from stdin (verbatim/applyPatch): OpenAI's apply_patch format or SEARCH/REPLACE blocks.
     ///
-    /// All of it applies or none does. Needs an editor with verbatim; relative paths are
-    /// taken from its workspace folders.
+    /// All of it applies or none does. Through the editor that serves the current
+    /// directory (relative paths from its workspace folders), or on disk when none does
+    /// (relative paths from the current directory).
     #[command(after_help = EXIT_CODES_HELP)]
     Patch {
         /// Read the patch from this file instead of stdin.
@@ -128,6 +129,12 @@ pub enum Command {
     },
     /// Show the journal of writes for the workspace of the current directory.
     Log(LogArgs),
+    /// Point an agent at verbatim: claude-code, codex or gemini-cli.
+    ///
+    /// Shows the change to the agent's configuration as a diff; writes it only with --write.
+    /// Merges into existing files and keeps every other key (TOML comments too); a second
+    /// run changes nothing.
+    Setup(SetupArgs),
     /// Serve the Model Context Protocol on stdio: tools for reading and editing files.
     Mcp {
         #[command(flatten)]
@@ -136,6 +143,28 @@ pub enum Command {
         #[arg(long)]
         log_file: Option<PathBuf>,
     },
+}
+
+/// `verbatim setup`.
+#[derive(Debug, Clone, Args)]
+pub struct SetupArgs {
+    /// claude-code, codex or gemini-cli.
+    pub agent: String,
+    /// Configure this project (the current directory): the default.
+    #[arg(long, conflicts_with = "user")]
+    pub project: bool,
+    /// Configure the user's files in the home directory.
+    #[arg(long)]
+    pub user: bool,
+    /// Write the change (without it, only show it).
+    #[arg(long, conflicts_with = "check")]
+    pub write: bool,
+    /// Claude Code: leave its built-in Edit tool allowed.
+    #[arg(long)]
+    pub keep_builtin: bool,
+    /// Report what is configured and what is missing; exits 1 if anything is.
+    #[arg(long)]
+    pub check: bool,
 }
 
 /// How a command answers.

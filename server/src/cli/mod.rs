@@ -94,11 +94,12 @@ pub fn run(command: args::Command) -> ExitCode {
         Command::ReplaceRange(args) => args.output.json,
         Command::Editors { json } => *json,
         Command::Log(args) => args.json,
-        Command::Lsp { .. } | Command::Mcp { .. } => false,
+        Command::Lsp { .. } | Command::Mcp { .. } | Command::Setup(_) => false,
     };
     let outcome = match command {
         Command::Editors { json } => editors(json),
         Command::Log(args) => log(&args),
+        Command::Setup(args) => setup(&args),
         other => call(other),
     };
     match outcome {
@@ -193,7 +194,7 @@ fn call(command: args::Command) -> Result<(), Failure> {
                 output::out(&render::documents(&documents));
             }
         }
-        Command::Lsp { .. } | Command::Mcp { .. } | Command::Editors { .. } | Command::Log(_) => {
+        Command::Lsp { .. } | Command::Mcp { .. } | Command::Editors { .. } | Command::Log(_) | Command::Setup(_) => {
             return Err(Failure::Internal("this command is not an agent call".into()));
         }
     }
@@ -377,6 +378,58 @@ fn editors(json_output: bool) -> Result<(), Failure> {
         output::json(&serde_json::to_value(&servers).unwrap_or_default());
     } else {
         output::out(&render::editors(&servers));
+    }
+    Ok(())
+}
+
+fn setup(args: &args::SetupArgs) -> Result<(), Failure> {
+    use verbatim::frontend::setup::{self, Agent, Scope, SetupOptions};
+    let agent = Agent::parse(&args.agent).ok_or_else(|| {
+        Failure::Usage(format!("unknown agent `{}`: expected claude-code, codex or gemini-cli", args.agent))
+    })?;
+    let project = std::env::current_dir()
+        .map_err(|error| Failure::Internal(format!("cannot read the current directory: {error}")))?;
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .ok_or_else(|| Failure::Usage("HOME is not set: setup cannot find the agent's user files".into()))?;
+    let options = SetupOptions {
+        agent,
+        scope: if args.user { Scope::User } else { Scope::Project },
+        keep_builtin: args.keep_builtin,
+        project,
+        home,
+        command: "verbatim".into(),
+    };
+    let failed = |error: setup::SetupError| Failure::Usage(error.to_string());
+    if args.check {
+        let (all, lines) = setup::check(&options).map_err(failed)?;
+        output::out(&lines.iter().map(|line| format!("{line}\n")).collect::<String>());
+        return if all {
+            Ok(())
+        } else {
+            Err(Failure::Usage(format!(
+                "{} is not fully set up: run `verbatim setup {}` to see the change",
+                agent.name(),
+                agent.name()
+            )))
+        };
+    }
+    let plan = setup::plan(&options).map_err(failed)?;
+    let pending: Vec<_> = plan.changes.iter().filter(|change| change.changes_anything()).collect();
+    for change in &pending {
+        output::out(&change.diff());
+    }
+    for note in &plan.notes {
+        output::note(note);
+    }
+    if pending.is_empty() {
+        output::note(&format!("{} is already set up: nothing to change.", agent.name()));
+    } else if args.write {
+        for path in setup::write(&plan).map_err(failed)? {
+            output::note(&format!("wrote {}", path.display()));
+        }
+    } else {
+        output::note("Nothing was written: run the same command with --write to apply this change.");
     }
     Ok(())
 }

@@ -15,6 +15,7 @@ pub mod client;
 pub mod mcp;
 pub mod render;
 pub mod routing;
+pub mod setup;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
