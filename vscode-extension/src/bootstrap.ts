@@ -16,6 +16,8 @@ import { execFile } from "node:child_process";
 import { constants as fsConstants, promises as fs } from "node:fs";
 import * as path from "node:path";
 
+import { errorMessage } from "./errors";
+
 export type ServerSource = "setting" | "bundled" | "PATH";
 
 export interface FoundServer {
@@ -131,7 +133,7 @@ async function checkVersion(file: string, host: BootstrapHost): Promise<string |
     try {
         output = await host.runVersion(file);
     } catch (error) {
-        host.log(`  \`${file} --version\` failed: ${error instanceof Error ? error.message : String(error)}`);
+        host.log(`  \`${file} --version\` failed: ${errorMessage(error)}`);
         return undefined;
     }
     const firstLine = output.trim().split(/\r?\n/)[0] ?? "";

@@ -15,6 +15,7 @@
 import * as vscode from "vscode";
 import type { ApplyWorkspaceEditParams, ApplyWorkspaceEditResult, ResponseError } from "vscode-languageserver-protocol";
 
+import { errorMessage } from "./errors";
 import { applyReplacement, externalChangeAction, restoringEdit } from "./external";
 import type { ExternalChangeParams } from "./lsp_ext";
 import { editedDocuments, isDiskEdit } from "./review";
@@ -67,7 +68,7 @@ export class DiskChanges {
     private queueResync(uri: string, why: string, onlyIfDiskHoldsBuffer = false): void {
         const previous = this.lanes.get(uri) ?? Promise.resolve();
         const lane = previous.then(() => this.resync(uri, why, onlyIfDiskHoldsBuffer)).catch((error: unknown) => {
-            this.log.warn(`[disk] could not re-read ${uri} from disk: ${error instanceof Error ? error.message : String(error)}`);
+            this.log.warn(`[disk] could not re-read ${uri} from disk: ${errorMessage(error)}`);
         });
         this.lanes.set(uri, lane);
         void lane.finally(() => {

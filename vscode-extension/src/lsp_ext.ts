@@ -8,21 +8,11 @@
  * the unit tests and the end-to-end test's agent can use it outside an editor.
  */
 
-import { NotificationType, RequestType, RequestType0 } from "vscode-languageserver-protocol";
+// LSP's own `Range` (and its `Position`) are used as they are; the check
+// against the page knows their fields (`LSP_TYPES` in lsp_ext.test.ts).
+import { NotificationType, RequestType, RequestType0, type Range } from "vscode-languageserver-protocol";
 
 export const PROTOCOL_VERSION = 1;
-
-// --- Shared shapes -----------------------------------------------------------
-
-export interface Position {
-    line: number;
-    character: number;
-}
-
-export interface Range {
-    start: Position;
-    end: Position;
-}
 
 // --- Editor connection -------------------------------------------------------
 

@@ -9,7 +9,7 @@ import * as vscode from "vscode";
 import { needsRestart, SECTION } from "./config";
 import { toggled } from "./review";
 import { Server } from "./server";
-import { agentListItems, connectionInfo, sameStatusBarView, SettledView, statusBarView, type StatusBarView } from "./status";
+import { agentListItems, sameStatusBarView, SettledView, statusBarView, type StatusBarView } from "./status";
 
 /** How long the status must hold still before the status bar item shows it (see `SettledView`). */
 const STATUS_SETTLE_MS = 150;
@@ -72,7 +72,7 @@ async function showAgents(server: Server): Promise<void> {
         else if (choice !== undefined) server.log.show(true);
         return;
     }
-    type Item = vscode.QuickPickItem & { action?: () => Thenable<unknown> };
+    type Item = vscode.QuickPickItem & { action?: () => unknown };
     const entries = agentListItems(status);
     const items: Item[] = [];
     const agents = entries.filter((entry) => entry.kind === "agent");
@@ -105,7 +105,7 @@ async function showAgents(server: Server): Promise<void> {
     await choice?.action?.();
 }
 
-async function toggleAutoApply(server: Server): Promise<void> {
+function toggleAutoApply(server: Server): void {
     const mode = toggled(server.reviewMode);
     server.setSessionReviewMode(mode);
     server.log.info(`Review mode for this session: ${mode}.`);
@@ -122,7 +122,7 @@ async function copyConnectionInfo(server: Server): Promise<void> {
         void vscode.window.showWarningMessage("Verbatim: the server is not running, so there is no socket to connect to.");
         return;
     }
-    await vscode.env.clipboard.writeText(connectionInfo(status));
+    await vscode.env.clipboard.writeText(status.socket);
     void vscode.window.showInformationMessage(
         `Verbatim: copied the agent socket path ${status.socket}. Agents can also find it in the discovery file ${status.discoveryFile}.`,
     );

@@ -19,6 +19,7 @@ import {
 
 import { DiskChanges } from "./disk_changes";
 import { bundledServerPath, findServer, nodeBootstrapHost, ServerNotFoundError, type FoundServer } from "./bootstrap";
+import { errorMessage } from "./errors";
 import { initializationOptions, readConfig, SECTION, serverEnvironment, type Config, type ReviewMode } from "./config";
 import * as lsp_ext from "./lsp_ext";
 import { withReviewMode } from "./review";
@@ -28,7 +29,6 @@ import type { ServerState } from "./status";
 
 export class Server implements vscode.Disposable {
     private client: LanguageClient | undefined;
-    private found: FoundServer | undefined;
     private stateValue: ServerState = { kind: "stopped" };
     private sessionReviewMode: ReviewMode | undefined;
     private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
@@ -50,10 +50,6 @@ export class Server implements vscode.Disposable {
 
     get state(): ServerState {
         return this.stateValue;
-    }
-
-    get binary(): FoundServer | undefined {
-        return this.found;
     }
 
     /** The mode in force: the session's toggle if any, else the setting. */
@@ -80,8 +76,9 @@ export class Server implements vscode.Disposable {
         const config = this.config();
 
         const platform = process.platform;
+        let found: FoundServer;
         try {
-            this.found = await findServer(
+            found = await findServer(
                 {
                     configuredPath: config.serverPath,
                     bundledPath: bundledServerPath(this.context.extensionPath, platform),
@@ -91,7 +88,7 @@ export class Server implements vscode.Disposable {
                 nodeBootstrapHost((line) => this.log.info(line)),
             );
         } catch (error) {
-            const message = error instanceof Error ? error.message : String(error);
+            const message = errorMessage(error);
             this.log.error(message);
             this.setState({ kind: "failed", message });
             if (error instanceof ServerNotFoundError) {
@@ -102,7 +99,7 @@ export class Server implements vscode.Disposable {
         }
 
         const serverOptions: ServerOptions = {
-            command: this.found.path,
+            command: found.path,
             // No `transport`: TransportKind.stdio would append `--stdio`, which `verbatim lsp` does not take.
             args: ["lsp"],
             options: { env: serverEnvironment(process.env, config.logLevel) },
@@ -143,7 +140,7 @@ export class Server implements vscode.Disposable {
         try {
             await client.start();
         } catch (error) {
-            const message = `the server failed to start: ${error instanceof Error ? error.message : String(error)}`;
+            const message = `the server failed to start: ${errorMessage(error)}`;
             this.log.error(message);
             this.setState({ kind: "failed", message });
             return;
@@ -160,7 +157,7 @@ export class Server implements vscode.Disposable {
             try {
                 await client.stop(5_000);
             } catch (error) {
-                this.log.warn(`Stopping the server failed: ${error instanceof Error ? error.message : String(error)}`);
+                this.log.warn(`Stopping the server failed: ${errorMessage(error)}`);
             }
             await client.dispose().catch(() => undefined);
         }
@@ -182,7 +179,7 @@ export class Server implements vscode.Disposable {
             if (this.client === client) this.setState({ kind: "running", status });
             return status;
         } catch (error) {
-            this.log.warn(`verbatim/status failed: ${error instanceof Error ? error.message : String(error)}`);
+            this.log.warn(`verbatim/status failed: ${errorMessage(error)}`);
             return undefined;
         }
     }

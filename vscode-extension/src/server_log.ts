@@ -6,13 +6,13 @@
  * stays at `info`.
  */
 
-export type ChannelLevel = "error" | "warn" | "info" | "debug" | "trace";
+import type { LogLevel } from "./config";
 
 const ANSI_ESCAPE = /\u001b\[[0-9;]*m/g;
 const LEVEL = /^(?:\d{4}-\d\d-\d\d\S*\s+)?(ERROR|WARN|INFO|DEBUG|TRACE)\s+(.*)$/;
 
 export interface ServerLogLine {
-    level: ChannelLevel;
+    level: LogLevel;
     /** The line without colour codes, timestamp and level. */
     message: string;
 }
@@ -21,5 +21,5 @@ export function parseServerLogLine(line: string): ServerLogLine {
     const plain = line.replace(ANSI_ESCAPE, "").trimEnd();
     const match = LEVEL.exec(plain.trimStart());
     if (match === null) return { level: "info", message: plain };
-    return { level: (match[1] ?? "INFO").toLowerCase() as ChannelLevel, message: match[2] ?? "" };
+    return { level: (match[1] ?? "INFO").toLowerCase() as LogLevel, message: match[2] ?? "" };
 }

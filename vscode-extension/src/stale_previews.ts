@@ -24,6 +24,7 @@
 import * as vscode from "vscode";
 import type { ApplyWorkspaceEditParams } from "vscode-languageserver-protocol";
 
+import { errorMessage } from "./errors";
 import { editedDocuments, makesStale, opensPreview } from "./review";
 
 /** How long a document must be still before a stale preview of it is withdrawn. */
@@ -84,7 +85,7 @@ export class StalePreviews implements vscode.Disposable {
         try {
             await vscode.commands.executeCommand("refactorPreview.discard");
         } catch (error) {
-            this.log.warn(`[review] could not withdraw the stale preview: ${error instanceof Error ? error.message : String(error)}`);
+            this.log.warn(`[review] could not withdraw the stale preview: ${errorMessage(error)}`);
         }
     }
 }

@@ -150,8 +150,3 @@ export function displayUri(uri: string): string {
         return uri;
     }
 }
-
-/** What "Copy Agent Connection Info" puts on the clipboard: the socket path. */
-export function connectionInfo(status: StatusResult): string {
-    return status.socket;
-}

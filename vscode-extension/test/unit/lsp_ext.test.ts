@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import ts from "typescript";
+import type { Position, Range } from "vscode-languageserver-protocol";
 
 import * as lsp_ext from "../../src/lsp_ext";
 
@@ -103,6 +104,20 @@ const everyDocumentedName = new Set<string>([...jsonKeys(protocol), ...backticke
 
 // --- Reading src/lsp_ext.ts -------------------------------------------------------
 
+/** `keys` unchanged, but the compiler rejects a list that misses a key of `T` or names one `T` lacks. */
+function everyKeyOf<T>() {
+    return <const K extends readonly (keyof T)[]>(keys: K & ([Exclude<keyof T, K[number]>] extends [never] ? unknown : never)): K => keys;
+}
+
+/**
+ * The LSP types lsp_ext.ts uses without declaring them: their fields, and the
+ * LSP types those fields hold. `npm run check` keeps the field lists exact.
+ */
+const LSP_TYPES: Record<string, { fields: readonly string[]; holds: readonly string[] }> = {
+    Range: { fields: everyKeyOf<Range>()(["start", "end"]), holds: ["Position"] },
+    Position: { fields: everyKeyOf<Position>()(["line", "character"]), holds: [] },
+};
+
 const source = ts.createSourceFile(lspExtPath, readFileSync(lspExtPath, "utf8"), ts.ScriptTarget.ES2022, true);
 
 const declarations = new Map<string, ts.InterfaceDeclaration | ts.TypeAliasDeclaration>();
@@ -144,7 +159,15 @@ function fieldsOfMembers(members: ts.NodeArray<ts.TypeElement>, into: Set<string
 
 function fieldsOfDeclaration(name: string, into: Set<string> = new Set(), seen: Set<string> = new Set()): Set<string> {
     const declaration = declarations.get(name);
-    if (declaration === undefined || seen.has(name)) return into;
+    const lspType = LSP_TYPES[name];
+    if (seen.has(name)) return into;
+    if (declaration === undefined && lspType !== undefined) {
+        seen.add(name);
+        for (const field of lspType.fields) into.add(field);
+        for (const held of lspType.holds) fieldsOfDeclaration(held, into, seen);
+        return into;
+    }
+    if (declaration === undefined) return into;
     seen.add(name);
     if (ts.isInterfaceDeclaration(declaration)) {
         for (const clause of declaration.heritageClauses ?? []) {
@@ -267,6 +290,18 @@ describe("lsp_ext.ts matches docs/protocol.md", () => {
             assert.deepEqual(missing, [], `${method}: documented but not in lsp_ext.ts`);
         });
     }
+
+    test("every type lsp_ext.ts refers to is declared there or known to LSP_TYPES", () => {
+        const referenced = new Set<string>();
+        const visit = (node: ts.Node): void => {
+            if (ts.isTypeReferenceNode(node)) referenced.add(node.typeName.getText(source));
+            ts.forEachChild(node, visit);
+        };
+        for (const declaration of declarations.values()) visit(declaration);
+        const builtins = new Set(["Record", "Partial", "Readonly", "Array", "ReadonlyArray"]);
+        const unknown = [...referenced].filter((name) => !declarations.has(name) && !(name in LSP_TYPES) && !builtins.has(name));
+        assert.deepEqual(unknown, [], "types whose fields this test cannot check against the page");
+    });
 
     test("every field lsp_ext.ts declares is named in the page", () => {
         const undocumented: string[] = [];

@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 
 import type { StatusResult } from "../../src/lsp_ext";
 import { makesStale, opensPreview, withReviewMode, toggled } from "../../src/review";
-import { agentListItems, connectionInfo, displayUri, sameStatusBarView, SettledView, since, statusBarView } from "../../src/status";
+import { agentListItems, displayUri, sameStatusBarView, SettledView, since, statusBarView } from "../../src/status";
 
 const idle: StatusResult = {
     socket: "/run/user/1000/verbatim/41233.sock",
@@ -93,10 +93,6 @@ test("since", () => {
 test("displayUri", () => {
     assert.equal(displayUri("file:///home/ada/a%20b.rs"), "/home/ada/a b.rs");
     assert.equal(displayUri("untitled:Untitled-1"), "untitled:Untitled-1");
-});
-
-test("connectionInfo is the socket path", () => {
-    assert.equal(connectionInfo(idle), "/run/user/1000/verbatim/41233.sock");
 });
 
 describe("review mode", () => {

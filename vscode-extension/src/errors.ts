@@ -1,0 +1,6 @@
+/** Error helpers shared by every module; no `vscode` import. */
+
+/** The message of anything thrown: an `Error`'s message, anything else as a string. */
+export function errorMessage(error: unknown): string {
+    return error instanceof Error ? error.message : String(error);
+}
