@@ -33,31 +33,38 @@ H.test("an edit applies at once, to the buffer only", function()
   local other_uri = vim.uri_from_fname(other)
   local disk = H.read_until(agent, other_uri)
   response = agent:call("verbatim/strReplace", {
-    uri = other_uri, oldStr = "bee", newStr = "b", baseRev = disk.rev, summary = "Shorter",
+    uri = other_uri,
+    oldStr = "bee",
+    newStr = "b",
+    baseRev = disk.rev,
+    summary = "Shorter",
   })
   H.eq(nil, response.error)
   H.eq({ "b" }, H.lines(vim.fn.bufnr(other)))
   H.eq("bee\n", H.read_file(other))
 end)
 
-H.test("an older baseRev: rebased over the person's change elsewhere, stale under the quote", function()
-  local s = H.scenario({ ["a.txt"] = "one\ntwo\n" }, "a.txt", "stale-agent")
-  api.nvim_buf_set_lines(s.buf, 0, 1, true, { "ONE" })
-  H.read_until(s.agent, s.uri, function(t)
-    return t == "ONE\ntwo\n"
-  end)
-  -- The person changed the quoted text: refused, nothing changes.
-  local response = s.agent:wait(s:str_replace("one", "1", "Digits"))
-  H.eq("stale", response.error.data.kind)
-  H.eq({ 1, 1 }, response.error.data.changedLines)
-  H.eq({ "ONE", "two" }, H.lines(s.buf))
-  -- The person's change is elsewhere: the edit moves over it.
-  response = s.agent:wait(s:str_replace("two", "2", "Digits"))
-  H.eq(nil, response.error)
-  H.eq(true, response.result.rebased)
-  H.eq(s.read.rev, response.result.rebasedFrom)
-  H.eq({ "ONE", "2" }, H.lines(s.buf))
-end)
+H.test(
+  "an older baseRev: rebased over the person's change elsewhere, stale under the quote",
+  function()
+    local s = H.scenario({ ["a.txt"] = "one\ntwo\n" }, "a.txt", "stale-agent")
+    api.nvim_buf_set_lines(s.buf, 0, 1, true, { "ONE" })
+    H.read_until(s.agent, s.uri, function(t)
+      return t == "ONE\ntwo\n"
+    end)
+    -- The person changed the quoted text: refused, nothing changes.
+    local response = s.agent:wait(s:str_replace("one", "1", "Digits"))
+    H.eq("stale", response.error.data.kind)
+    H.eq({ 1, 1 }, response.error.data.changedLines)
+    H.eq({ "ONE", "two" }, H.lines(s.buf))
+    -- The person's change is elsewhere: the edit moves over it.
+    response = s.agent:wait(s:str_replace("two", "2", "Digits"))
+    H.eq(nil, response.error)
+    H.eq(true, response.result.rebased)
+    H.eq(s.read.rev, response.result.rebasedFrom)
+    H.eq({ "ONE", "2" }, H.lines(s.buf))
+  end
+)
 
 ---@param count integer
 ---@return string

@@ -2,7 +2,8 @@
 -- without a server.
 local H = require("helpers")
 local config = require("verbatim.config")
-local plugin_root = vim.fn.fnamemodify(vim.api.nvim_get_runtime_file("lua/verbatim/init.lua", false)[1], ":h:h:h")
+local plugin_root =
+  vim.fn.fnamemodify(vim.api.nvim_get_runtime_file("lua/verbatim/init.lua", false)[1], ":h:h:h")
 
 ---@param fn fun()
 ---@return string[] messages passed to vim.notify
@@ -71,8 +72,10 @@ H.test("the help file lists exactly the options of the schema", function()
   local current = vim.fn.readfile(path)
   local expected = gen.updated(path)
   if not vim.deep_equal(current, expected) then
-    error("doc/verbatim.txt is out of date; run: nvim -l scripts/gen_help.lua\nexpected section:\n"
-      .. table.concat(gen.options_section(), "\n"))
+    error(
+      "doc/verbatim.txt is out of date; run: nvim -l scripts/gen_help.lua\nexpected section:\n"
+        .. table.concat(gen.options_section(), "\n")
+    )
   end
 end)
 
@@ -98,7 +101,10 @@ end)
 
 H.test(":Verbatim exists before setup and completes its subcommands", function()
   H.eq(2, vim.fn.exists(":Verbatim"))
-  H.eq({ "accept", "log", "reject", "review", "status" }, vim.fn.getcompletion("Verbatim ", "cmdline"))
+  H.eq(
+    { "accept", "log", "reject", "review", "status" },
+    vim.fn.getcompletion("Verbatim ", "cmdline")
+  )
   H.eq({ "reject", "review" }, vim.fn.getcompletion("Verbatim re", "cmdline"))
   H.eq(2, vim.fn.exists(":VerbatimCompareDisk"))
   -- Loading the plugin file must not load the Lua modules.
@@ -114,7 +120,10 @@ H.test("protocol.lua mirrors docs/protocol.md", function()
     documented[kind] = tonumber(code)
   end
   H.eq(documented, protocol.errors, "error codes")
-  H.truthy(doc:find("Protocol version: **" .. protocol.PROTOCOL_VERSION .. "**", 1, true), "protocol version")
+  H.truthy(
+    doc:find("Protocol version: **" .. protocol.PROTOCOL_VERSION .. "**", 1, true),
+    "protocol version"
+  )
   for _, method in pairs(protocol.methods) do
     H.truthy(doc:find("`" .. method .. "`", 1, true), method .. " is documented")
   end
@@ -128,7 +137,10 @@ end)
 
 H.test("annotation labels split into agent and summary", function()
   local protocol = require("verbatim.protocol")
-  H.eq({ "claude-code", "Start x at 2" }, { protocol.split_label("claude-code: Start x at 2", "Start x at 2") })
+  H.eq(
+    { "claude-code", "Start x at 2" },
+    { protocol.split_label("claude-code: Start x at 2", "Start x at 2") }
+  )
   H.eq({ "a: b", "fix: it" }, { protocol.split_label("a: b: fix: it", "fix: it") })
   H.eq({ "agent #3", "x" }, { protocol.split_label("agent #3: x", nil) })
   H.eq(12, protocol.pending_id("verbatim/12"))

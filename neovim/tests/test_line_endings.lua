@@ -19,15 +19,24 @@ local cases = {
 }
 
 for i, case in ipairs(cases) do
-  H.test(string.format("case %d: %s -> %s in %s", i, vim.inspect(case[2]), vim.inspect(case[3]), vim.inspect(case[1])), function()
-    local s = H.scenario({ ["f.txt"] = case[1] }, "f.txt", "line-endings")
-    H.eq(case[1], s.read.text, "Neovim reports the file's text")
-    local response = s.agent:wait(s:str_replace(case[2], case[3], "s"))
-    H.eq(nil, response.error)
-    local first, last = case[1]:find(case[2], 1, true)
-    local expected = case[1]:sub(1, first - 1) .. case[3] .. case[1]:sub(last + 1)
-    H.eq(case[4] or expected, H.read_until(s.agent, s.uri).text, "the server's live text")
-    H.eq(case[4] ~= nil, response.result.modifiedByEditor)
-    H.eq(case[1], H.read_file(s.path), "the disk is untouched")
-  end)
+  H.test(
+    string.format(
+      "case %d: %s -> %s in %s",
+      i,
+      vim.inspect(case[2]),
+      vim.inspect(case[3]),
+      vim.inspect(case[1])
+    ),
+    function()
+      local s = H.scenario({ ["f.txt"] = case[1] }, "f.txt", "line-endings")
+      H.eq(case[1], s.read.text, "Neovim reports the file's text")
+      local response = s.agent:wait(s:str_replace(case[2], case[3], "s"))
+      H.eq(nil, response.error)
+      local first, last = case[1]:find(case[2], 1, true)
+      local expected = case[1]:sub(1, first - 1) .. case[3] .. case[1]:sub(last + 1)
+      H.eq(case[4] or expected, H.read_until(s.agent, s.uri).text, "the server's live text")
+      H.eq(case[4] ~= nil, response.result.modifiedByEditor)
+      H.eq(case[1], H.read_file(s.path), "the disk is untouched")
+    end
+  )
 end

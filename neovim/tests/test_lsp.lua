@@ -81,7 +81,11 @@ H.test("skipped filetypes get no server, yet agents can edit them", function()
   local read = H.read_until(agent, uri)
   H.eq("disk", read.source)
   local id = agent:request("verbatim/strReplace", {
-    uri = uri, oldStr = "Title", newStr = "Heading", baseRev = read.rev, summary = "Rename",
+    uri = uri,
+    oldStr = "Title",
+    newStr = "Heading",
+    baseRev = read.rev,
+    summary = "Rename",
   })
   H.wait_pending(1)
   verbatim.accept()
@@ -100,7 +104,11 @@ H.test("a skipped-filetype buffer with unsaved changes is not edited blindly", f
   local uri = vim.uri_from_fname(root .. "/doc.md")
   local read = H.read_until(agent, uri)
   local response = agent:call("verbatim/strReplace", {
-    uri = uri, oldStr = "Title", newStr = "Heading", baseRev = read.rev, summary = "Rename",
+    uri = uri,
+    oldStr = "Title",
+    newStr = "Heading",
+    baseRev = read.rev,
+    summary = "Rename",
   })
   H.eq("rejected", response.error.data.kind)
   H.truthy(response.error.data.reason:find("not on disk", 1, true), response.error.data.reason)
@@ -141,7 +149,10 @@ H.test("beside another language server on the same buffer", function()
   local root = H.workspace({ ["s.txt"] = "shared\n" })
   local path = root .. "/s.txt"
   local buf, client = H.edit(path)
-  local other_id = vim.lsp.start({ name = "other", cmd = fake_server, root_dir = root }, { bufnr = buf })
+  local other_id = vim.lsp.start(
+    { name = "other", cmd = fake_server, root_dir = root },
+    { bufnr = buf }
+  )
   H.wait_for("the other client", function()
     local other = vim.lsp.get_client_by_id(other_id)
     return other and other.initialized
@@ -151,7 +162,11 @@ H.test("beside another language server on the same buffer", function()
   local uri = vim.uri_from_fname(path)
   local read = H.read_until(agent, uri)
   local id = agent:request("verbatim/strReplace", {
-    uri = uri, oldStr = "shared", newStr = "SHARED", baseRev = read.rev, summary = "Loud",
+    uri = uri,
+    oldStr = "shared",
+    newStr = "SHARED",
+    baseRev = read.rev,
+    summary = "Loud",
   })
   H.wait_pending(1)
   verbatim.accept()
@@ -176,7 +191,7 @@ H.test("status: notifications, :Verbatim status, discovery file", function()
       events = events + 1
     end,
   })
-  local agent = H.agent(client, "status-agent")
+  H.agent(client, "status-agent")
   local lsp = require("verbatim.lsp")
   local status = H.wait_for("a status notification naming the agent", function()
     local s = lsp.statuses[client.id]

@@ -39,7 +39,11 @@ H.test("an agent edits a buffer with unsaved changes; the person accepts", funct
   end)
   H.eq("editor", read.source)
   local id = agent:request("verbatim/strReplace", {
-    uri = uri, oldStr = "beta", newStr = "BETA!", baseRev = read.rev, summary = "Shout beta",
+    uri = uri,
+    oldStr = "beta",
+    newStr = "BETA!",
+    baseRev = read.rev,
+    summary = "Shout beta",
   })
 
   local pending = H.wait_pending(1)
@@ -51,7 +55,10 @@ H.test("an agent edits a buffer with unsaved changes; the person accepts", funct
   H.eq(editor_win, api.nvim_get_current_win(), "the cursor stays in the person's window")
   H.truthy(lines[1]:find("test-agent", 1, true), "the review names the agent: " .. lines[1])
   H.truthy(has_line(lines, "  Shout beta"), "the review shows the summary")
-  H.truthy(has_line(lines, "-beta") and has_line(lines, "+BETA!"), "the diff:\n" .. table.concat(lines, "\n"))
+  H.truthy(
+    has_line(lines, "-beta") and has_line(lines, "+BETA!"),
+    "the diff:\n" .. table.concat(lines, "\n")
+  )
   H.truthy(has_line(lines, " ALPHA"), "the diff is against the unsaved buffer")
   H.eq(false, agent:answered(id), "the agent waits for the review")
   H.eq({ "ALPHA", "beta", "gamma" }, H.lines(buf))
@@ -99,31 +106,37 @@ local function wait_reoffer(old_id)
   end)
 end
 
-H.test("the person types elsewhere while the edit waits: the diff follows, one accept lands both", function()
-  local s = H.scenario({ ["a.txt"] = "one\ntwo\nthree\nfour\n" }, "a.txt", "slow-agent")
-  local id = s:str_replace("three", "THREE", "Capitalise")
-  local first = H.wait_pending(1)[1]
-  -- The person types a line at the end, in insert mode, with the review open.
-  api.nvim_win_set_cursor(0, { 4, 0 })
-  api.nvim_feedkeys("onew last line\27", "xt", false)
-  local again = wait_reoffer(first.id)
-  H.eq(first.key, again.key, "the same edit in the review, in its place")
-  H.eq(false, s.agent:answered(id), "the agent still waits for the person")
-  local _, lines = H.review_window()
-  H.truthy(has_line(lines, "-three") and has_line(lines, "+THREE"), table.concat(lines or {}, "\n"))
-  H.truthy(has_line(lines, " new last line"), "the diff is against the typed text")
+H.test(
+  "the person types elsewhere while the edit waits: the diff follows, one accept lands both",
+  function()
+    local s = H.scenario({ ["a.txt"] = "one\ntwo\nthree\nfour\n" }, "a.txt", "slow-agent")
+    local id = s:str_replace("three", "THREE", "Capitalise")
+    local first = H.wait_pending(1)[1]
+    -- The person types a line at the end, in insert mode, with the review open.
+    api.nvim_win_set_cursor(0, { 4, 0 })
+    api.nvim_feedkeys("onew last line\27", "xt", false)
+    local again = wait_reoffer(first.id)
+    H.eq(first.key, again.key, "the same edit in the review, in its place")
+    H.eq(false, s.agent:answered(id), "the agent still waits for the person")
+    local _, lines = H.review_window()
+    H.truthy(
+      has_line(lines, "-three") and has_line(lines, "+THREE"),
+      table.concat(lines or {}, "\n")
+    )
+    H.truthy(has_line(lines, " new last line"), "the diff is against the typed text")
 
-  H.eq(true, (verbatim.accept()), "one accept")
-  local response = s.agent:wait(id)
-  H.eq(nil, response.error)
-  H.eq(true, response.result.applied)
-  H.eq(true, response.result.rebased, vim.inspect(response.result))
-  H.eq(s.read.rev, response.result.rebasedFrom)
-  H.eq(false, response.result.modifiedByEditor)
-  H.eq({ "one", "two", "THREE", "four", "new last line" }, H.lines(s.buf))
-  H.eq({}, verbatim.pending())
-  H.eq(nil, (H.review_window()), "the review window closes")
-end)
+    H.eq(true, (verbatim.accept()), "one accept")
+    local response = s.agent:wait(id)
+    H.eq(nil, response.error)
+    H.eq(true, response.result.applied)
+    H.eq(true, response.result.rebased, vim.inspect(response.result))
+    H.eq(s.read.rev, response.result.rebasedFrom)
+    H.eq(false, response.result.modifiedByEditor)
+    H.eq({ "one", "two", "THREE", "four", "new last line" }, H.lines(s.buf))
+    H.eq({}, verbatim.pending())
+    H.eq(nil, (H.review_window()), "the review window closes")
+  end
+)
 
 H.test("accepting right after typing applies the edit once the server moved it", function()
   local s = H.scenario({ ["a.txt"] = "one\ntwo\nthree\n" }, "a.txt", "quick-agent")
@@ -181,7 +194,10 @@ H.test("an edit for a version the buffer has left is refused at once", function(
     edit = {
       documentChanges = {
         {
-          textDocument = { uri = vim.uri_from_fname(path), version = vim.lsp.util.buf_versions[buf] - 1 },
+          textDocument = {
+            uri = vim.uri_from_fname(path),
+            version = vim.lsp.util.buf_versions[buf] - 1,
+          },
           edits = { { range = range, newText = "1" } },
         },
       },
@@ -234,14 +250,19 @@ end)
 
 H.test("a file that is not loaded yet is loaded into a buffer, not written", function()
   local original = "first\nsecond\n"
-  local s = H.scenario({ ["open.txt"] = "x\n", ["closed.txt"] = original }, "open.txt", "disk-agent")
+  local s =
+    H.scenario({ ["open.txt"] = "x\n", ["closed.txt"] = original }, "open.txt", "disk-agent")
   local path = s.root .. "/closed.txt"
   H.eq(-1, vim.fn.bufnr(path), "no buffer for the file yet")
   local uri = vim.uri_from_fname(path)
   local read = H.read_until(s.agent, uri)
   H.eq("disk", read.source)
   local id = s.agent:request("verbatim/strReplace", {
-    uri = uri, oldStr = "second", newStr = "2nd", baseRev = read.rev, summary = "Abbreviate",
+    uri = uri,
+    oldStr = "second",
+    newStr = "2nd",
+    baseRev = read.rev,
+    summary = "Abbreviate",
   })
   H.wait_pending(1)
   local buf = vim.fn.bufnr(path)
@@ -262,7 +283,9 @@ H.test("a new file becomes a buffer; the disk stays untouched until :write", fun
   local s = H.scenario({ ["open.txt"] = "x\n" }, "open.txt", "writer")
   local path = s.root .. "/src/new.rs"
   local id = s.agent:request("verbatim/write", {
-    uri = vim.uri_from_fname(path), text = "fn main() {}\n", summary = "Add entry point",
+    uri = vim.uri_from_fname(path),
+    text = "fn main() {}\n",
+    summary = "Add entry point",
   })
   H.wait_pending(1)
   local _, lines = H.review_window()
@@ -315,7 +338,8 @@ H.test("leaving out one change applies the rest and is reported honestly", funct
 end)
 
 H.test("edits queue up; `A` accepts the rest from that agent for the session", function()
-  local s = H.scenario({ ["a.txt"] = "a1\n", ["b.txt"] = "b1\n", ["c.txt"] = "c1\n" }, "a.txt", "bulk")
+  local s =
+    H.scenario({ ["a.txt"] = "a1\n", ["b.txt"] = "b1\n", ["c.txt"] = "c1\n" }, "a.txt", "bulk")
   local buf_b = H.edit(s.root .. "/b.txt")
   local buf_c = H.edit(s.root .. "/c.txt")
   local bulk = s.agent
@@ -324,7 +348,11 @@ H.test("edits queue up; `A` accepts the rest from that agent for the session", f
     local uri = vim.uri_from_fname(s.root .. "/" .. name)
     local read = H.read_until(agent, uri)
     return agent:request("verbatim/strReplace", {
-      uri = uri, oldStr = read.text:sub(1, 2), newStr = new, baseRev = read.rev, summary = "set " .. name,
+      uri = uri,
+      oldStr = read.text:sub(1, 2),
+      newStr = new,
+      baseRev = read.rev,
+      summary = "set " .. name,
     })
   end
   local id1 = send(bulk, "a.txt", "A1")
@@ -333,9 +361,12 @@ H.test("edits queue up; `A` accepts the rest from that agent for the session", f
   H.wait_pending(2)
   local id3 = send(bulk, "c.txt", "C1")
   local pending = H.wait_pending(3)
-  H.eq({ "bulk", "other", "bulk" }, vim.tbl_map(function(p)
-    return p.agent
-  end, pending))
+  H.eq(
+    { "bulk", "other", "bulk" },
+    vim.tbl_map(function(p)
+      return p.agent
+    end, pending)
+  )
   local _, lines = H.review_window()
   H.truthy(lines[3]:find("edit 1 of 3", 1, true), "the queue is visible: " .. lines[3])
   local status = verbatim.status()
@@ -355,7 +386,11 @@ H.test("edits queue up; `A` accepts the rest from that agent for the session", f
     return t == "A1\n"
   end)
   local id4 = bulk:request("verbatim/strReplace", {
-    uri = s.uri, oldStr = "A1", newStr = "A2", baseRev = read.rev, summary = "again",
+    uri = s.uri,
+    oldStr = "A1",
+    newStr = "A2",
+    baseRev = read.rev,
+    summary = "again",
   })
   H.eq(nil, bulk:wait(id4).error)
   H.eq({ "A2" }, H.lines(s.buf))

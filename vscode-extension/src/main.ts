@@ -54,8 +54,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await current.start();
 }
 
+/** The one owner of shutdown: VS Code awaits this before it disposes `context.subscriptions`. */
 export async function deactivate(): Promise<void> {
-    await server?.stop();
+    await server?.shutdown();
     server = undefined;
 }
 

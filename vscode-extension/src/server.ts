@@ -2,7 +2,9 @@
  * Owns the language client: finds the binary, starts `verbatim lsp`, keeps the
  * server state and the last `verbatim/status`, and restarts on demand. A
  * restart builds a new client so that a changed server path or log level is
- * picked up.
+ * picked up. Starts and restarts go through one {@link RestartQueue}, so only
+ * one runs at a time; the extension's `deactivate` owns shutdown and calls
+ * {@link Server.shutdown}.
  */
 
 import * as os from "node:os";
@@ -23,12 +25,16 @@ import { errorMessage } from "./errors";
 import { initializationOptions, readConfig, SECTION, serverEnvironment, type Config, type ReviewMode } from "./config";
 import * as lsp_ext from "./lsp_ext";
 import { withReviewMode } from "./review";
+import { RestartQueue } from "./restarts";
 import { parseServerLogLine } from "./server_log";
 import { StalePreviews } from "./stale_previews";
 import type { ServerState } from "./status";
 
 export class Server implements vscode.Disposable {
     private client: LanguageClient | undefined;
+    private readonly restarts = new RestartQueue();
+    /** Set by {@link shutdown}: no client is started after it. */
+    private shuttingDown = false;
     private stateValue: ServerState = { kind: "stopped" };
     private sessionReviewMode: ReviewMode | undefined;
     private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
@@ -70,8 +76,40 @@ export class Server implements vscode.Disposable {
         return config;
     }
 
-    async start(): Promise<void> {
-        if (this.client !== undefined) return;
+    /** Starts the server, or restarts it if it runs; waits for a restart already under way first. */
+    start(): Promise<void> {
+        return this.restarts.request(() => this.startOrRestart());
+    }
+
+    /** The same as {@link start}: the name says what the caller means. */
+    restart(): Promise<void> {
+        this.log.info("Restart requested.");
+        return this.start();
+    }
+
+    /**
+     * Stops the server for good, after any start or restart under way. Only
+     * the extension's `deactivate` calls it (VS Code awaits that), so the
+     * server has one owner of shutdown; {@link dispose} does not stop it.
+     */
+    async shutdown(): Promise<void> {
+        this.shuttingDown = true;
+        await this.restarts.idle();
+        await this.stopClient();
+    }
+
+    /** Run only through {@link restarts}: never two at once. */
+    private async startOrRestart(): Promise<void> {
+        if (this.shuttingDown) return;
+        if (this.client !== undefined) {
+            this.log.info("Restarting the server.");
+            await this.stopClient();
+        }
+        if (this.shuttingDown) return;
+        await this.startClient();
+    }
+
+    private async startClient(): Promise<void> {
         this.setState({ kind: "starting" });
         const config = this.config();
 
@@ -149,7 +187,7 @@ export class Server implements vscode.Disposable {
         await this.refreshStatus();
     }
 
-    async stop(): Promise<void> {
+    private async stopClient(): Promise<void> {
         const client = this.client;
         this.client = undefined;
         for (const disposable of this.clientDisposables.splice(0)) disposable.dispose();
@@ -162,12 +200,6 @@ export class Server implements vscode.Disposable {
             await client.dispose().catch(() => undefined);
         }
         this.setState({ kind: "stopped" });
-    }
-
-    async restart(): Promise<void> {
-        this.log.info("Restarting the server.");
-        await this.stop();
-        await this.start();
     }
 
     /** Asks the server for `verbatim/status`; `undefined` when it is not running. */
@@ -184,8 +216,8 @@ export class Server implements vscode.Disposable {
         }
     }
 
+    /** Releases what the server object holds; stopping the server is {@link shutdown}'s job. */
     dispose(): void {
-        void this.stop();
         this.stalePreviews.dispose();
         this.stateEmitter.dispose();
     }

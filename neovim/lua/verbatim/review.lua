@@ -318,7 +318,7 @@ end
 --- The pending edit with `key`, or the one on display.
 ---@param key integer|nil
 ---@return verbatim.PendingEdit|nil
-local function target(key)
+local function pending_edit(key)
   if key ~= nil then
     return queue.get(key)
   end
@@ -331,7 +331,7 @@ end
 ---@return string|nil reason
 ---@return boolean|nil later the buffer changed: it applies when the server offers it again
 function M.accept(key)
-  local item = target(key)
+  local item = pending_edit(key)
   if not item then
     return false, key and ("no pending edit " .. key) or "no edit waits for review"
   end
@@ -350,7 +350,7 @@ end
 ---@param key? integer
 ---@return boolean rejected
 function M.reject(reason, key)
-  local item = target(key)
+  local item = pending_edit(key)
   if not item then
     return false
   end
@@ -396,13 +396,13 @@ function M.toggle_hunk()
     return
   end
   local row = api.nvim_win_get_cursor(win)[1] - 1
-  local target = line_hunks[row]
-  if not target then
+  local hunk = line_hunks[row]
+  if not hunk then
     return
   end
-  item.skipped[target.doc] = item.skipped[target.doc] or {}
-  local skipped = item.skipped[target.doc]
-  skipped[target.hunk] = not skipped[target.hunk] or nil
+  item.skipped[hunk.doc] = item.skipped[hunk.doc] or {}
+  local skipped = item.skipped[hunk.doc]
+  skipped[hunk.hunk] = not skipped[hunk.hunk] or nil
   draw(item)
 end
 
@@ -415,8 +415,8 @@ local function define_highlights()
     VerbatimReviewSkipped = "Comment",
     VerbatimReviewSkippedLabel = "WarningMsg",
   }
-  for name, target in pairs(links) do
-    api.nvim_set_hl(0, name, { link = target, default = true })
+  for name, link in pairs(links) do
+    api.nvim_set_hl(0, name, { link = link, default = true })
   end
 end
 

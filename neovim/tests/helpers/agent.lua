@@ -23,9 +23,12 @@ function Agent.connect(socket)
     connect_err = err
     done = true
   end)
-  assert(vim.wait(5000, function()
-    return done
-  end, 10), "connecting to " .. socket .. " timed out")
+  assert(
+    vim.wait(5000, function()
+      return done
+    end, 10),
+    "connecting to " .. socket .. " timed out"
+  )
   assert(not connect_err, "connecting to " .. socket .. ": " .. tostring(connect_err))
   local self = setmetatable({
     pipe = pipe,
@@ -49,7 +52,8 @@ function Agent.connect(socket)
       if not header_end then
         break
       end
-      local length = tonumber(self.buffer:sub(1, header_end):match("[Cc]ontent%-[Ll]ength:%s*(%d+)"))
+      local length =
+        tonumber(self.buffer:sub(1, header_end):match("[Cc]ontent%-[Ll]ength:%s*(%d+)"))
       local body_start = header_end + 4
       if not length or #self.buffer < body_start + length - 1 then
         break

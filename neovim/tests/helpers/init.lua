@@ -24,7 +24,9 @@ end
 function H.run(file)
   -- Messages for the person go to the test log as comments.
   vim.notify = function(msg, level)
-    out(string.format("#   notify(%s): %s", tostring(level or ""), tostring(msg):gsub("\n", "\n#   ")))
+    out(
+      string.format("#   notify(%s): %s", tostring(level or ""), tostring(msg):gsub("\n", "\n#   "))
+    )
   end
   local ok, err = xpcall(dofile, debug.traceback, file)
   if not ok then
@@ -44,7 +46,14 @@ function H.run(file)
       out(string.format("not ok %d - %s (%d ms)\n%s", i, case.name, ms, tostring(case_err)))
     end
   end
-  out(string.format("# %s: %d passed, %d failed", vim.fn.fnamemodify(file, ":t"), #cases - failed, failed))
+  out(
+    string.format(
+      "# %s: %d passed, %d failed",
+      vim.fn.fnamemodify(file, ":t"),
+      #cases - failed,
+      failed
+    )
+  )
   for _, agent in ipairs(H.agents) do
     agent:close()
   end
@@ -302,13 +311,16 @@ end
 ---@param extra? table more params
 ---@return integer
 function Scenario:str_replace(old_str, new_str, summary, extra)
-  return self.agent:request("verbatim/strReplace", vim.tbl_extend("force", {
-    uri = self.uri,
-    oldStr = old_str,
-    newStr = new_str,
-    baseRev = self.read.rev,
-    summary = summary,
-  }, extra or {}))
+  return self.agent:request(
+    "verbatim/strReplace",
+    vim.tbl_extend("force", {
+      uri = self.uri,
+      oldStr = old_str,
+      newStr = new_str,
+      baseRev = self.read.rev,
+      summary = summary,
+    }, extra or {})
+  )
 end
 
 --- Waits until `n` edits wait for review.
