@@ -3,7 +3,9 @@
  *
  * 1. the `verbatim.server.path` setting (when set, it is the only candidate:
  *    the person asked for that binary, so a broken one is an error, not a
- *    reason to silently run another);
+ *    reason to silently run another), but only in a trusted workspace: a
+ *    repository's `.vscode/settings.json` can name any program, and the
+ *    extension runs what it finds (`--version` at once, `lsp` after);
  * 2. the binary bundled in the extension (`server/verbatim`);
  * 3. the first `verbatim` on `PATH`.
  *
@@ -36,6 +38,12 @@ export interface BootstrapHost {
 
 export interface FindServerOptions {
     configuredPath: string | undefined;
+    /**
+     * Whether VS Code trusts the workspace. When it does not, `configuredPath`
+     * is ignored, wherever it was set: only the bundled binary and `PATH` are
+     * looked at.
+     */
+    workspaceTrusted: boolean;
     /** Where the extension bundles a binary: `<extension>/server/verbatim[.exe]`. */
     bundledPath: string;
     /** The `PATH` environment variable. */
@@ -61,9 +69,17 @@ export function bundledServerPath(extensionPath: string, platform: NodeJS.Platfo
 }
 
 export async function findServer(options: FindServerOptions, host: BootstrapHost): Promise<FoundServer> {
-    host.log("Looking for the verbatim server: the verbatim.server.path setting, then the bundled binary, then PATH.");
+    const ignoredPath = options.workspaceTrusted ? undefined : options.configuredPath;
+    if (options.workspaceTrusted) {
+        host.log("Looking for the verbatim server: the verbatim.server.path setting, then the bundled binary, then PATH.");
+    } else {
+        host.log(
+            "Looking for the verbatim server: this workspace is not trusted, so only the bundled binary, then PATH " +
+                "(the verbatim.server.path setting is not used, since a workspace's settings could name any program).",
+        );
+    }
 
-    if (options.configuredPath !== undefined) {
+    if (options.configuredPath !== undefined && options.workspaceTrusted) {
         const file = options.configuredPath;
         if (!(await host.isExecutableFile(file))) {
             throw new ServerNotFoundError(
@@ -81,7 +97,11 @@ export async function findServer(options: FindServerOptions, host: BootstrapHost
         host.log(`Using ${file} (${version}) from the verbatim.server.path setting.`);
         return { path: file, version, source: "setting" };
     }
-    host.log("  1. verbatim.server.path: not set");
+    if (ignoredPath !== undefined) {
+        host.log(`  1. verbatim.server.path: "${ignoredPath}" is ignored and not run: the workspace is not trusted`);
+    } else {
+        host.log("  1. verbatim.server.path: not set");
+    }
 
     const bundled = options.bundledPath;
     if (await host.isExecutableFile(bundled)) {
@@ -107,6 +127,13 @@ export async function findServer(options: FindServerOptions, host: BootstrapHost
         host.log("  3. PATH: no verbatim found");
     }
 
+    if (ignoredPath !== undefined) {
+        throw new ServerNotFoundError(
+            `Verbatim could not find its server. The verbatim.server.path setting ("${ignoredPath}") is not used ` +
+                "because this workspace is not trusted: trust the workspace to use it, or install Verbatim so that " +
+                "`verbatim` is on your PATH.",
+        );
+    }
     throw new ServerNotFoundError(`Verbatim could not find its server. ${INSTALL_HINT}`);
 }
 

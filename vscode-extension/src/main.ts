@@ -49,6 +49,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         vscode.commands.registerCommand("verbatim.toggleAutoApply", () => toggleAutoApply(current)),
         vscode.commands.registerCommand("verbatim.copyConnectionInfo", () => copyConnectionInfo(current)),
         vscode.workspace.onDidChangeConfiguration((event) => onConfigurationChanged(current, event)),
+        vscode.workspace.onDidGrantWorkspaceTrust(() => onWorkspaceTrusted(current)),
     );
 
     await current.start();
@@ -136,15 +137,26 @@ async function onConfigurationChanged(server: Server, event: vscode.Configuratio
         server.setSessionReviewMode(undefined);
     }
     if (!needsRestart((key) => event.affectsConfiguration(key))) return;
+    await restartOrOffer(server, "Verbatim: the new setting takes effect when the server restarts. Connected agents will have to reconnect.");
+}
+
+/** In a workspace trusted only now, the `verbatim.server.path` setting starts to count. */
+async function onWorkspaceTrusted(server: Server): Promise<void> {
+    if (server.config().serverPath === undefined) return;
+    server.log.info("The workspace is now trusted, so the verbatim.server.path setting is used from the next start.");
+    await restartOrOffer(
+        server,
+        "Verbatim: the workspace is trusted now, so the server from the verbatim.server.path setting runs once the server restarts. Connected agents will have to reconnect.",
+    );
+}
+
+/** Restarts at once when nothing runs that a restart could disturb (the change may be the fix); else asks first. */
+async function restartOrOffer(server: Server, message: string): Promise<void> {
     if (server.state.kind === "failed" || server.state.kind === "stopped") {
-        // Nothing runs that a restart could disturb: the new setting may be the fix.
         await server.restart();
         return;
     }
     const restart = "Restart Server";
-    const choice = await vscode.window.showInformationMessage(
-        "Verbatim: the new setting takes effect when the server restarts. Connected agents will have to reconnect.",
-        restart,
-    );
+    const choice = await vscode.window.showInformationMessage(message, restart);
     if (choice === restart) await server.restart();
 }

@@ -119,6 +119,7 @@ export class Server implements vscode.Disposable {
             found = await findServer(
                 {
                     configuredPath: config.serverPath,
+                    workspaceTrusted: vscode.workspace.isTrusted,
                     bundledPath: bundledServerPath(this.context.extensionPath, platform),
                     pathEnv: process.env["PATH"],
                     platform,

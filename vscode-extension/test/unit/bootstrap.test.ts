@@ -22,7 +22,19 @@ function fakeHost(files: Record<string, string | Error>): BootstrapHost & { line
     };
 }
 
-const base = { bundledPath: "/ext/server/verbatim", pathEnv: "/usr/local/bin:/usr/bin", platform: "linux" as const };
+const base = { bundledPath: "/ext/server/verbatim", pathEnv: "/usr/local/bin:/usr/bin", platform: "linux" as const, workspaceTrusted: true };
+
+/** A host that records every file it was asked about or ran. */
+function recordingHost(files: Record<string, string | Error>): ReturnType<typeof fakeHost> & { touched: string[] } {
+    const host = fakeHost(files);
+    const touched: string[] = [];
+    return {
+        ...host,
+        touched,
+        isExecutableFile: (file) => (touched.push(file), host.isExecutableFile(file)),
+        runVersion: (file) => (touched.push(file), host.runVersion(file)),
+    };
+}
 
 describe("findServer", () => {
     test("the setting wins over the bundled binary and PATH", async () => {
@@ -93,6 +105,43 @@ describe("findServer", () => {
     });
 });
 
+describe("findServer in an untrusted workspace", () => {
+    const untrusted = { ...base, workspaceTrusted: false };
+
+    test("the setting is never looked at nor run: the bundled binary is used, and the log says why", async () => {
+        const host = recordingHost({ "/repo/evil.sh": "verbatim 6.6.6", "/ext/server/verbatim": "verbatim 0.1.0" });
+        const found = await findServer({ ...untrusted, configuredPath: "/repo/evil.sh" }, host);
+        assert.deepEqual(found, { path: "/ext/server/verbatim", version: "verbatim 0.1.0", source: "bundled" });
+        assert.ok(!host.touched.includes("/repo/evil.sh"), `touched ${host.touched.join(", ")}`);
+        assert.match(host.lines[0] ?? "", /not trusted/);
+        assert.ok(host.lines.some((line) => /"\/repo\/evil\.sh" is ignored and not run: the workspace is not trusted/.test(line)));
+    });
+
+    test("PATH is used when nothing is bundled", async () => {
+        const host = recordingHost({ "/repo/evil.sh": "verbatim 6.6.6", "/usr/bin/verbatim": "verbatim 0.1.0" });
+        const found = await findServer({ ...untrusted, configuredPath: "/repo/evil.sh" }, host);
+        assert.equal(found.source, "PATH");
+        assert.ok(!host.touched.includes("/repo/evil.sh"));
+    });
+
+    test("nothing else found: the error says the setting is ignored until the workspace is trusted", async () => {
+        const host = recordingHost({ "/repo/evil.sh": "verbatim 6.6.6" });
+        await assert.rejects(findServer({ ...untrusted, configuredPath: "/repo/evil.sh", pathEnv: undefined }, host), (error: unknown) => {
+            assert.ok(error instanceof ServerNotFoundError);
+            assert.match(error.message, /not used because this workspace is not trusted: trust the workspace/);
+            return true;
+        });
+        assert.ok(!host.touched.includes("/repo/evil.sh"));
+    });
+
+    test("without a setting, the search is the usual one", async () => {
+        const host = recordingHost({ "/usr/bin/verbatim": "verbatim 0.1.0" });
+        const found = await findServer({ ...untrusted, configuredPath: undefined }, host);
+        assert.equal(found.source, "PATH");
+        assert.ok(host.lines.some((line) => line === "  1. verbatim.server.path: not set"));
+    });
+});
+
 describe("searchPath", () => {
     test("skips empty entries and uses ; on Windows", async () => {
         const host = fakeHost({ "C:\\tools/verbatim.exe": "verbatim 0.1.0" });
@@ -118,7 +167,7 @@ describe("nodeBootstrapHost on real files", () => {
         assert.equal(await host.isExecutableFile(path.join(dir, "not-executable")), false);
         assert.equal(await host.isExecutableFile(bin), false, "a directory is not a binary");
         const found = await findServer(
-            { configuredPath: undefined, bundledPath: path.join(dir, "server", "verbatim"), pathEnv: `/nonexistent:${bin}`, platform: "linux" },
+            { configuredPath: undefined, bundledPath: path.join(dir, "server", "verbatim"), pathEnv: `/nonexistent:${bin}`, platform: "linux", workspaceTrusted: true },
             host,
         );
         assert.deepEqual(found, { path: script, version: "verbatim 9.9.9", source: "PATH" });
