@@ -28,6 +28,8 @@ H.test("defaults", function()
   H.eq({}, resolved.skip_filetypes)
   H.eq({ ".git" }, resolved.root_markers)
   H.eq("a", resolved.keymaps.accept)
+  H.eq({ "]c", "[c" }, { resolved.keymaps.next_hunk, resolved.keymaps.prev_hunk })
+  H.eq(#config.keymap_order, vim.tbl_count(resolved.keymaps), "every key has a place in the order")
 end)
 
 H.test("options are merged over the defaults, keymaps key by key", function()

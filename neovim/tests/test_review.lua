@@ -337,6 +337,81 @@ H.test("leaving out one change applies the rest and is reported honestly", funct
   H.eq("new value", now[18])
 end)
 
+H.test("]c and [c move between changes; x over a visual range leaves them all out", function()
+  local lines = {}
+  for i = 1, 30 do
+    lines[i] = "line " .. i
+  end
+  -- Three changes far enough apart (more than twice the context) to stay apart.
+  lines[2], lines[14], lines[26] = "old value", "old value", "old value"
+  local s = H.scenario({ ["n.txt"] = table.concat(lines, "\n") .. "\n" }, "n.txt", "nav-agent")
+  local id = s:str_replace("old value", "new value", "Renew", { replaceAll = true })
+  H.wait_pending(1)
+  local _, review = H.review_window()
+  review = review or {}
+  H.truthy(
+    review[3]:find("x leave out change (or selection)", 1, true)
+      and review[3]:find("]c/[c next/previous change", 1, true),
+    "the header names the keys: " .. review[3]
+  )
+  local changes = {} -- the window's lines of the three changes, top to bottom
+  for i, line in ipairs(review) do
+    if line == "-old value" then
+      table.insert(changes, i)
+    end
+  end
+  H.eq(3, #changes, table.concat(review, "\n"))
+
+  press_in_review("gg")
+  for _, step in ipairs({
+    { "]c", 1, "]c goes to the first change" },
+    { "]c", 2, "]c goes to the second change" },
+    { "[c", 1, "[c goes back" },
+    { "2]c", 3, "a count skips changes" },
+    { "]c", 3, "]c stays on the last change" },
+    { "9[c", 1, "[c stops at the first change" },
+  }) do
+    api.nvim_feedkeys(step[1], "xt", false)
+    H.eq(changes[step[2]], api.nvim_win_get_cursor(0)[1], step[3])
+  end
+
+  local item = require("verbatim.queue").items[1]
+  local function left_out()
+    local result = {}
+    for hunk in pairs(item.skipped[1] or {}) do
+      table.insert(result, hunk)
+    end
+    table.sort(result)
+    return result
+  end
+  -- From inside the first change to inside the second: both are left out.
+  api.nvim_feedkeys("V" .. (changes[2] - changes[1]) .. "jx", "xt", false)
+  H.eq("n", api.nvim_get_mode().mode, "back in Normal mode")
+  H.eq({ 1, 2 }, left_out())
+  local _, marked = H.review_window()
+  H.truthy(has_line(marked, "-old value"), "left-out changes stay listed")
+  -- The same range again: all were left out, so all come back.
+  api.nvim_win_set_cursor(0, { changes[1], 0 })
+  api.nvim_feedkeys("V" .. (changes[2] - changes[1]) .. "jx", "xt", false)
+  H.eq({}, left_out())
+  -- A range over a left-out change and others leaves them all out.
+  api.nvim_win_set_cursor(0, { changes[2], 0 })
+  api.nvim_feedkeys("x", "xt", false)
+  H.eq({ 2 }, left_out())
+  api.nvim_feedkeys("ggVGx", "xt", false)
+  H.eq({ 1, 2, 3 }, left_out())
+  -- Take the last one back with x in Normal mode; only it lands.
+  api.nvim_feedkeys("G[cx", "xt", false)
+  H.eq({ 1, 2 }, left_out())
+  api.nvim_feedkeys("a", "xt", false)
+  local response = s.agent:wait(id)
+  H.eq(nil, response.error)
+  H.eq(true, response.result.applied)
+  H.eq(true, response.result.modifiedByEditor)
+  local now = H.lines(s.buf)
+  H.eq({ "old value", "old value", "new value" }, { now[2], now[14], now[26] })
+end)
+
 H.test("edits queue up; `A` accepts the rest from that agent for the session", function()
   local s =
     H.scenario({ ["a.txt"] = "a1\n", ["b.txt"] = "b1\n", ["c.txt"] = "c1\n" }, "a.txt", "bulk")

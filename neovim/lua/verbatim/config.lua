@@ -10,7 +10,9 @@ local M = {}
 ---@field accept string|false Apply the edit under review, as one undo step.
 ---@field reject string|false Refuse the edit under review, asking for a reason.
 ---@field accept_all string|false Apply this edit and every later one from the same agent.
----@field toggle_hunk string|false Leave out (or take back) the change under the cursor.
+---@field toggle_hunk string|false Leave out (or take back) the change under the cursor, or those in a visual selection.
+---@field next_hunk string|false Move to the next change.
+---@field prev_hunk string|false Move to the previous change.
 ---@field close string|false Close the review window; the edit stays pending.
 
 ---@class verbatim.Config
@@ -44,22 +46,54 @@ local function list_of_strings(value)
   return true
 end
 
----@param value any
----@return boolean, string?
-local function key_or_false(value)
-  if value == false or (type(value) == "string" and value ~= "") then
-    return true
+--- A check that accepts a non-empty string or false.
+---@param what string what the string names, for the error message
+---@return fun(value: any): boolean, string?
+local function string_or_false(what)
+  return function(value)
+    if value == false or (type(value) == "string" and value ~= "") then
+      return true
+    end
+    return false, what .. " or false"
   end
-  return false, "a key (string) or false"
 end
 
----@param spec verbatim.OptionSpec
----@return verbatim.OptionSpec
-local function keymap(spec)
-  spec.type = "string|false"
-  spec.check = key_or_false
-  return spec
+local key_or_false = string_or_false("a key (string)")
+
+--- The keys of the review window, in the order the help file lists them.
+local keymap_specs = {
+  { "accept", "a", "Apply the edit, as one undo step." },
+  { "reject", "r", "Refuse the edit; asks for a reason that goes back to the agent." },
+  {
+    "accept_all",
+    "A",
+    "Apply this edit and, for this session, every later one from the same agent.",
+  },
+  {
+    "toggle_hunk",
+    "x",
+    "Leave out the change under the cursor, or in Visual mode every change the selection touches (press again to take them back).",
+  },
+  { "next_hunk", "]c", "Move to the next change (a count moves that many)." },
+  { "prev_hunk", "[c", "Move to the previous change (a count moves that many)." },
+  { "close", "q", "Close the review window; the edit stays pending." },
+}
+
+--- The keymap option's fields, their defaults, and their order.
+---@return table<string, verbatim.OptionSpec> fields
+---@return table<string, string> defaults
+---@return string[] order
+local function keymap_fields()
+  local fields, defaults, order = {}, {}, {}
+  for _, entry in ipairs(keymap_specs) do
+    local name, default, desc = entry[1], entry[2], entry[3]
+    fields[name] = { type = "string|false", default = default, desc = desc, check = key_or_false }
+    defaults[name] = default
+    table.insert(order, name)
+  end
+  return fields, defaults, order
 end
+local keymap_schema, keymap_defaults, keymap_order = keymap_fields()
 
 --- Every option, in the order the help file lists them.
 ---@type table<string, verbatim.OptionSpec>
@@ -119,39 +153,13 @@ M.schema = {
     type = "string|false",
     default = "verbatim.log",
     desc = "Where the server writes its log (passed as --log-file); a relative name is taken in stdpath('log'); false leaves the log on stderr, which Neovim keeps in its LSP log.",
-    check = function(value)
-      if value == false or (type(value) == "string" and value ~= "") then
-        return true
-      end
-      return false, "a file name or false"
-    end,
+    check = string_or_false("a file name"),
   },
   keymaps = {
     type = "table",
-    default = {
-      accept = "a",
-      reject = "r",
-      accept_all = "A",
-      toggle_hunk = "x",
-      close = "q",
-    },
+    default = keymap_defaults,
     desc = "Keys of the review window; false disables a key.",
-    fields = {
-      accept = keymap({ default = "a", desc = "Apply the edit, as one undo step." }),
-      reject = keymap({
-        default = "r",
-        desc = "Refuse the edit; asks for a reason that goes back to the agent.",
-      }),
-      accept_all = keymap({
-        default = "A",
-        desc = "Apply this edit and, for this session, every later one from the same agent.",
-      }),
-      toggle_hunk = keymap({
-        default = "x",
-        desc = "Leave out the change under the cursor (press again to take it back).",
-      }),
-      close = keymap({ default = "q", desc = "Close the review window; the edit stays pending." }),
-    },
+    fields = keymap_schema,
   },
 }
 
@@ -166,7 +174,7 @@ M.order = {
   "log_file",
   "keymaps",
 }
-M.keymap_order = { "accept", "reject", "accept_all", "toggle_hunk", "close" }
+M.keymap_order = keymap_order
 
 ---@return verbatim.Config
 function M.defaults()
@@ -251,7 +259,6 @@ function M.resolve(opts)
   return result, unknown
 end
 
---- Validates and stores the options; warns once about unknown keys.
 --- The server's log file, or nil when it logs to stderr.
 ---@return string|nil
 function M.log_path()
@@ -265,6 +272,7 @@ function M.log_path()
   return vim.fs.joinpath(vim.fn.stdpath("log") --[[@as string]], name)
 end
 
+--- Validates and stores the options; warns once about unknown keys.
 ---@param opts table|nil
 ---@return verbatim.Config
 function M.set(opts)

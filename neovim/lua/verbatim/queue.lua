@@ -70,9 +70,10 @@ local function changed()
   api.nvim_exec_autocmds("User", { pattern = "VerbatimPending", modeline = false })
 end
 
+--- Where `item` stands in the queue (1 is the oldest), or nil when it left.
 ---@param item verbatim.PendingEdit
 ---@return integer|nil
-local function index_of(item)
+function M.position(item)
   for i, other in ipairs(M.items) do
     if other == item then
       return i
@@ -84,7 +85,7 @@ end
 ---@param item verbatim.PendingEdit
 ---@param result lsp.ApplyWorkspaceEditResult
 function M.resolve(item, result)
-  local index = index_of(item)
+  local index = M.position(item)
   if not index then
     return
   end
@@ -131,8 +132,9 @@ function M.expect_offer(item)
       return
     end
     remove(moving, item)
-    if index_of(item) then
-      table.remove(M.items, index_of(item))
+    local index = M.position(item)
+    if index then
+      table.remove(M.items, index)
       vim.notify(
         string.format(
           "verbatim: withdrew %s: your changes touched the text it replaces, so it no longer"

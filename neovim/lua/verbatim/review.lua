@@ -1,7 +1,8 @@
 ---@brief
 --- The review window: the pending edit's agent, summary and changes as a
 --- unified diff of the buffer's current text against the proposal, with keys
---- to accept, reject, trust the agent, and leave out single changes.
+--- to accept, reject, trust the agent, move from change to change, and leave
+--- out single changes or a visual range of them.
 ---
 --- The window opens without taking the cursor (an edit arriving while the
 --- person types must not catch their keys); `:Verbatim review` moves into it.
@@ -22,9 +23,18 @@ local bufnr = nil
 --- The key of the pending edit on display.
 ---@type integer|nil
 M.shown = nil
+
+---@class verbatim.ReviewHunk
+---@field doc integer the document's index in the proposal
+---@field hunk integer the change's index in the document
+---@field row integer the first changed line in the window (0-based)
+
 --- Line (0-based) -> the change it belongs to, for the edit on display.
----@type table<integer, { doc: integer, hunk: integer }>
+---@type table<integer, verbatim.ReviewHunk>
 local line_hunks = {}
+--- Every change on display, top to bottom.
+---@type verbatim.ReviewHunk[]
+local hunks = {}
 --- Keys of the edits seen so far, to open the window only for new ones.
 local seen = {} ---@type table<integer, boolean>
 
@@ -86,6 +96,8 @@ local function render_document(lines, marks, doc, doc_index, skipped, root)
     for j = pre, first_a - 1 do
       table.insert(lines, " " .. a[j])
     end
+    local hunk = { doc = doc_index, hunk = i, row = #lines }
+    table.insert(hunks, hunk)
     for j = h.start_a, h.start_a + h.count_a - 1 do
       table.insert(lines, "-" .. a[j])
     end
@@ -96,7 +108,7 @@ local function render_document(lines, marks, doc, doc_index, skipped, root)
       table.insert(lines, " " .. a[j])
     end
     for l = header_line, #lines - 1 do
-      line_hunks[l] = { doc = doc_index, hunk = i }
+      line_hunks[l] = hunk
     end
     if skipped[i] then
       table.insert(marks, { header_line, #lines, "VerbatimReviewSkipped", "left out" })
@@ -110,15 +122,10 @@ end
 ---@return string[] lines
 ---@return table[] marks { first line, end line (exclusive), highlight, virtual text? }
 local function render(item)
-  line_hunks = {}
+  line_hunks, hunks = {}, {}
   local proposal = item.proposal
   local keys = config.options.keymaps
-  local position = 1
-  for i, other in ipairs(queue.items) do
-    if other == item then
-      position = i
-    end
-  end
+  local position = queue.position(item) or 1
   local from_disk = proposal.origin == "disk"
   local lines = {
     from_disk
@@ -128,12 +135,24 @@ local function render(item)
   }
   local marks = { { 0, 1, "VerbatimReviewTitle" }, { 1, 2, "VerbatimReviewSummary" } }
   local help = {}
+  -- "]c/[c next/previous change", or the one of the two keys that is set.
+  local nav = { keys = {}, words = {} }
+  for _, key in ipairs({ { keys.next_hunk, "next" }, { keys.prev_hunk, "previous" } }) do
+    if key[1] then
+      table.insert(nav.keys, key[1])
+      table.insert(nav.words, key[2])
+    end
+  end
   for _, entry in ipairs({
     { keys.accept, "accept" },
     { keys.reject, from_disk and "reject (keep the buffer as it is)" or "reject" },
     -- Trust is for agents; changes on disk apply at once with external_changes = "auto".
     { not from_disk and keys.accept_all, "accept all from " .. proposal.agent },
-    { keys.toggle_hunk, "leave out change" },
+    { keys.toggle_hunk, "leave out change (or selection)" },
+    {
+      #nav.keys > 0 and table.concat(nav.keys, "/"),
+      table.concat(nav.words, "/") .. " change",
+    },
     { keys.close, "close" },
   }) do
     if entry[1] then
@@ -174,9 +193,14 @@ local function ensure_buffer()
   vim.bo[bufnr].filetype = "diff"
   vim.bo[bufnr].modifiable = false
   local keys = config.options.keymaps
-  local function map(lhs, fn, desc)
+  local function map(lhs, fn, desc, mode)
     if lhs then
-      vim.keymap.set("n", lhs, fn, { buffer = bufnr, nowait = true, desc = "verbatim: " .. desc })
+      vim.keymap.set(
+        mode or "n",
+        lhs,
+        fn,
+        { buffer = bufnr, nowait = true, desc = "verbatim: " .. desc }
+      )
     end
   end
   map(keys.accept, function()
@@ -191,6 +215,17 @@ local function ensure_buffer()
   map(keys.toggle_hunk, function()
     M.toggle_hunk()
   end, "leave out the change under the cursor")
+  map(keys.toggle_hunk, function()
+    local first, last = vim.fn.line("v"), vim.fn.line(".")
+    vim.cmd("normal! \27") -- leave Visual mode
+    M.toggle_hunks(math.min(first, last), math.max(first, last))
+  end, "leave out the selected changes", "x")
+  map(keys.next_hunk, function()
+    M.goto_hunk("next", vim.v.count1)
+  end, "next change")
+  map(keys.prev_hunk, function()
+    M.goto_hunk("prev", vim.v.count1)
+  end, "previous change")
   map(keys.close, function()
     M.close()
   end, "close the review window")
@@ -388,22 +423,84 @@ function M.accept_all()
   queue.trust(item.proposal.agent)
 end
 
+--- Leaves out every change that lines `first`..`last` (1-based, inclusive)
+--- of the review window touch; when all of them are left out already, takes
+--- them back instead.
+---@param first integer
+---@param last integer
+function M.toggle_hunks(first, last)
+  local item = M.current()
+  if not item or not find_window() then
+    return
+  end
+  local touched, all_skipped = {}, true
+  for row = first - 1, last - 1 do
+    local hunk = line_hunks[row]
+    if hunk and not vim.tbl_contains(touched, hunk) then
+      table.insert(touched, hunk)
+      local skipped = item.skipped[hunk.doc]
+      all_skipped = all_skipped and skipped ~= nil and skipped[hunk.hunk] == true
+    end
+  end
+  if #touched == 0 then
+    return
+  end
+  for _, hunk in ipairs(touched) do
+    item.skipped[hunk.doc] = item.skipped[hunk.doc] or {}
+    item.skipped[hunk.doc][hunk.hunk] = (not all_skipped) or nil
+  end
+  draw(item)
+end
+
 --- Leaves out (or takes back) the change under the cursor.
 function M.toggle_hunk()
-  local item = M.current()
   local win = find_window()
-  if not item or not win then
-    return
+  if win then
+    local line = api.nvim_win_get_cursor(win)[1]
+    M.toggle_hunks(line, line)
+  end
+end
+
+--- Moves the cursor of the review window `count` changes down ("next") or
+--- up ("prev"), to the change's first changed line; stops at the last one,
+--- as `]c` does in diff mode.
+---@param direction "next"|"prev"
+---@param count? integer
+---@return boolean moved
+function M.goto_hunk(direction, count)
+  local win = find_window()
+  if not win or #hunks == 0 then
+    return false
   end
   local row = api.nvim_win_get_cursor(win)[1] - 1
-  local hunk = line_hunks[row]
-  if not hunk then
-    return
+  local target_row
+  for _ = 1, count or 1 do
+    local found
+    if direction == "next" then
+      for _, hunk in ipairs(hunks) do
+        if hunk.row > row then
+          found = hunk.row
+          break
+        end
+      end
+    else
+      for k = #hunks, 1, -1 do
+        if hunks[k].row < row then
+          found = hunks[k].row
+          break
+        end
+      end
+    end
+    if not found then
+      break
+    end
+    row, target_row = found, found
   end
-  item.skipped[hunk.doc] = item.skipped[hunk.doc] or {}
-  local skipped = item.skipped[hunk.doc]
-  skipped[hunk.hunk] = not skipped[hunk.hunk] or nil
-  draw(item)
+  if not target_row then
+    return false
+  end
+  api.nvim_win_set_cursor(win, { target_row + 1, 0 })
+  return true
 end
 
 local function define_highlights()
