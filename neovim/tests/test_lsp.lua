@@ -219,6 +219,10 @@ H.test("status: notifications, :Verbatim status, discovery file", function()
     table.insert(messages, msg)
   end
   vim.cmd("Verbatim status")
+  H.eq({}, messages, ":Verbatim status returns before the server answers")
+  H.wait_for(":Verbatim status reports", function()
+    return #messages > 0
+  end)
   vim.notify = notify
   local text = table.concat(messages, "\n")
   H.truthy(text:find("status-agent", 1, true), text)

@@ -105,8 +105,9 @@ end
 ---@type table<string, fun(rest: string)>
 local subcommands = {
   status = function()
-    local lines = M.format_status(require("verbatim").status())
-    say("%s", table.concat(lines, "\n"))
+    require("verbatim").status(function(status)
+      say("%s", table.concat(M.format_status(status), "\n"))
+    end)
   end,
   review = function()
     require("verbatim").review()

@@ -49,7 +49,15 @@ function M.check()
   if #clients == 0 then
     health.info("no server running (it starts with the first file buffer)")
   end
-  local statuses = lsp.fetch_statuses(1000)
+  -- A health report is read once it is complete, so this one waits.
+  local statuses
+  lsp.fetch_statuses(function(fresh)
+    statuses = fresh
+  end, 1000)
+  vim.wait(1500, function()
+    return statuses ~= nil
+  end)
+  statuses = statuses or lsp.statuses
   for _, client in ipairs(clients) do
     local status = statuses[client.id]
     health.ok(string.format("server for %s (client %d)", client.root_dir or "?", client.id))

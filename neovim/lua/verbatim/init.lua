@@ -86,15 +86,11 @@ end
 ---@field pending verbatim.PendingInfo[]
 ---@field trusted string[] agents whose edits apply without review this session
 
---- The running servers, their agents, and the edits waiting for review.
---- Asks each server (up to `timeout_ms`, default 1000) for a fresh status.
----@param timeout_ms? integer
+---@param statuses table<integer, verbatim.Status>
 ---@return verbatim.StatusInfo
-function M.status(timeout_ms)
-  local lsp = require("verbatim.lsp")
-  local statuses = lsp.fetch_statuses(timeout_ms)
+local function status_info(statuses)
   local clients = {}
-  for _, client in ipairs(lsp.clients()) do
+  for _, client in ipairs(require("verbatim.lsp").clients()) do
     table.insert(clients, {
       client_id = client.id,
       root_dir = client.root_dir,
@@ -109,6 +105,24 @@ function M.status(timeout_ms)
     pending = M.pending(),
     trusted = trusted,
   }
+end
+
+--- The running servers, their agents, and the edits waiting for review.
+--- Without `on_status`, returns at once what each server last reported.
+--- With it, asks each server for a fresh status without blocking Neovim and
+--- calls `on_status` once all have answered or `timeout_ms` (default 1000)
+--- has passed.
+---@param on_status? fun(status: verbatim.StatusInfo)
+---@param timeout_ms? integer
+---@return verbatim.StatusInfo|nil
+function M.status(on_status, timeout_ms)
+  local lsp = require("verbatim.lsp")
+  if not on_status then
+    return status_info(lsp.statuses)
+  end
+  lsp.fetch_statuses(function(statuses)
+    on_status(status_info(statuses))
+  end, timeout_ms)
 end
 
 --- Opens the review window on the next pending edit and moves into it.

@@ -243,7 +243,7 @@ end
 --- Stops attaching to new buffers and stops every Verbatim client.
 function M.disable()
   api.nvim_clear_autocmds({ group = group })
-  for _, client in ipairs(vim.lsp.get_clients({ name = M.NAME })) do
+  for _, client in ipairs(M.clients()) do
     client:stop()
   end
 end
@@ -254,20 +254,48 @@ function M.clients()
   return vim.lsp.get_clients({ name = M.NAME })
 end
 
---- Asks each server for its status (waiting up to `timeout_ms` for each);
---- falls back to the last `verbatim/statusChanged` it sent.
+--- Asks each server for its status without blocking, and calls `on_done`
+--- with every client's latest status once all have answered or `timeout_ms`
+--- (default 1000) has passed; a server that did not answer keeps the last
+--- `verbatim/statusChanged` it sent.
+---@param on_done fun(statuses: table<integer, verbatim.Status>)
 ---@param timeout_ms? integer
----@return table<integer, verbatim.Status>
-function M.fetch_statuses(timeout_ms)
+function M.fetch_statuses(on_done, timeout_ms)
+  local waiting = 0
+  local done = false
+  local timer = nil ---@type uv.uv_timer_t|nil
+  local function finish()
+    if done then
+      return
+    end
+    done = true
+    if timer and not timer:is_closing() then
+      timer:stop()
+      timer:close()
+    end
+    on_done(M.statuses)
+  end
   for _, client in ipairs(M.clients()) do
     if client.initialized then
-      local response = client:request_sync(protocol.methods.status, nil, timeout_ms or 1000)
-      if response and response.result then
-        M.statuses[client.id] = response.result
+      local sent = client:request(protocol.methods.status, nil, function(err, result)
+        if not err and type(result) == "table" then
+          M.statuses[client.id] = result
+        end
+        waiting = waiting - 1
+        if waiting == 0 then
+          finish()
+        end
+      end)
+      if sent then
+        waiting = waiting + 1
       end
     end
   end
-  return M.statuses
+  if waiting == 0 then
+    vim.schedule(finish)
+  else
+    timer = vim.defer_fn(finish, timeout_ms or 1000)
+  end
 end
 
 return M
