@@ -151,3 +151,27 @@ H.test("annotation labels split into agent and summary", function()
   H.eq(true, protocol.is_disk_annotation("verbatim/disk/7"))
   H.eq(false, protocol.is_disk_annotation("verbatim/7"))
 end)
+
+H.test("require has no side effects: setup() creates highlights and autocommands", function()
+  for _, name in ipairs({ "verbatim", "verbatim.review", "verbatim.lsp", "verbatim.external" }) do
+    require(name)
+  end
+  local api = vim.api
+  local function review_autocmds()
+    local ok, autocmds = pcall(api.nvim_get_autocmds, { group = "verbatim.review" })
+    return ok and #autocmds or 0
+  end
+  H.eq({}, api.nvim_get_hl(0, { name = "VerbatimReviewTitle" }), "no highlight before setup()")
+  H.eq(0, review_autocmds(), "no autocommand before setup()")
+  H.eq({}, api.nvim_get_autocmds({ group = "verbatim.lsp" }))
+
+  for _ = 1, 2 do -- a second setup() replaces, not adds
+    require("verbatim").setup({ cmd = { vim.env.VERBATIM_BIN, "lsp" } })
+    H.eq("Title", api.nvim_get_hl(0, { name = "VerbatimReviewTitle" }).link)
+    H.eq(1, review_autocmds(), "the ColorScheme autocommand")
+    H.truthy(#api.nvim_get_autocmds({ group = "verbatim.lsp" }) > 0, "the attach autocommands")
+  end
+  vim.cmd("highlight clear")
+  vim.api.nvim_exec_autocmds("ColorScheme", {})
+  H.eq("Title", api.nvim_get_hl(0, { name = "VerbatimReviewTitle" }).link, "after a colour scheme")
+end)

@@ -49,6 +49,8 @@ M.state = {}
 local reload_requested = {}
 
 local group = api.nvim_create_augroup("verbatim.external", { clear = true })
+--- Whether the queue's changes are followed (see `enable`).
+local listening = false
 
 ---@param msg string
 ---@param level integer
@@ -392,6 +394,13 @@ end
 --- `external_changes` is "off").
 function M.enable()
   api.nvim_clear_autocmds({ group = group })
+  if not listening then
+    -- Once no edit waits on a buffer, its timestamp catches up with the disk.
+    listening = true
+    queue.on_change(function()
+      vim.schedule(M.flush)
+    end)
+  end
   if config.options.external_changes == "off" then
     return
   end
@@ -425,9 +434,5 @@ function M.enable()
     end
   end
 end
-
-queue.on_change(function()
-  vim.schedule(M.flush)
-end)
 
 return M

@@ -24,11 +24,13 @@ M.did_setup = false
 ---@field since integer os.time() of arrival
 ---@field client_id integer
 
---- Validates the options, then starts the server for every file buffer.
+--- Validates the options, creates the review window's highlight groups and
+--- autocommands, then starts the server for every file buffer. Requiring a
+--- module has no side effect: every step is here.
 ---@param opts? table see :help verbatim-options
 function M.setup(opts)
   require("verbatim.config").set(opts)
-  require("verbatim.review") -- listens to the queue
+  require("verbatim.review").setup()
   require("verbatim.lsp").enable()
   M.did_setup = true
 end

@@ -2,8 +2,8 @@
 --- The Verbatim protocol as the Neovim plugin sees it: method names, error
 --- codes and the shapes of the messages the plugin sends or receives.
 ---
---- docs/protocol.md is the single source of truth; tests/test_protocol.lua
---- checks this module against it.
+--- docs/protocol.md is the single source of truth; tests/test_config.lua
+--- ("protocol.lua mirrors docs/protocol.md") checks this module against it.
 
 local M = {}
 

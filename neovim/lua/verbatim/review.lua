@@ -517,13 +517,24 @@ local function define_highlights()
   end
 end
 
-define_highlights()
-api.nvim_create_autocmd("ColorScheme", {
-  group = api.nvim_create_augroup("verbatim.review", { clear = true }),
-  callback = define_highlights,
-})
-queue.on_change(function()
-  M.refresh()
-end)
+local listening = false
+
+--- Creates the highlight groups (again after a colour scheme loads) and
+--- starts following the queue. Called by `require("verbatim").setup()`;
+--- calling it again is harmless.
+function M.setup()
+  define_highlights()
+  api.nvim_create_autocmd("ColorScheme", {
+    group = api.nvim_create_augroup("verbatim.review", { clear = true }),
+    desc = "verbatim: define the review window's highlight groups again",
+    callback = define_highlights,
+  })
+  if not listening then
+    listening = true
+    queue.on_change(function()
+      M.refresh()
+    end)
+  end
+end
 
 return M
