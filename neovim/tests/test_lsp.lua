@@ -236,6 +236,14 @@ H.test(":checkhealth verbatim", function()
   H.truthy(text:find("found " .. vim.env.VERBATIM_BIN, 1, true), text)
   H.truthy(text:find("version: verbatim 0.1", 1, true), text)
   H.truthy(text:find("agent socket: ", 1, true), text)
+  H.truthy(
+    text:find(
+      "runtime directory (agents find servers here): " .. vim.env.VERBATIM_RUNTIME_DIR,
+      1,
+      true
+    ),
+    "the runtime directory, as the server reports it: " .. text
+  )
   H.truthy(not text:find("ERROR", 1, true), text)
   vim.cmd("tabclose")
 end)

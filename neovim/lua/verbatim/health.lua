@@ -63,17 +63,18 @@ function M.check()
     health.ok(string.format("server for %s (client %d)", client.root_dir or "?", client.id))
     if status then
       health.ok("agent socket: " .. tostring(status.socket))
+      -- The server decides where discovery files go (docs/protocol.md,
+      -- "Discovery"); its answer is shown rather than re-derived here.
+      health.info(
+        "runtime directory (agents find servers here): "
+          .. vim.fs.dirname(tostring(status.discoveryFile))
+      )
       health.info("discovery file: " .. tostring(status.discoveryFile))
       health.info(string.format("%d agent(s) connected", #(status.agents or {})))
     else
       health.warn("the server did not answer " .. protocol.methods.status)
     end
   end
-  -- Where servers put discovery files (docs/protocol.md, "Discovery").
-  local runtime = vim.env.VERBATIM_RUNTIME_DIR
-    or (vim.env.XDG_RUNTIME_DIR and (vim.env.XDG_RUNTIME_DIR .. "/verbatim"))
-    or string.format("%s/verbatim-%d", vim.env.TMPDIR or "/tmp", vim.uv.getuid())
-  health.info("runtime directory (agents find servers here): " .. runtime)
   local log = config.log_path()
   health.info("server log: " .. (log or "stderr, in Neovim's LSP log (:LspLog)"))
 end
