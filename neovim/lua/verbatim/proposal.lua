@@ -58,17 +58,12 @@ local function fail(reason)
   return nil, reason
 end
 
---- Parses `ApplyWorkspaceEditParams`.
----@param params lsp.ApplyWorkspaceEditParams
----@param client vim.lsp.Client
----@return verbatim.Proposal|nil
----@return string|nil failure reason
-function M.build(params, client)
-  local edit = params and params.edit
-  if type(edit) ~= "table" then
-    return fail("workspace/applyEdit without an edit")
-  end
-  local annotations = edit.changeAnnotations or {}
+--- The documents a workspace edit changes, in order, each with its edits,
+--- and the ids of the annotations its changes carry.
+---@param edit lsp.WorkspaceEdit
+---@return verbatim.DocumentChange[]|nil documents
+---@return string[]|string annotation_ids, or why the edit is refused
+local function collect_documents(edit)
   local documents = {} ---@type verbatim.DocumentChange[]
   local by_uri = {} ---@type table<string, verbatim.DocumentChange>
   local creates = {} ---@type table<string, table>
@@ -150,7 +145,24 @@ function M.build(params, client)
   if #documents == 0 then
     return fail("the workspace edit changes no document")
   end
+  return documents, annotation_ids
+end
 
+---@class verbatim.EditOrigin
+---@field label string
+---@field agent string
+---@field summary string
+---@field origin "agent"|"disk"
+---@field pending_id integer|nil
+---@field needs_confirmation boolean
+
+--- Who proposes the edit and why: the first annotation the changes name
+--- that the edit defines; any of them may ask for confirmation.
+---@param params lsp.ApplyWorkspaceEditParams
+---@param annotation_ids string[]
+---@return verbatim.EditOrigin
+local function describe(params, annotation_ids)
+  local annotations = params.edit.changeAnnotations or {}
   local needs_confirmation = false
   local first ---@type lsp.ChangeAnnotation|nil
   local first_id ---@type string|nil
@@ -173,16 +185,39 @@ function M.build(params, client)
   else
     agent, summary = protocol.split_label(label, first and first.description)
   end
-
-  return setmetatable({
-    client_id = client.id,
-    encoding = client.offset_encoding or "utf-16",
+  return {
     label = label,
     agent = agent,
     summary = summary,
-    pending_id = protocol.pending_id(first_id),
     origin = origin,
+    pending_id = protocol.pending_id(first_id),
     needs_confirmation = needs_confirmation,
+  }
+end
+
+--- Parses `ApplyWorkspaceEditParams`.
+---@param params lsp.ApplyWorkspaceEditParams
+---@param client vim.lsp.Client
+---@return verbatim.Proposal|nil
+---@return string|nil failure reason
+function M.build(params, client)
+  if type(params and params.edit) ~= "table" then
+    return fail("workspace/applyEdit without an edit")
+  end
+  local documents, annotation_ids = collect_documents(params.edit)
+  if not documents then
+    return fail(annotation_ids --[[@as string]])
+  end
+  local about = describe(params, annotation_ids --[[@as string[] ]])
+  return setmetatable({
+    client_id = client.id,
+    encoding = client.offset_encoding or "utf-16",
+    label = about.label,
+    agent = about.agent,
+    summary = about.summary,
+    pending_id = about.pending_id,
+    origin = about.origin,
+    needs_confirmation = about.needs_confirmation,
     documents = documents,
   }, Proposal)
 end
