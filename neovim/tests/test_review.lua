@@ -412,6 +412,63 @@ H.test("]c and [c move between changes; x over a visual range leaves them all ou
   H.eq({ "old value", "old value", "new value" }, { now[2], now[14], now[26] })
 end)
 
+H.test("word_changes marks the words that differ", function()
+  local word_changes = require("verbatim.highlight").word_changes
+  for _, case in ipairs({
+    { "local x = 1", "local x = 2", { { 10, 11 } }, { { 10, 11 } } },
+    { "a b", "a b", {}, {} },
+    { "call(x)", "call(x, y)", {}, { { 6, 9 } } },
+    { "héllo wörld", "héllo world", { { 7, 13 } }, { { 7, 12 } } },
+    { "", "new", {}, { { 0, 3 } } },
+  }) do
+    local old, new = word_changes(case[1], case[2])
+    H.eq({ case[3], case[4] }, { old, new }, case[1] .. " -> " .. case[2])
+  end
+end)
+
+H.test("a Lua change is coloured as Lua, its changed word marked", function()
+  local s =
+    H.scenario({ ["m.lua"] = "local M = {}\nlocal x = 1\nreturn M\n" }, "m.lua", "lua-agent")
+  local id = s:str_replace("local x = 1", "local x = 2", "Two")
+  H.wait_pending(1)
+  local win, review = H.review_window()
+  local buf = api.nvim_win_get_buf(win --[[@as integer]])
+  local minus, plus
+  for i, line in ipairs(review or {}) do
+    if line == "-local x = 1" then
+      minus = i - 1
+    elseif line == "+local x = 2" then
+      plus = i - 1
+    end
+  end
+  H.truthy(minus and plus, table.concat(review or {}, "\n"))
+  local ns = api.nvim_get_namespaces()["verbatim.review"]
+  ---@param row integer
+  ---@return table<string, integer[]> highlight -> start columns, on that row
+  local function marks_on(row)
+    local result = {}
+    for _, mark in
+      ipairs(api.nvim_buf_get_extmarks(buf, ns, { row, 0 }, { row, -1 }, {
+        details = true,
+      }))
+    do
+      local hl = mark[4].hl_group or mark[4].line_hl_group
+      result[hl] = result[hl] or {}
+      table.insert(result[hl], mark[3])
+    end
+    return result
+  end
+  local added, removed = marks_on(plus), marks_on(minus)
+  H.eq({ 0 }, added.VerbatimReviewAdd, "the added line's background")
+  H.eq({ 0 }, removed.VerbatimReviewDelete, "the removed line's background")
+  H.eq({ 11 }, added.VerbatimReviewAddText, "the changed word, after the + sign")
+  H.eq({ 11 }, removed.VerbatimReviewDeleteText)
+  H.eq({ 1 }, added["@keyword.lua"], "`local` in Lua's colours: " .. vim.inspect(added))
+  H.truthy(added["@number.lua"], "the number in Lua's colours: " .. vim.inspect(added))
+  press_in_review("a")
+  H.eq(nil, s.agent:wait(id).error)
+end)
+
 H.test("edits queue up; `A` accepts the rest from that agent for the session", function()
   local s =
     H.scenario({ ["a.txt"] = "a1\n", ["b.txt"] = "b1\n", ["c.txt"] = "c1\n" }, "a.txt", "bulk")

@@ -2,13 +2,15 @@
 --- The review window: the pending edit's agent, summary and changes as a
 --- unified diff of the buffer's current text against the proposal, with keys
 --- to accept, reject, trust the agent, move from change to change, and leave
---- out single changes or a visual range of them.
+--- out single changes or a visual range of them. The changed code is coloured
+--- in its own language, with the words that differ marked (highlight.lua).
 ---
 --- The window opens without taking the cursor (an edit arriving while the
 --- person types must not catch their keys); `:Verbatim review` moves into it.
 
 local api = vim.api
 local config = require("verbatim.config")
+local highlight = require("verbatim.highlight")
 local proposal_mod = require("verbatim.proposal")
 local queue = require("verbatim.queue")
 
@@ -51,14 +53,70 @@ local function display_path(fname, root)
   return vim.fn.fnamemodify(fname, ":~")
 end
 
+--- Colours one change: a background on its removed and added lines, its code
+--- in the file's language, and the words that differ between a removed line
+--- and the added line in its place (when as many lines are added as removed).
+---@param spans table[] { row, first column or nil for the whole line, end column, highlight, priority }
+---@param lines string[] the window's lines so far
+---@param lang string|nil
+---@param rows { pre: integer[], minus: integer[], plus: integer[], post: integer[] } 0-based rows
+local function decorate_hunk(spans, lines, lang, rows)
+  local function text(row)
+    return lines[row + 1]:sub(2)
+  end
+  for _, row in ipairs(rows.minus) do
+    table.insert(spans, { row, nil, nil, "VerbatimReviewDelete" })
+  end
+  for _, row in ipairs(rows.plus) do
+    table.insert(spans, { row, nil, nil, "VerbatimReviewAdd" })
+  end
+  if lang then
+    local added = {}
+    for _, row in ipairs(rows.plus) do
+      added[row] = true
+    end
+    -- Each side is parsed whole, context included, so that a construct that
+    -- spans lines is recognised; the context is coloured once, from the old side.
+    for _, side in ipairs({
+      { vim.list_extend(vim.list_extend(vim.list_slice(rows.pre), rows.minus), rows.post), true },
+      { vim.list_extend(vim.list_extend(vim.list_slice(rows.pre), rows.plus), rows.post), false },
+    }) do
+      local side_rows, with_context = side[1], side[2]
+      for _, span in ipairs(highlight.code_spans(vim.tbl_map(text, side_rows), lang)) do
+        local row = side_rows[span.line]
+        if with_context or added[row] then
+          table.insert(spans, { row, span.first + 1, span.last + 1, span.hl, 150 })
+        end
+      end
+    end
+  end
+  if #rows.minus == #rows.plus then
+    for k, old_row in ipairs(rows.minus) do
+      local new_row = rows.plus[k]
+      local old_ranges, new_ranges = highlight.word_changes(text(old_row), text(new_row))
+      for _, range in ipairs(old_ranges) do
+        table.insert(
+          spans,
+          { old_row, range[1] + 1, range[2] + 1, "VerbatimReviewDeleteText", 210 }
+        )
+      end
+      for _, range in ipairs(new_ranges) do
+        table.insert(spans, { new_row, range[1] + 1, range[2] + 1, "VerbatimReviewAddText", 210 })
+      end
+    end
+  end
+end
+
 ---@param lines string[]
 ---@param marks table[]
+---@param spans table[] see decorate_hunk
 ---@param doc verbatim.DocumentChange
 ---@param doc_index integer
 ---@param skipped table<integer, boolean>
 ---@param root string|nil
-local function render_document(lines, marks, doc, doc_index, skipped, root)
-  local path = display_path(vim.uri_to_fname(doc.uri), root)
+local function render_document(lines, marks, spans, doc, doc_index, skipped, root)
+  local fname = vim.uri_to_fname(doc.uri)
+  local path = display_path(fname, root)
   -- Only the changed lines and their context are known (see proposal.lua).
   local a, b = doc.before_lines or {}, doc.after_lines or {}
   local total_a = doc.line_count or 0
@@ -73,6 +131,7 @@ local function render_document(lines, marks, doc, doc_index, skipped, root)
     table.insert(lines, "(no change)")
     return
   end
+  local lang = highlight.language(fname, doc.bufnr)
   local printed_until = 0 -- last line of `a` shown so far
   local delta = 0 -- line offset of `b` against `a` before the current hunk
   ---@param h verbatim.Hunk|nil
@@ -93,20 +152,28 @@ local function render_document(lines, marks, doc, doc_index, skipped, root)
     local count_b = count_a - h.count_a + h.count_b
     local header_line = #lines
     table.insert(lines, string.format("@@ -%d,%d +%d,%d @@", pre, count_a, pre + delta, count_b))
+    local rows = { pre = {}, minus = {}, plus = {}, post = {} }
+    ---@param kind "pre"|"minus"|"plus"|"post"
+    ---@param line string
+    local function add(kind, line)
+      table.insert(rows[kind], #lines)
+      table.insert(lines, line)
+    end
     for j = pre, first_a - 1 do
-      table.insert(lines, " " .. a[j])
+      add("pre", " " .. a[j])
     end
     local hunk = { doc = doc_index, hunk = i, row = #lines }
     table.insert(hunks, hunk)
     for j = h.start_a, h.start_a + h.count_a - 1 do
-      table.insert(lines, "-" .. a[j])
+      add("minus", "-" .. a[j])
     end
     for j = h.start_b, h.start_b + h.count_b - 1 do
-      table.insert(lines, "+" .. b[j])
+      add("plus", "+" .. b[j])
     end
     for j = last_a + 1, post do
-      table.insert(lines, " " .. a[j])
+      add("post", " " .. a[j])
     end
+    decorate_hunk(spans, lines, lang, rows)
     for l = header_line, #lines - 1 do
       line_hunks[l] = hunk
     end
@@ -121,6 +188,7 @@ end
 ---@param item verbatim.PendingEdit
 ---@return string[] lines
 ---@return table[] marks { first line, end line (exclusive), highlight, virtual text? }
+---@return table[] spans see decorate_hunk
 local function render(item)
   line_hunks, hunks = {}, {}
   local proposal = item.proposal
@@ -176,10 +244,11 @@ local function render(item)
   table.insert(lines, "")
   local client = vim.lsp.get_client_by_id(proposal.client_id)
   local root = client and client.root_dir or nil
+  local spans = {}
   for index, doc in ipairs(proposal.documents) do
-    render_document(lines, marks, doc, index, item.skipped[index] or {}, root)
+    render_document(lines, marks, spans, doc, index, item.skipped[index] or {}, root)
   end
-  return lines, marks
+  return lines, marks, spans
 end
 
 ---@return integer
@@ -254,7 +323,7 @@ end
 local function draw(item)
   local buf = ensure_buffer()
   M.shown = item.key
-  local lines, marks = render(item)
+  local lines, marks, spans = render(item)
   vim.bo[buf].modifiable = true
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
@@ -269,6 +338,18 @@ local function draw(item)
       priority = 200,
       virt_text = label and { { "  [" .. label .. "]", "VerbatimReviewSkippedLabel" } } or nil,
     })
+  end
+  for _, span in ipairs(spans) do
+    local row, first, last, hl, priority = span[1], span[2], span[3], span[4], span[5]
+    if first then
+      api.nvim_buf_set_extmark(buf, ns, row, first, {
+        end_col = last,
+        hl_group = hl,
+        priority = priority,
+      })
+    else
+      api.nvim_buf_set_extmark(buf, ns, row, 0, { line_hl_group = hl, priority = 10 })
+    end
   end
 end
 
@@ -511,6 +592,10 @@ local function define_highlights()
     VerbatimReviewFile = "Directory",
     VerbatimReviewSkipped = "Comment",
     VerbatimReviewSkippedLabel = "WarningMsg",
+    VerbatimReviewAdd = "DiffAdd",
+    VerbatimReviewDelete = "DiffDelete",
+    VerbatimReviewAddText = "DiffText",
+    VerbatimReviewDeleteText = "DiffText",
   }
   for name, link in pairs(links) do
     api.nvim_set_hl(0, name, { link = link, default = true })
