@@ -5,7 +5,7 @@
 // Needs: CODE_SERVER_BIN, VERBATIM_BIN, VERBATIM_TEST_OUTPUT (test/run.sh sets them).
 
 import { spawn, execFileSync } from "node:child_process";
-import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import * as net from "node:net";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
@@ -90,9 +90,13 @@ const BASE_SETTINGS = {
  * packaged extension, and opens it in Chromium. `setup(workspace)` may add
  * files before code-server starts; `settings` are added to the user settings.
  * `serverPath` overrides the binary the extension starts (default VERBATIM_BIN);
- * `initScript` runs in the page before VS Code's own scripts.
+ * `initScript` runs in the page before VS Code's own scripts. With
+ * `workspaceTrust`, VS Code's workspace trust is on (without the startup
+ * prompt), so the workspace opens untrusted, in Restricted Mode.
+ * `bundledServer` is linked into the installed extension as its bundled
+ * binary (`server/verbatim`).
  */
-export async function launchEditor({ fixture, setup, settings = {}, serverPath, initScript, output }) {
+export async function launchEditor({ fixture, setup, settings = {}, serverPath, initScript, output, workspaceTrust = false, bundledServer }) {
     const codeServer = requiredEnv("CODE_SERVER_BIN");
     const vsix = path.join(extensionDir, "dist", "verbatim.vsix");
     const chromiumPath = process.env.CHROMIUM_BIN ?? "/usr/bin/chromium";
@@ -110,7 +114,16 @@ export async function launchEditor({ fixture, setup, settings = {}, serverPath, 
     mkdirSync(path.join(userData, "User"), { recursive: true });
     writeFileSync(
         path.join(userData, "User", "settings.json"),
-        JSON.stringify({ ...BASE_SETTINGS, "verbatim.server.path": serverPath ?? requiredEnv("VERBATIM_BIN"), ...settings }, null, 2),
+        JSON.stringify(
+            {
+                ...BASE_SETTINGS,
+                ...(workspaceTrust ? { "security.workspace.trust.enabled": true, "security.workspace.trust.startupPrompt": "never" } : {}),
+                "verbatim.server.path": serverPath ?? requiredEnv("VERBATIM_BIN"),
+                ...settings,
+            },
+            null,
+            2,
+        ),
     );
     const configFile = path.join(temp, "code-server.yaml");
     writeFileSync(configFile, "auth: none\ncert: false\n");
@@ -119,6 +132,12 @@ export async function launchEditor({ fixture, setup, settings = {}, serverPath, 
         stdio: ["ignore", "inherit", "inherit"],
         timeout: 120_000,
     });
+    if (bundledServer) {
+        const installed = readdirSync(extensions).find((name) => name.startsWith("verbatim.verbatim-"));
+        if (!installed) throw new Error(`the extension is not installed in ${extensions}`);
+        mkdirSync(path.join(extensions, installed, "server"), { recursive: true });
+        symlinkSync(bundledServer, path.join(extensions, installed, "server", "verbatim"));
+    }
 
     const port = await freePort();
     const log = createWriteStream(path.join(output, "code-server.log"));
@@ -132,7 +151,7 @@ export async function launchEditor({ fixture, setup, settings = {}, serverPath, 
             "--extensions-dir", extensions,
             "--disable-telemetry",
             "--disable-update-check",
-            "--disable-workspace-trust",
+            ...(workspaceTrust ? [] : ["--disable-workspace-trust"]),
             "--disable-getting-started-override",
             workspace,
         ],
