@@ -414,15 +414,18 @@ async fn memory(quick: bool) {
     }
     // Issue 12: every document keeps its recent revisions for rebasing.
     let changes = if quick { 5 } else { 100 };
-    let editor = start_editor_typing(documents, bytes, true, changes).await;
-    let rss_mib = resident_kib(editor.server_pid) as f64 / 1024.0;
-    let text_mib = (documents * bytes) as f64 / (1024.0 * 1024.0);
-    println!(
-        "end_to_end/memory: {documents} documents of {} KB, {changes} changes typed in each (each keeps its revision history): server RSS {rss_mib:.1} MiB; budget {:.1} MiB",
-        bytes / 1024,
-        1.5 * text_mib + 30.0
-    );
-    drop(editor.child);
+    for on_disk in [false, true] {
+        let editor = start_editor_typing(documents, bytes, on_disk, changes).await;
+        let rss_mib = resident_kib(editor.server_pid) as f64 / 1024.0;
+        let text_mib = (documents * bytes) as f64 / (1024.0 * 1024.0);
+        let files = if on_disk { "files on disk, with baselines" } else { "no files on disk" };
+        println!(
+            "end_to_end/memory: {documents} documents of {} KB, {changes} changes typed in each ({files}; each keeps its revision history): server RSS {rss_mib:.1} MiB; budget {:.1} MiB",
+            bytes / 1024,
+            1.5 * text_mib + 30.0
+        );
+        drop(editor.child);
+    }
 }
 
 /// User plus system CPU time of a process, in clock ticks (1/100 s).

@@ -23,8 +23,9 @@ pub struct Document {
     /// What the file on disk held when the buffer last agreed with it (read at
     /// `didOpen`, replaced at every `didSave` and whenever a change made on disk
     /// outside the editor has been offered): the base of the three-way merge of the
-    /// next such change. `None` when the file could not be read as text.
-    pub disk_baseline: Option<Rope>,
+    /// next such change. `None` when the file could not be read as text. Read it with
+    /// [`Document::disk_baseline`], set it with [`Document::set_disk_baseline`].
+    disk_baseline: Option<DiskBaseline>,
     /// What the file holds after a change on disk the editor was asked to reload the
     /// buffer from (the buffer had no unsaved changes). It becomes the baseline when
     /// a change makes the buffer equal to it, i.e. when the reload arrives; until then
@@ -35,6 +36,16 @@ pub struct Document {
     pub history: History,
 }
 
+/// How a disk baseline is kept.
+#[derive(Debug, Clone)]
+enum DiskBaseline {
+    /// The buffer's own text at this version: rebuilt from the history when needed,
+    /// so a buffer that agreed with the file costs nothing extra as it is edited.
+    Version(i32),
+    /// A text of its own (the disk differs from every kept revision of the buffer).
+    Text(Rope),
+}
+
 /// One entry of a `didChange`: a range in the editor's encoding, or the whole text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TextChange {
@@ -43,6 +54,52 @@ pub struct TextChange {
 }
 
 impl Document {
+    /// A document as `didOpen` gives it, with no history and no disk baseline yet.
+    pub fn new(editor_uri: String, language_id: String, version: i32, session: u64, text: Rope) -> Self {
+        Self {
+            editor_uri,
+            language_id,
+            version,
+            session,
+            text,
+            disk_baseline: None,
+            reload_expected: None,
+            history: History::default(),
+        }
+    }
+
+    /// What the file on disk held when the buffer last agreed with it.
+    pub fn disk_baseline(&self) -> Option<Rope> {
+        match self.disk_baseline.as_ref()? {
+            DiskBaseline::Version(version) if *version == self.version => Some(self.text.clone()),
+            DiskBaseline::Version(version) => self.history.text_at(*version, &self.text),
+            DiskBaseline::Text(text) => Some(text.clone()),
+        }
+    }
+
+    /// Records what the file on disk holds while the buffer agrees with it; equal to
+    /// the buffer, it is kept as the buffer's version (no copy of the text).
+    pub fn set_disk_baseline(&mut self, baseline: Option<Rope>) {
+        self.reload_expected = None;
+        self.disk_baseline = baseline.map(|text| {
+            if text.len_bytes() == self.text.len_bytes() && text == self.text {
+                DiskBaseline::Version(self.version)
+            } else {
+                DiskBaseline::Text(text)
+            }
+        });
+    }
+
+    /// Gives a baseline kept as an older version a text of its own before the history
+    /// could drop that version.
+    fn keep_baseline_through(&mut self, changes: &[TextChange]) {
+        let Some(DiskBaseline::Version(version)) = self.disk_baseline else { return };
+        let whole_text = changes.iter().any(|change| change.range.is_none());
+        if version != self.version && (whole_text || self.history.may_drop(version)) {
+            self.disk_baseline = self.history.text_at(version, &self.text).map(DiskBaseline::Text);
+        }
+    }
+
     pub fn rev(&self) -> Rev {
         Rev::Editor { session: self.session, version: self.version }
     }
@@ -50,6 +107,7 @@ impl Document {
     /// Applies the changes of one `didChange`, in order, then takes the new version;
     /// the revision it leaves is kept in the history with the changes' byte edits.
     pub fn apply_changes(&mut self, changes: &[TextChange], version: i32, encoding: PositionEncoding) {
+        self.keep_baseline_through(changes);
         let mut edits = Vec::with_capacity(changes.len());
         for change in changes {
             let removed = change.range.as_ref().map(|range| {
@@ -70,7 +128,8 @@ impl Document {
             && expected.len_bytes() == self.text.len_bytes()
             && *expected == self.text
         {
-            self.disk_baseline = self.reload_expected.take();
+            self.reload_expected = None;
+            self.disk_baseline = Some(DiskBaseline::Version(self.version));
         }
     }
 }
@@ -202,27 +261,40 @@ mod tests {
             encoding in encoding_strategy(),
             changes in proptest::collection::vec((0u32..8, 0u32..12, 0u32..8, 0u32..12, text_strategy()), 1..20),
         ) {
-            let mut document = Document {
-                editor_uri: "file:///t".into(),
-                language_id: "plaintext".into(),
-                version: 0,
-                session: 1,
-                text: Rope::from_str(&initial),
-                disk_baseline: None,
-                reload_expected: None,
-                history: History::default(),
-            };
+            let mut document = Document::new("file:///t".into(), "plaintext".into(), 0, 1, Rope::from_str(&initial));
+            document.set_disk_baseline(Some(document.text.clone()));
             let mut texts = vec![initial.clone()];
             for (version, (start_line, start_char, end_line, end_char, text)) in changes.into_iter().enumerate() {
                 let range = Position::new(start_line, start_char)..Position::new(end_line, end_char);
                 document.apply_changes(&[TextChange { range: Some(range), text }], version as i32 + 1, encoding);
                 texts.push(document.text.to_string());
             }
+            // The baseline was the text at version 0, and still is.
+            prop_assert_eq!(document.disk_baseline().map(|text| text.to_string()), Some(initial.clone()));
             for (version, expected) in texts.iter().enumerate().take(texts.len() - 1) {
                 let rebuilt = document.history.text_at(version as i32, &document.text).map(|text| text.to_string());
                 prop_assert_eq!(rebuilt, Some(expected.clone()));
             }
         }
+    }
+
+    #[test]
+    fn a_baseline_kept_as_a_version_outlives_the_history_and_a_whole_text_change() {
+        let mut document = Document::new("file:///t".into(), "plaintext".into(), 0, 1, Rope::from_str("base\n"));
+        document.set_disk_baseline(Some(Rope::from_str("base\n")));
+        let at = Position::new(0, 0);
+        for version in 1..=(crate::history::MAX_REVISIONS as i32 + 20) {
+            let change = TextChange { range: Some(at..at), text: "x".into() };
+            document.apply_changes(&[change], version, PositionEncoding::Utf16);
+        }
+        assert!(document.history.text_at(0, &document.text).is_none(), "version 0 left the history");
+        assert_eq!(document.disk_baseline().map(|text| text.to_string()).as_deref(), Some("base\n"));
+
+        let mut document = Document::new("file:///t".into(), "plaintext".into(), 0, 1, Rope::from_str("base\n"));
+        document.set_disk_baseline(Some(Rope::from_str("base\n")));
+        document.apply_changes(&[TextChange { range: Some(at..at), text: "x".into() }], 1, PositionEncoding::Utf16);
+        document.apply_changes(&[TextChange { range: None, text: "all new\n".into() }], 2, PositionEncoding::Utf16);
+        assert_eq!(document.disk_baseline().map(|text| text.to_string()).as_deref(), Some("base\n"));
     }
 
     #[test]

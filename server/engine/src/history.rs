@@ -100,6 +100,18 @@ impl History {
         self.changed_bytes = 0;
     }
 
+    /// Whether recording one more revision might drop `version` (it is near the end
+    /// of what the bounds keep); `true` when it is not kept at all.
+    pub fn may_drop(&self, version: i32) -> bool {
+        let Some(index) = self.revisions.iter().position(|revision| revision.version == version) else {
+            return true;
+        };
+        let by_count = index + MAX_REVISIONS < self.revisions.len() + 2;
+        let by_bytes = self.changed_bytes > MAX_CHANGED_BYTES / 2;
+        let by_age = self.revisions[index].left_at.elapsed() > MAX_AGE / 2;
+        by_count || by_bytes || by_age
+    }
+
     /// How many revisions are kept.
     pub fn len(&self) -> usize {
         self.revisions.len()

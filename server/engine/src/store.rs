@@ -10,7 +10,6 @@ use ropey::Rope;
 
 use crate::doc_key::DocKey;
 use crate::document::{Document, TextChange};
-use crate::history::History;
 use crate::position::PositionEncoding;
 
 /// The open documents.
@@ -29,16 +28,7 @@ pub struct NotOpen(pub DocKey);
 impl DocumentStore {
     pub fn open(&mut self, key: DocKey, editor_uri: String, language_id: String, version: i32, text: &str) {
         self.sessions += 1;
-        let document = Document {
-            editor_uri,
-            language_id,
-            version,
-            session: self.sessions,
-            text: Rope::from_str(text),
-            disk_baseline: None,
-            reload_expected: None,
-            history: History::default(),
-        };
+        let document = Document::new(editor_uri, language_id, version, self.sessions, Rope::from_str(text));
         self.documents.insert(key, document);
     }
 
@@ -58,8 +48,7 @@ impl DocumentStore {
     /// [`Document::disk_baseline`]). Ignored for a document that is not open.
     pub fn set_disk_baseline(&mut self, key: &DocKey, baseline: Option<Rope>) {
         if let Some(document) = self.documents.get_mut(key) {
-            document.disk_baseline = baseline;
-            document.reload_expected = None;
+            document.set_disk_baseline(baseline);
         }
     }
 

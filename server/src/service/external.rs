@@ -94,13 +94,9 @@ pub fn on_open(state: &State, key: &DocKey) {
         watch.watch(key);
     }
     let baseline = key.path().and_then(read_baseline);
-    state.documents.update(|store| {
-        // When the file holds what the buffer holds (as it usually does), the baseline
-        // shares the buffer's rope: a clone is O(1) and costs no memory until they differ.
-        let shared =
-            store.get(key).map(|document| document.text.clone()).filter(|text| Some(text) == baseline.as_ref());
-        store.set_disk_baseline(key, shared.or(baseline));
-    });
+    // When the file holds what the buffer holds (as it usually does), the baseline is
+    // kept as the buffer's version: it costs nothing until a change on disk needs it.
+    state.documents.update(|store| store.set_disk_baseline(key, baseline));
 }
 
 /// `didSave`: the saved text is the new baseline. A save over a rejected change on
@@ -110,11 +106,9 @@ pub fn on_save(state: &State, key: &DocKey, text: Option<String>) {
         return;
     }
     state.documents.update(|store| {
-        let live = store.get(key).map(|document| document.text.clone());
         let saved = match text {
-            // Shares the buffer's rope when the saved text is the buffer's, as it is.
-            Some(text) => live.filter(|live| *live == text.as_str()).or_else(|| Some(Rope::from_str(&text))),
-            None => live,
+            Some(text) => Some(Rope::from_str(&text)),
+            None => store.get(key).map(|document| document.text.clone()),
         };
         store.set_disk_baseline(key, saved);
     });
@@ -225,7 +219,7 @@ fn live(state: &State, key: &DocKey) -> Option<Live> {
     let document = store.get(key)?;
     Some(Live {
         text: document.text.clone(),
-        baseline: document.disk_baseline.clone(),
+        baseline: document.disk_baseline(),
         rev: document.rev(),
         session: document.session,
         version: document.version,
