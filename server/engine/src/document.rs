@@ -110,14 +110,9 @@ impl Document {
         self.keep_baseline_through(changes);
         let mut edits = Vec::with_capacity(changes.len());
         for change in changes {
-            let removed = change.range.as_ref().map(|range| {
-                let a = position_to_char(&self.text, range.start, encoding);
-                let b = position_to_char(&self.text, range.end, encoding);
-                self.text.slice(a.min(b)..a.max(b)).to_string()
-            });
-            let edit = apply_change(&mut self.text, change, encoding);
+            let applied = apply_change(&mut self.text, change, encoding);
             // A change of the whole text leaves `None`: nothing planned before can be moved over it.
-            edits.push(removed.map(|removed| (edit, removed)));
+            edits.push(applied.removed.map(|removed| (applied.edit, removed)));
         }
         match edits.into_iter().collect::<Option<Vec<_>>>() {
             Some(edits) => self.history.record(self.version, edits),
@@ -134,28 +129,38 @@ impl Document {
     }
 }
 
-/// Applies one change to a rope, and says what it did in bytes. Positions out of
-/// range are clamped, and a reversed range is treated as the same range in order, so
-/// no input can panic.
-pub fn apply_change(rope: &mut Rope, change: &TextChange, encoding: PositionEncoding) -> ByteEdit {
+/// What one change did to a rope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppliedChange {
+    /// The change in bytes of the text it was applied to.
+    pub edit: ByteEdit,
+    /// The text it removed; `None` when it replaced the whole text.
+    pub removed: Option<String>,
+}
+
+/// Applies one change to a rope, and says what it did. Positions out of range are
+/// clamped, and a reversed range is treated as the same range in order, so no input
+/// can panic.
+pub fn apply_change(rope: &mut Rope, change: &TextChange, encoding: PositionEncoding) -> AppliedChange {
     match &change.range {
         None => {
             let removed = 0..rope.len_bytes();
             *rope = Rope::from_str(&change.text);
-            ByteEdit { range: removed, inserted: change.text.len() }
+            AppliedChange { edit: ByteEdit { range: removed, inserted: change.text.len() }, removed: None }
         }
         Some(range) => {
             let a = position_to_char(rope, range.start, encoding);
             let b = position_to_char(rope, range.end, encoding);
             let (start, end) = if a <= b { (a, b) } else { (b, a) };
-            let removed = rope.char_to_byte(start)..rope.char_to_byte(end);
+            let bytes = rope.char_to_byte(start)..rope.char_to_byte(end);
+            let removed = rope.slice(start..end).to_string();
             if start < end {
                 rope.remove(start..end);
             }
             if !change.text.is_empty() {
                 rope.insert(start, &change.text);
             }
-            ByteEdit { range: removed, inserted: change.text.len() }
+            AppliedChange { edit: ByteEdit { range: bytes, inserted: change.text.len() }, removed: Some(removed) }
         }
     }
 }

@@ -476,6 +476,22 @@ mod tests {
     }
 
     #[test]
+    fn gemini_cli_gets_the_server_with_its_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = options(Agent::GeminiCli, Scope::User, dir.path());
+        std::fs::create_dir_all(dir.path().join("home/.gemini")).unwrap();
+        std::fs::write(dir.path().join("home/.gemini/settings.json"), r#"{"theme": "dark"}"#).unwrap();
+        setup_twice(&options);
+        let settings: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("home/.gemini/settings.json")).unwrap())
+                .unwrap();
+        assert_eq!(
+            settings,
+            json!({"theme": "dark", "mcpServers": {"verbatim": {"command": "verbatim", "args": ["mcp"], "timeout": 600000}}})
+        );
+    }
+
+    #[test]
     fn codex_toml_keeps_comments_and_order_and_is_idempotent() {
         let dir = tempfile::tempdir().unwrap();
         let options = options(Agent::Codex, Scope::User, dir.path());

@@ -184,7 +184,13 @@ pub async fn on_disk_change(state: Arc<State>, key: DocKey, moved_to: Option<Pat
             let path = path.clone();
             tokio::task::spawn_blocking(move || read_disk(&path)).await
         };
-        let Ok(read) = read else { return };
+        let read = match read {
+            Ok(read) => read,
+            Err(error) => {
+                tracing::error!("reading {} after a change on disk failed: {error}; nothing offered", path.display());
+                return;
+            }
+        };
         let next = match read {
             DiskRead::Text(disk) => merge_into_buffer(&state, &link, &key, disk, &mut rechecked).await,
             DiskRead::Missing => {
@@ -295,7 +301,13 @@ async fn merge_into_buffer(
         let disk = disk.clone();
         tokio::task::spawn_blocking(move || merge::merge(&base_text, &live_text, &disk)).await
     };
-    let Ok(merged) = merged else { return Next::Done };
+    let merged = match merged {
+        Ok(merged) => merged,
+        Err(error) => {
+            tracing::error!("merging the change on disk to {label} failed: {error}; nothing offered");
+            return Next::Done;
+        }
+    };
     let conflicts: Vec<ExternalConflict> = merged.conflicts.iter().map(to_wire).collect();
     let time = now_rfc3339();
     let clock = time.get(11..19).unwrap_or(&time);
