@@ -34,6 +34,8 @@ export interface InitializationOptions {
     allowWritesOutsideWorkspace?: boolean;
     /** What to do when an open file changes on disk outside the editor (default `"review"`). */
     externalChanges?: ExternalChanges;
+    /** The editor reports which hunks it applied in its answers to `workspace/applyEdit` (informational). */
+    hunkOutcomes?: boolean;
 }
 
 /** What an agent connection may do. */
@@ -306,6 +308,46 @@ export const externalChange = new NotificationType<ExternalChangeParams>("verbat
 
 /** The change annotation id of a merged change on disk starts with this. */
 export const DISK_ANNOTATION_PREFIX = "verbatim/disk/";
+
+// --- Hunks: what the person kept ----------------------------------------------
+
+/** `verbatim` in the `workspace/applyEdit` params the server sends: who proposed the edit, and its hunks. */
+export interface ApplyEditVerbatim {
+    /** The pending edit's id (the `verbatim/<id>` of its annotation); the same for every offer of one edit. */
+    id: number;
+    /** Absent for a change made on disk. */
+    agent?: string;
+    summary: string;
+    origin: "agent" | "disk";
+    /** Counts the offers of one edit, from 1: the server offers it again when the document moved during review. */
+    offer: number;
+    /** Numbered from 0 across the whole WorkspaceEdit; hunks of one document come in document order. */
+    hunks: ProposalHunk[];
+}
+
+/** One group of neighbouring changed lines of one document. */
+export interface ProposalHunk {
+    uri: string;
+    /** Indexes into the `edits` of that document's `TextDocumentEdit` (or of `changes[uri]`). */
+    edits: number[];
+}
+
+/** The person's decision on one hunk, in the answer to `workspace/applyEdit`. */
+export interface HunkDecision {
+    index: number;
+    accepted: boolean;
+}
+
+/** What an editor that reviews hunk by hunk answers to `workspace/applyEdit`, besides LSP's own fields. */
+export interface HunkAnswer {
+    applied: boolean;
+    /** Set when `applied` is false: the person's reason, or why nothing was applied. */
+    failureReason?: string;
+    /** One entry per hunk. */
+    hunks?: HunkDecision[];
+    /** The person's words for what they left out. */
+    reason?: string;
+}
 
 /** Every custom method, in the order `docs/protocol.md` lists them. */
 export const METHODS = [

@@ -350,6 +350,16 @@ describe("lsp_ext.ts matches docs/protocol.md", () => {
         assert.deepEqual(ownFields("DiscoveryFile").sort(), topLevel.sort());
     });
 
+    test("the hunks of a proposal and the per-hunk answer", () => {
+        const documented = new Set<string>();
+        for (const block of codeBlocks(section("Hunks: what the person kept").body)) for (const key of jsonKeys(block)) documented.add(key);
+        // The LSP envelope: `ApplyWorkspaceEditParams` and its `WorkspaceEdit`.
+        for (const field of ["edit", "documentChanges", "label"]) documented.delete(field);
+        const declared = new Set(["ApplyEditVerbatim", "ProposalHunk", "HunkDecision", "HunkAnswer"].flatMap((name) => [...fieldsOfDeclaration(name)]));
+        declared.add("verbatim");
+        assert.deepEqual([...documented].filter((name) => !declared.has(name)), []);
+    });
+
     test("the protocol version", () => {
         assert.match(protocol, new RegExp(`Protocol version: \\*\\*${lsp_ext.PROTOCOL_VERSION}\\*\\*`));
     });

@@ -1,0 +1,313 @@
+/**
+ * The pure side of the in-editor review: what a `workspace/applyEdit` proposes
+ * (documents, edits, hunks), the person's decision on each hunk, the text of
+ * the proposal as the review shows it, the answer to the server, and how the
+ * decisions carry over to the edit the server offers again after the person
+ * typed. No `vscode` here, so all of it is unit-tested in plain Node.
+ *
+ * Positions are LSP positions in UTF-16 code units (the only encoding the
+ * language client advertises), which are JavaScript string indexes.
+ */
+
+import type { ApplyWorkspaceEditParams, Range, TextEdit } from "vscode-languageserver-protocol";
+
+import type { ApplyEditVerbatim, HunkAnswer, ProposalHunk } from "./lsp_ext";
+
+/** One document an edit changes, with the version it was planned against (`null`: any). */
+export interface ProposedDocument {
+    uri: string;
+    version: number | null;
+    /** As sent: `ProposalHunk.edits` indexes into this. */
+    edits: TextEdit[];
+}
+
+export interface Hunk extends ProposalHunk {
+    /** Its number in the whole edit, from 0. */
+    index: number;
+}
+
+/** An edit offered for review, read from the `workspace/applyEdit` params. */
+export interface Proposal {
+    /** Stays the same when the server offers the edit again (`verbatim.id`), so a new offer replaces the old one. */
+    key: string;
+    /** Which offer of the edit this is, from 1 (0 when the server did not say). */
+    offer: number;
+    /** "<agent>: <summary>", as the server labels it. */
+    label: string;
+    origin: "agent" | "disk";
+    documents: ProposedDocument[];
+    /** Every text edit belongs to exactly one hunk; hunks of one document come in document order. */
+    hunks: Hunk[];
+}
+
+export type Decision = "accepted" | "rejected" | undefined;
+
+/** Why the extension refuses an edit whose document the person changed: the server then offers it again. */
+export const DOCUMENT_CHANGED = "the document changed during review";
+
+/**
+ * Reads the params of a `workspace/applyEdit`. Returns `undefined` for an edit
+ * this review cannot show: one that creates, renames or deletes files, or
+ * changes nothing.
+ */
+export function readProposal(params: ApplyWorkspaceEditParams): Proposal | undefined {
+    const documents: ProposedDocument[] = [];
+    for (const change of params.edit.documentChanges ?? []) {
+        if (!("textDocument" in change)) return undefined;
+        // A snippet edit (LSP 3.18) is only for the workspace edits of code actions, never in an applyEdit of ours.
+        if (change.edits.some((edit) => !("newText" in edit))) return undefined;
+        documents.push({ uri: change.textDocument.uri, version: change.textDocument.version, edits: change.edits as TextEdit[] });
+    }
+    for (const [uri, edits] of Object.entries(params.edit.changes ?? {})) documents.push({ uri, version: null, edits });
+    if (documents.every((document) => document.edits.length === 0)) return undefined;
+
+    const verbatim = (params as { verbatim?: Partial<ApplyEditVerbatim> }).verbatim;
+    const annotations = params.edit.changeAnnotations ?? {};
+    const annotationId = Object.keys(annotations)[0];
+    const label = params.label ?? (annotationId !== undefined ? annotations[annotationId]?.label : undefined) ?? "an edit";
+    const origin = verbatim?.origin ?? (annotationId?.startsWith("verbatim/disk/") ? "disk" : "agent");
+    const uris = documents.map((document) => document.uri).join(" ");
+    const hunks = validHunks(verbatim?.hunks, documents) ?? groupHunks(documents);
+    return {
+        key: typeof verbatim?.id === "number" ? `id ${verbatim.id}` : `label ${label} ${uris}`,
+        offer: typeof verbatim?.offer === "number" ? verbatim.offer : 0,
+        label,
+        origin,
+        documents,
+        hunks,
+    };
+}
+
+/** The server's hunks, if they cover every edit exactly once; else `undefined`. */
+function validHunks(hunks: ProposalHunk[] | undefined, documents: ProposedDocument[]): Hunk[] | undefined {
+    if (!Array.isArray(hunks)) return undefined;
+    const seen = new Map(documents.map((document) => [document.uri, new Set<number>()]));
+    for (const hunk of hunks) {
+        const document = documents.find((candidate) => candidate.uri === hunk.uri);
+        const used = seen.get(hunk.uri);
+        if (document === undefined || used === undefined || !Array.isArray(hunk.edits) || hunk.edits.length === 0) return undefined;
+        for (const edit of hunk.edits) {
+            if (!Number.isInteger(edit) || edit < 0 || edit >= document.edits.length || used.has(edit)) return undefined;
+            used.add(edit);
+        }
+    }
+    if (documents.some((document) => seen.get(document.uri)?.size !== document.edits.length)) return undefined;
+    return hunks.map((hunk, index) => ({ index, uri: hunk.uri, edits: [...hunk.edits] }));
+}
+
+/**
+ * Groups each document's edits into hunks as the server does, for a server
+ * that does not list them: neighbouring changed lines form one hunk, and a
+ * line left unchanged between two edits separates them.
+ */
+export function groupHunks(documents: ProposedDocument[]): Hunk[] {
+    const hunks: Hunk[] = [];
+    for (const document of documents) {
+        const order = document.edits.map((_, index) => index).sort((a, b) => compareRanges(document.edits[a]!.range, document.edits[b]!.range));
+        let current: Hunk | undefined;
+        let lastLine = -2;
+        for (const index of order) {
+            const range = document.edits[index]!.range;
+            if (current === undefined || range.start.line > lastLine + 1) {
+                current = { index: hunks.length, uri: document.uri, edits: [] };
+                hunks.push(current);
+            }
+            current.edits.push(index);
+            lastLine = Math.max(lastLine, range.end.line);
+        }
+    }
+    return hunks;
+}
+
+function compareRanges(a: Range, b: Range): number {
+    return a.start.line - b.start.line || a.start.character - b.start.character || a.end.line - b.end.line || a.end.character - b.end.character;
+}
+
+// --- Texts ---------------------------------------------------------------------
+
+/** The offset of the start of every line, as LSP counts lines (`\n`, `\r\n` and `\r` end one). */
+export function lineStarts(text: string): number[] {
+    const starts = [0];
+    for (let i = 0; i < text.length; i++) {
+        const code = text.charCodeAt(i);
+        if (code === 10) starts.push(i + 1);
+        else if (code === 13) {
+            if (text.charCodeAt(i + 1) === 10) i++;
+            starts.push(i + 1);
+        }
+    }
+    return starts;
+}
+
+/** The offset of an LSP position; a line past the end is the end, a character past the line's end is clamped to it. */
+export function offsetAt(text: string, starts: number[], position: { line: number; character: number }): number {
+    if (position.line >= starts.length) return text.length;
+    const start = starts[position.line]!;
+    let end = position.line + 1 < starts.length ? starts[position.line + 1]! : text.length;
+    if (end > start && text.charCodeAt(end - 1) === 10) end--;
+    if (end > start && text.charCodeAt(end - 1) === 13) end--;
+    return Math.min(start + Math.max(0, position.character), end);
+}
+
+/** The text with the edits applied (the edits are disjoint, as LSP requires). */
+export function applyEdits(text: string, edits: readonly TextEdit[], starts: number[] = lineStarts(text)): string {
+    const spans = edits
+        .map((edit) => ({ start: offsetAt(text, starts, edit.range.start), end: offsetAt(text, starts, edit.range.end), newText: edit.newText }))
+        .sort((a, b) => a.start - b.start || a.end - b.end);
+    const parts: string[] = [];
+    let at = 0;
+    for (const span of spans) {
+        parts.push(text.slice(at, span.start), span.newText);
+        at = Math.max(at, span.end);
+    }
+    parts.push(text.slice(at));
+    return parts.join("");
+}
+
+/** The text a range covers. */
+export function textIn(text: string, starts: number[], range: Range): string {
+    return text.slice(offsetAt(text, starts, range.start), offsetAt(text, starts, range.end));
+}
+
+function lineBreaks(text: string): number {
+    return lineStarts(text).length - 1;
+}
+
+// --- What the review shows -----------------------------------------------------
+
+/** Where a hunk lies, in 0-based lines, inclusive. */
+export interface HunkLines {
+    index: number;
+    /** In the document as it is (the base text). */
+    line: number;
+    endLine: number;
+    /** In the proposal as shown. */
+    proposalLine: number;
+    proposalEndLine: number;
+}
+
+export interface ProposalView {
+    /** The base text with every hunk that is not rejected applied. */
+    text: string;
+    /** The document's hunks, in document order. */
+    hunks: HunkLines[];
+}
+
+/** The proposal for one document as the review shows it: rejected hunks are left out. */
+export function proposalView(base: string, document: ProposedDocument, hunks: readonly Hunk[], decisions: readonly Decision[]): ProposalView {
+    const own = hunks.filter((hunk) => hunk.uri === document.uri);
+    const hunkOf = new Map<number, Hunk>();
+    for (const hunk of own) for (const edit of hunk.edits) hunkOf.set(edit, hunk);
+    const order = document.edits.map((_, index) => index).sort((a, b) => compareRanges(document.edits[a]!.range, document.edits[b]!.range));
+    const shown = (hunk: Hunk | undefined): boolean => hunk === undefined || decisions[hunk.index] !== "rejected";
+
+    const lines = new Map<number, HunkLines>();
+    let delta = 0;
+    for (const index of order) {
+        const edit = document.edits[index]!;
+        const hunk = hunkOf.get(index);
+        const start = edit.range.start.line + delta;
+        if (shown(hunk)) delta += lineBreaks(edit.newText) - (edit.range.end.line - edit.range.start.line);
+        const end = edit.range.end.line + delta;
+        if (hunk === undefined) continue;
+        const known = lines.get(hunk.index);
+        if (known === undefined) {
+            lines.set(hunk.index, { index: hunk.index, line: edit.range.start.line, endLine: edit.range.end.line, proposalLine: start, proposalEndLine: end });
+        } else {
+            known.endLine = Math.max(known.endLine, edit.range.end.line);
+            known.proposalEndLine = Math.max(known.proposalEndLine, end);
+        }
+    }
+    const edits = document.edits.filter((_, index) => shown(hunkOf.get(index)));
+    return { text: applyEdits(base, edits), hunks: [...lines.values()].sort((a, b) => a.line - b.line) };
+}
+
+/** The hunk at a 0-based line (`side` says which text the line is in), else the next one below, else the last above. */
+export function hunkAt(hunks: readonly HunkLines[], line: number, side: "base" | "proposal"): HunkLines | undefined {
+    const from = (hunk: HunkLines): number => (side === "base" ? hunk.line : hunk.proposalLine);
+    const to = (hunk: HunkLines): number => Math.max(from(hunk), side === "base" ? hunk.endLine : hunk.proposalEndLine);
+    return hunks.find((hunk) => from(hunk) <= line && line <= to(hunk)) ?? hunks.find((hunk) => from(hunk) > line) ?? hunks.at(-1);
+}
+
+// --- Decisions and the answer ----------------------------------------------------
+
+export function allDecided(decisions: readonly Decision[], count: number): boolean {
+    for (let index = 0; index < count; index++) if (decisions[index] === undefined) return false;
+    return true;
+}
+
+/** The first undecided hunk after `from` (wrapping around), else `undefined`. */
+export function nextUndecided(decisions: readonly Decision[], count: number, from: number): number | undefined {
+    for (let step = 1; step <= count; step++) {
+        const index = (((from + step) % count) + count) % count;
+        if (decisions[index] === undefined) return index;
+    }
+    return undefined;
+}
+
+/** The accepted hunks' edits of each document, all of them as sent. */
+export function acceptedEdits(proposal: Proposal, decisions: readonly Decision[]): Map<string, TextEdit[]> {
+    const result = new Map<string, TextEdit[]>();
+    for (const hunk of proposal.hunks) {
+        if (decisions[hunk.index] !== "accepted") continue;
+        const document = proposal.documents.find((candidate) => candidate.uri === hunk.uri);
+        if (document === undefined) continue;
+        const edits = result.get(hunk.uri) ?? [];
+        for (const index of hunk.edits) edits.push(document.edits[index]!);
+        result.set(hunk.uri, edits);
+    }
+    return result;
+}
+
+/** The person's reasons as one text, or `undefined` when they gave none. */
+export function joinReasons(reasons: readonly string[]): string | undefined {
+    const kept = reasons.map((reason) => reason.trim()).filter((reason) => reason !== "");
+    return kept.length === 0 ? undefined : kept.join("; ");
+}
+
+/**
+ * The answer once every hunk is decided and the accepted ones are applied
+ * (`applied` says whether that worked): one entry per hunk; `applied: false`
+ * when none was accepted, with the person's reason as `failureReason`.
+ */
+export function answerFor(proposal: Proposal, decisions: readonly Decision[], reason: string | undefined, applied = true): HunkAnswer {
+    const hunks = proposal.hunks.map((hunk) => ({ index: hunk.index, accepted: decisions[hunk.index] === "accepted" }));
+    if (hunks.some((hunk) => hunk.accepted) && applied) {
+        return reason === undefined ? { applied: true, hunks } : { applied: true, hunks, reason };
+    }
+    return { applied: false, failureReason: reason ?? "rejected in review", hunks };
+}
+
+// --- A new offer of the same edit ------------------------------------------------
+
+/**
+ * What identifies a hunk across offers: its document, and the text each of its
+ * edits removes and inserts. The server moves an edit over the person's typing
+ * without changing its hunks' text, only their positions.
+ */
+export function hunkKeys(proposal: Proposal, baseOf: (uri: string) => string | undefined): string[] {
+    const starts = new Map<string, number[]>();
+    return proposal.hunks.map((hunk) => {
+        const document = proposal.documents.find((candidate) => candidate.uri === hunk.uri);
+        const base = baseOf(hunk.uri);
+        if (document === undefined || base === undefined) return `${hunk.uri}\u0000#${hunk.index}`;
+        let lines = starts.get(hunk.uri);
+        if (lines === undefined) starts.set(hunk.uri, (lines = lineStarts(base)));
+        const parts = hunk.edits.map((index) => {
+            const edit = document.edits[index]!;
+            return `${textIn(base, lines!, edit.range)}\u0001${edit.newText}`;
+        });
+        return `${hunk.uri}\u0000${parts.join("\u0002")}`;
+    });
+}
+
+/** The decisions for a new offer: a hunk with the same key as an old one keeps its decision (matched in order). */
+export function carryDecisions(oldKeys: readonly string[], oldDecisions: readonly Decision[], newKeys: readonly string[]): Decision[] {
+    const used = new Set<number>();
+    return newKeys.map((key) => {
+        const match = oldKeys.findIndex((candidate, index) => candidate === key && !used.has(index));
+        if (match < 0) return undefined;
+        used.add(match);
+        return oldDecisions[match];
+    });
+}
