@@ -9,8 +9,11 @@ import type { ExternalChanges } from "./lsp_ext";
 export type { ExternalChanges };
 export type ReviewMode = "confirm" | "auto";
 export type LogLevel = "error" | "warn" | "info" | "debug" | "trace";
+/** Where an edit is reviewed: in the editor, hunk by hunk, or in VS Code's Refactor Preview. */
+export type ReviewUi = "inline" | "refactorPreview";
 
 export const REVIEW_MODES: readonly ReviewMode[] = ["confirm", "auto"];
+export const REVIEW_UIS: readonly ReviewUi[] = ["inline", "refactorPreview"];
 export const LOG_LEVELS: readonly LogLevel[] = ["error", "warn", "info", "debug", "trace"];
 export const EXTERNAL_CHANGES: readonly ExternalChanges[] = ["review", "auto", "off"];
 
@@ -22,6 +25,8 @@ export interface Config {
     serverPath: string | undefined;
     /** `verbatim.reviewMode`. */
     reviewMode: ReviewMode;
+    /** `verbatim.review.ui`. */
+    reviewUi: ReviewUi;
     /** `verbatim.logLevel`, passed to the server as `VERBATIM_LOG`. */
     logLevel: LogLevel;
     /** `verbatim.externalChanges`, passed to the server in `initializationOptions`. */
@@ -31,6 +36,7 @@ export interface Config {
 export const DEFAULT_CONFIG: Config = {
     serverPath: undefined,
     reviewMode: "confirm",
+    reviewUi: "inline",
     logLevel: "info",
     externalChanges: "review",
 };
@@ -74,6 +80,7 @@ export function readConfig(get: (key: string) => unknown, homeDir?: string): Rea
         config: {
             serverPath,
             reviewMode: oneOf("reviewMode", REVIEW_MODES, DEFAULT_CONFIG.reviewMode),
+            reviewUi: oneOf("review.ui", REVIEW_UIS, DEFAULT_CONFIG.reviewUi),
             logLevel: oneOf("logLevel", LOG_LEVELS, DEFAULT_CONFIG.logLevel),
             externalChanges: oneOf("externalChanges", EXTERNAL_CHANGES, DEFAULT_CONFIG.externalChanges),
         },
@@ -98,8 +105,9 @@ export function needsRestart(affected: (key: string) => boolean): boolean {
 export function initializationOptions(
     reviewMode: ReviewMode,
     externalChanges: ExternalChanges,
-): { needsConfirmation: boolean; statusNotifications: boolean; externalChanges: ExternalChanges } {
-    return { needsConfirmation: reviewMode === "confirm", statusNotifications: true, externalChanges };
+): { needsConfirmation: boolean; statusNotifications: boolean; externalChanges: ExternalChanges; hunkOutcomes: boolean } {
+    // The in-editor review answers with the hunks it kept; the Refactor Preview does not, and the server copes.
+    return { needsConfirmation: reviewMode === "confirm", statusNotifications: true, externalChanges, hunkOutcomes: true };
 }
 
 /** The environment of the server process: the extension host's, plus the log level. */

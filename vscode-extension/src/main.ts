@@ -89,7 +89,8 @@ async function showAgents(server: Server): Promise<void> {
                 label: `$(diff) ${entry.label}`,
                 description: entry.description,
                 detail: entry.detail,
-                action: () => vscode.commands.executeCommand("refactorPreview.focus"),
+                action: () =>
+                    vscode.commands.executeCommand(server.config().reviewUi === "inline" ? "verbatim.review.showQueue" : "refactorPreview.focus"),
             })),
         );
     }
@@ -114,7 +115,7 @@ function toggleAutoApply(server: Server): void {
     const message =
         mode === "auto"
             ? "Verbatim: agent edits are now applied at once, each as one undo step (this window only, until you toggle again or reload)."
-            : "Verbatim: every agent edit opens the Refactor Preview again.";
+            : "Verbatim: every agent edit waits for your review again.";
     void vscode.window.showInformationMessage(message);
 }
 

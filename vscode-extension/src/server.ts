@@ -12,7 +12,10 @@ import * as readline from "node:readline";
 import type { Readable } from "node:stream";
 import * as vscode from "vscode";
 import {
-    CancellationToken,
+    ApplyWorkspaceEditRequest,
+    type ApplyWorkspaceEditParams,
+    type ApplyWorkspaceEditResult,
+    type CancellationToken,
     LanguageClient,
     type LanguageClientOptions,
     type ServerOptions,
@@ -24,7 +27,8 @@ import { bundledServerPath, findServer, nodeBootstrapHost, ServerNotFoundError, 
 import { errorMessage } from "./errors";
 import { initializationOptions, readConfig, SECTION, serverEnvironment, type Config, type ReviewMode } from "./config";
 import * as lsp_ext from "./lsp_ext";
-import { withReviewMode } from "./review";
+import { InlineReview } from "./inline_review";
+import { opensPreview, withReviewMode } from "./review";
 import { RestartQueue } from "./restarts";
 import { parseServerLogLine } from "./server_log";
 import { StalePreviews } from "./stale_previews";
@@ -41,6 +45,7 @@ export class Server implements vscode.Disposable {
     private readonly clientDisposables: vscode.Disposable[] = [];
     private readonly diskChanges: DiskChanges;
     private readonly stalePreviews: StalePreviews;
+    private readonly inlineReview: InlineReview;
 
     /** Fires whenever the state or the status changes. */
     readonly onDidChangeState = this.stateEmitter.event;
@@ -52,6 +57,7 @@ export class Server implements vscode.Disposable {
     ) {
         this.diskChanges = new DiskChanges(log);
         this.stalePreviews = new StalePreviews(log);
+        this.inlineReview = new InlineReview(log);
     }
 
     get state(): ServerState {
@@ -149,19 +155,14 @@ export class Server implements vscode.Disposable {
             outputChannel: this.log,
             stdioOptions: { stdout: forwardServerLog, stderr: forwardServerLog },
             traceOutputChannel: this.traceLog,
-            middleware: {
-                workspace: {
-                    handleApplyEdit: (params, next) =>
-                        this.diskChanges.handleApplyEdit(withReviewMode(params, this.reviewMode), (edit) =>
-                            this.stalePreviews.watch(edit, async () => next(edit, CancellationToken.None)),
-                        ),
-                },
-            },
         };
 
         const client = new LanguageClient("verbatim", "Verbatim", serverOptions, clientOptions);
         this.client = client;
         this.clientDisposables.push(
+            // In place of the client's own handler (installed before this one), to get the request's
+            // cancellation: the server cancels an edit whose agent gave up, and its review is withdrawn.
+            client.onRequest(ApplyWorkspaceEditRequest.type, (params, token) => this.handleApplyEdit(client, params, token)),
             client.onDidChangeState((event) => {
                 if (this.client !== client) return;
                 if (event.newState === State.Stopped) {
@@ -186,6 +187,27 @@ export class Server implements vscode.Disposable {
         }
         this.setState({ kind: "running", status: undefined });
         await this.refreshStatus();
+    }
+
+    /**
+     * Handles `workspace/applyEdit`: the in-editor review when the edit needs
+     * confirmation and `verbatim.review.ui` is `inline`; else VS Code, which
+     * applies it at once or opens the Refactor Preview.
+     */
+    private async handleApplyEdit(
+        client: LanguageClient,
+        params: ApplyWorkspaceEditParams,
+        token: CancellationToken,
+    ): Promise<ApplyWorkspaceEditResult> {
+        const result = await this.diskChanges.handleApplyEdit(withReviewMode(params, this.reviewMode), async (edit) => {
+            if (this.config().reviewUi === "inline" && opensPreview(edit)) {
+                const answer = await this.inlineReview.review(edit, token);
+                if (answer !== undefined) return answer;
+            }
+            return this.stalePreviews.watch(edit, () => applyAsLanguageClient(client, edit));
+        });
+        if ("applied" in result) return result;
+        throw result;
     }
 
     private async stopClient(): Promise<void> {
@@ -220,6 +242,7 @@ export class Server implements vscode.Disposable {
     /** Releases what the server object holds; stopping the server is {@link shutdown}'s job. */
     dispose(): void {
         this.stalePreviews.dispose();
+        this.inlineReview.dispose();
         this.stateEmitter.dispose();
     }
 
@@ -238,6 +261,22 @@ export class Server implements vscode.Disposable {
             this.log.show(true);
         }
     }
+}
+
+/**
+ * Applies an edit as the language client does by itself: refused when an open
+ * document is no longer at the version the edit names, else handed to VS Code
+ * (which opens the Refactor Preview for an annotation that needs confirmation).
+ */
+async function applyAsLanguageClient(client: LanguageClient, params: ApplyWorkspaceEditParams): Promise<ApplyWorkspaceEditResult> {
+    const converted = await client.protocol2CodeConverter.asWorkspaceEdit(params.edit);
+    for (const change of params.edit.documentChanges ?? []) {
+        if (!("textDocument" in change) || change.textDocument.version === null || change.textDocument.version < 0) continue;
+        const open = vscode.workspace.textDocuments.find((document) => document.uri.toString() === change.textDocument.uri);
+        if (open !== undefined && open.version !== change.textDocument.version) return { applied: false };
+    }
+    const applied = await vscode.workspace.applyEdit(converted, { isRefactoring: params.metadata?.isRefactoring ?? false });
+    return { applied };
 }
 
 /** Sends each line the server logs to the channel at the level it names. */

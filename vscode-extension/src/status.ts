@@ -27,7 +27,7 @@ export function plural(count: number, noun: string): string {
 export function statusBarView(state: ServerState, reviewMode: ReviewMode): StatusBarView {
     const modeLine =
         reviewMode === "confirm"
-            ? "Review mode: confirm (each agent edit opens the Refactor Preview)"
+            ? "Review mode: confirm (each agent edit waits for your review)"
             : "Review mode: auto-apply (agent edits are applied at once)";
     const autoSuffix = reviewMode === "auto" ? " (auto-apply)" : "";
     switch (state.kind) {

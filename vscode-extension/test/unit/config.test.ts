@@ -12,10 +12,10 @@ describe("readConfig", () => {
 
     test("valid values", () => {
         const { config, problems } = readConfig(
-            settings({ "server.path": " ~/bin/verbatim ", reviewMode: "auto", logLevel: "trace", externalChanges: "auto" }),
+            settings({ "server.path": " ~/bin/verbatim ", reviewMode: "auto", "review.ui": "refactorPreview", logLevel: "trace", externalChanges: "auto" }),
             "/home/ada",
         );
-        assert.deepEqual(config, { serverPath: "/home/ada/bin/verbatim", reviewMode: "auto", logLevel: "trace", externalChanges: "auto" });
+        assert.deepEqual(config, { serverPath: "/home/ada/bin/verbatim", reviewMode: "auto", reviewUi: "refactorPreview", logLevel: "trace", externalChanges: "auto" });
         assert.deepEqual(problems, []);
     });
 
@@ -25,9 +25,9 @@ describe("readConfig", () => {
     });
 
     test("invalid values fall back to the default and are reported", () => {
-        const { config, problems } = readConfig(settings({ "server.path": 42, reviewMode: "yolo", logLevel: 3, externalChanges: "merge" }));
+        const { config, problems } = readConfig(settings({ "server.path": 42, reviewMode: "yolo", "review.ui": "panel", logLevel: 3, externalChanges: "merge" }));
         assert.deepEqual(config, DEFAULT_CONFIG);
-        assert.equal(problems.length, 4);
+        assert.equal(problems.length, 5);
         assert.match(problems[1] ?? "", /`verbatim.reviewMode` is "yolo"; expected one of "confirm", "auto". Using "confirm"./);
     });
 });
@@ -44,8 +44,14 @@ test("initializationOptions follow the review mode and the externalChanges setti
         needsConfirmation: true,
         statusNotifications: true,
         externalChanges: "review",
+        hunkOutcomes: true,
     });
-    assert.deepEqual(initializationOptions("auto", "off"), { needsConfirmation: false, statusNotifications: true, externalChanges: "off" });
+    assert.deepEqual(initializationOptions("auto", "off"), {
+        needsConfirmation: false,
+        statusNotifications: true,
+        externalChanges: "off",
+        hunkOutcomes: true,
+    });
 });
 
 test("the server inherits the environment and gets the log level", () => {

@@ -1,0 +1,650 @@
+/**
+ * The in-editor review (`verbatim.review.ui: "inline"`): the extension answers
+ * the server's `workspace/applyEdit` itself, hunk by hunk, instead of handing
+ * it to VS Code's Refactor Preview.
+ *
+ * Each edit is shown in a diff editor: on the left the live document, on the
+ * right a read-only proposal (scheme `verbatim-proposal:`) that holds the text
+ * the edit was planned against with every hunk applied that is not rejected.
+ * CodeLenses on the proposal accept or reject each hunk, or all of them;
+ * commands (with keybindings under the `verbatim.reviewing` context key) do
+ * the same at the cursor. Nothing is applied until every hunk of every file of
+ * the edit is decided; then the accepted hunks' edits, as sent, are applied
+ * in one `workspace.applyEdit` (one undo step), and only if every document is
+ * still at the version the server planned against.
+ *
+ * Edits wait in a queue, shown one at a time in arrival order. When the
+ * person types in a document under review, the edit is refused once the
+ * typing has settled ("the document changed during review"): the server moves
+ * it over the typing and offers it again with the same `verbatim.id`, and the
+ * new offer takes the old one's place, with the decisions on unchanged hunks.
+ * If the person had already decided every hunk, the new offer is applied at
+ * once. If no new offer comes (the typing touched the edit's text, and the
+ * agent got `stale`), the review is withdrawn with a message; so it is when
+ * the agent cancels (`$/cancelRequest`).
+ */
+
+import * as vscode from "vscode";
+import type { ApplyWorkspaceEditParams, ApplyWorkspaceEditResult } from "vscode-languageserver-protocol";
+
+import { errorMessage } from "./errors";
+import {
+    acceptedEdits,
+    allDecided,
+    answerFor,
+    carryDecisions,
+    DOCUMENT_CHANGED,
+    hunkAt,
+    hunkKeys,
+    joinReasons,
+    nextUndecided,
+    proposalView,
+    readProposal,
+    type Decision,
+    type Proposal,
+    type ProposalView,
+} from "./hunks";
+
+export const PROPOSAL_SCHEME = "verbatim-proposal";
+/** How long a document must be still after the person typed before its edit is refused, to be offered again. */
+export const SETTLE_MS = 300;
+/** How long to wait for the new offer of a refused edit before the review is withdrawn. */
+export const REOFFER_TIMEOUT_MS = 5_000;
+const CONTEXT_KEY = "verbatim.reviewing";
+
+/** One edit under review, across its offers. */
+interface Review {
+    /** Its number in this window, from 1: names its proposal documents, the same for every offer. */
+    readonly seq: number;
+    proposal: Proposal;
+    decisions: Decision[];
+    reasons: string[];
+    /** Per document: the text the edit was planned against, as the document held it when the offer came. */
+    bases: Map<string, string>;
+    /** Per document: the version the edit applies to. */
+    versions: Map<string, number>;
+    /** Which of its documents the diff editor shows. */
+    file: number;
+    /** Answers the current offer; `undefined` while the review waits for a new offer. */
+    answer: ((result: ApplyWorkspaceEditResult) => void) | undefined;
+    /** The person decided every hunk while the document had moved: apply the new offer as soon as it comes. */
+    applyOnNewOffer: boolean;
+    settleTimer: ReturnType<typeof setTimeout> | undefined;
+    newOfferTimer: ReturnType<typeof setTimeout> | undefined;
+    /** Cache of what the proposal documents show, per document index, until a decision changes. */
+    views: Map<number, ProposalView>;
+    arrivedAt: number;
+}
+
+/** A hunk named by a CodeLens or a command argument. */
+interface HunkTarget {
+    seq: number;
+    hunk: number;
+}
+
+export class InlineReview implements vscode.Disposable {
+    private readonly reviews: Review[] = [];
+    /** The review shown in the diff editor, if any. */
+    private shown: Review | undefined;
+    private nextSeq = 1;
+    private readonly disposables: vscode.Disposable[] = [];
+    private readonly contentChanged = new vscode.EventEmitter<vscode.Uri>();
+    private readonly lensesChanged = new vscode.EventEmitter<void>();
+    private readonly statusItem: vscode.StatusBarItem;
+
+    constructor(private readonly log: vscode.LogOutputChannel) {
+        this.statusItem = vscode.window.createStatusBarItem("verbatim.review", vscode.StatusBarAlignment.Right, 101);
+        this.statusItem.name = "Verbatim Review";
+        this.statusItem.command = "verbatim.review.showQueue";
+        this.statusItem.backgroundColor = new vscode.ThemeColor("statusBarItem.warningBackground");
+        this.disposables.push(
+            this.statusItem,
+            this.contentChanged,
+            this.lensesChanged,
+            vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, {
+                onDidChange: this.contentChanged.event,
+                provideTextDocumentContent: (uri) => this.proposalText(uri),
+            }),
+            vscode.languages.registerCodeLensProvider({ scheme: PROPOSAL_SCHEME }, {
+                onDidChangeCodeLenses: this.lensesChanged.event,
+                provideCodeLenses: (document) => this.codeLenses(document.uri),
+            }),
+            vscode.workspace.onDidChangeTextDocument((event) => this.onDidChangeDocument(event)),
+            ...this.registerCommands(),
+        );
+    }
+
+    dispose(): void {
+        for (const review of [...this.reviews]) this.withdraw(review, undefined);
+        for (const disposable of this.disposables) disposable.dispose();
+    }
+
+    /**
+     * Reviews an edit; resolves with the answer to the server. `undefined`
+     * when the edit is not one this review shows (it creates, renames or
+     * deletes files): the caller hands it to VS Code.
+     */
+    async review(params: ApplyWorkspaceEditParams, token: vscode.CancellationToken): Promise<ApplyWorkspaceEditResult | undefined> {
+        const arrivedAt = Date.now();
+        const proposal = readProposal(params);
+        if (proposal === undefined) return undefined;
+
+        const bases = new Map<string, string>();
+        const versions = new Map<string, number>();
+        for (const document of proposal.documents) {
+            let open = findDocument(document.uri);
+            if (open === undefined && document.version === null) {
+                try {
+                    open = await vscode.workspace.openTextDocument(vscode.Uri.parse(document.uri));
+                } catch (error) {
+                    return { applied: false, failureReason: `could not open ${document.uri}: ${errorMessage(error)}` };
+                }
+            }
+            if (open === undefined || (document.version !== null && open.version !== document.version)) {
+                // The person typed since the server planned the edit: it offers the edit again over the new text.
+                this.log.info(`[review] "${proposal.label}": ${DOCUMENT_CHANGED} before it arrived`);
+                return { applied: false, failureReason: DOCUMENT_CHANGED };
+            }
+            bases.set(document.uri, open.getText());
+            versions.set(document.uri, open.version);
+        }
+
+        return new Promise<ApplyWorkspaceEditResult>((resolve) => {
+            const earlier = this.reviews.find((candidate) => candidate.proposal.key === proposal.key);
+            let review: Review;
+            if (earlier !== undefined) {
+                review = earlier;
+                this.takeNewOffer(review, proposal, bases, versions, resolve);
+            } else {
+                review = {
+                    seq: this.nextSeq++,
+                    proposal,
+                    decisions: [],
+                    reasons: [],
+                    bases,
+                    versions,
+                    file: 0,
+                    answer: resolve,
+                    applyOnNewOffer: false,
+                    settleTimer: undefined,
+                    newOfferTimer: undefined,
+                    views: new Map(),
+                    arrivedAt,
+                };
+                this.reviews.push(review);
+                this.log.info(
+                    `[review] "${proposal.label}": ${proposal.hunks.length} hunk(s) in ${proposal.documents.length} file(s), ` +
+                        `${this.reviews.length} edit(s) waiting`,
+                );
+            }
+            token.onCancellationRequested(() => {
+                if (review.answer !== resolve) return;
+                this.withdraw(review, `Verbatim: ${review.proposal.label}: the agent withdrew the edit.`);
+            });
+            this.update();
+            if (earlier === undefined && this.shown === undefined) void this.show(review);
+            else if (review.applyOnNewOffer && allDecided(review.decisions, review.proposal.hunks.length)) void this.finish(review);
+        });
+    }
+
+    // --- Offers ---------------------------------------------------------------
+
+    /** A new offer of an edit under review takes the old offer's place, with the decisions on unchanged hunks. */
+    private takeNewOffer(
+        review: Review,
+        proposal: Proposal,
+        bases: Map<string, string>,
+        versions: Map<string, number>,
+        answer: (result: ApplyWorkspaceEditResult) => void,
+    ): void {
+        // An offer still waiting for its answer is answered: the server sends a new one only after that.
+        review.answer?.({ applied: false, failureReason: DOCUMENT_CHANGED });
+        const oldKeys = hunkKeys(review.proposal, (uri) => review.bases.get(uri));
+        const newKeys = hunkKeys(proposal, (uri) => bases.get(uri));
+        review.decisions = carryDecisions(oldKeys, review.decisions, newKeys);
+        const shownUri = review.proposal.documents[review.file]?.uri;
+        review.proposal = proposal;
+        review.bases = bases;
+        review.versions = versions;
+        review.file = Math.max(0, proposal.documents.findIndex((document) => document.uri === shownUri));
+        review.answer = answer;
+        clearTimeout(review.newOfferTimer);
+        review.newOfferTimer = undefined;
+        this.log.info(
+            `[review] "${proposal.label}": offer ${proposal.offer || "again"}, over the new text; ` +
+                `${review.decisions.filter((decision) => decision !== undefined).length} decision(s) kept`,
+        );
+        this.refresh(review);
+    }
+
+    /** The person typed in a document of an edit under review: once the typing settles, refuse the offer. */
+    private onDidChangeDocument(event: vscode.TextDocumentChangeEvent): void {
+        if (event.contentChanges.length === 0 || event.document.uri.scheme === PROPOSAL_SCHEME) return;
+        const uri = event.document.uri.toString();
+        for (const review of this.reviews) {
+            const version = review.versions.get(uri);
+            if (review.answer === undefined || version === undefined || version === event.document.version) continue;
+            clearTimeout(review.settleTimer);
+            review.settleTimer = setTimeout(() => this.refuseMoved(review), SETTLE_MS);
+        }
+    }
+
+    /** Answers "the document changed" and waits for the server's new offer. */
+    private refuseMoved(review: Review): void {
+        review.settleTimer = undefined;
+        const answer = review.answer;
+        if (answer === undefined || !this.reviews.includes(review)) return;
+        review.answer = undefined;
+        this.log.info(`[review] "${review.proposal.label}": ${DOCUMENT_CHANGED}; waiting for the server to offer it over the new text`);
+        answer({ applied: false, failureReason: DOCUMENT_CHANGED });
+        clearTimeout(review.newOfferTimer);
+        review.newOfferTimer = setTimeout(
+            () =>
+                this.withdraw(
+                    review,
+                    `Verbatim: ${review.proposal.label}: your typing changed the text this edit changes, so it was withdrawn; the agent was told.`,
+                ),
+            REOFFER_TIMEOUT_MS,
+        );
+        this.update();
+    }
+
+    // --- Decisions -------------------------------------------------------------
+
+    private async decide(target: HunkTarget | undefined, decision: "accepted" | "rejected"): Promise<void> {
+        const found = target ?? this.hunkAtCursor();
+        const review = found && this.reviews.find((candidate) => candidate.seq === found.seq);
+        if (found === undefined || review === undefined || review.proposal.hunks[found.hunk] === undefined) {
+            void vscode.window.showInformationMessage("Verbatim: no hunk under review here.");
+            return;
+        }
+        if (decision === "rejected") {
+            const reason = await askReason(`Reject hunk ${found.hunk + 1} of ${review.proposal.hunks.length}: ${review.proposal.label}`);
+            if (reason === undefined || !this.reviews.includes(review)) return;
+            review.reasons.push(reason);
+        }
+        review.decisions[found.hunk] = decision;
+        this.log.info(`[review] "${review.proposal.label}": hunk ${found.hunk} ${decision}`);
+        await this.afterDecision(review, found.hunk);
+    }
+
+    private async decideAll(seq: number | undefined, decision: "accepted" | "rejected"): Promise<void> {
+        const review = seq === undefined ? this.shown : this.reviews.find((candidate) => candidate.seq === seq);
+        if (review === undefined) {
+            void vscode.window.showInformationMessage("Verbatim: no edit is under review.");
+            return;
+        }
+        if (decision === "rejected") {
+            const reason = await askReason(`Reject: ${review.proposal.label}`);
+            if (reason === undefined || !this.reviews.includes(review)) return;
+            review.reasons.push(reason);
+        }
+        for (let index = 0; index < review.proposal.hunks.length; index++) review.decisions[index] ??= decision;
+        this.log.info(`[review] "${review.proposal.label}": every undecided hunk ${decision}`);
+        await this.afterDecision(review, 0);
+    }
+
+    private undo(target: HunkTarget): void {
+        const review = this.reviews.find((candidate) => candidate.seq === target.seq);
+        if (review === undefined) return;
+        review.decisions[target.hunk] = undefined;
+        this.refresh(review);
+    }
+
+    /** Finishes the review once every hunk is decided, else moves to the next undecided hunk. */
+    private async afterDecision(review: Review, hunk: number): Promise<void> {
+        if (allDecided(review.decisions, review.proposal.hunks.length)) {
+            await this.finish(review);
+            return;
+        }
+        this.refresh(review);
+        const next = nextUndecided(review.decisions, review.proposal.hunks.length, hunk);
+        if (next !== undefined) await this.revealHunk(review, next);
+    }
+
+    /**
+     * Applies the accepted hunks and answers. When a document has moved since
+     * the offer (the person typed, and the offer has not been refused yet),
+     * nothing is applied: the decisions wait for the new offer.
+     */
+    private async finish(review: Review): Promise<void> {
+        const answer = review.answer;
+        const reason = joinReasons(review.reasons);
+        const accepted = acceptedEdits(review.proposal, review.decisions);
+        if (accepted.size === 0 && answer !== undefined) {
+            this.complete(review, answerFor(review.proposal, review.decisions, reason));
+            return;
+        }
+        if (answer === undefined || this.moved(review)) {
+            review.applyOnNewOffer = true;
+            this.log.info(`[review] "${review.proposal.label}": decided while the document changed; applying the new offer when it comes`);
+            if (answer !== undefined) {
+                clearTimeout(review.settleTimer);
+                this.refuseMoved(review);
+            }
+            this.refresh(review);
+            return;
+        }
+        const edit = new vscode.WorkspaceEdit();
+        for (const [uri, edits] of accepted) {
+            for (const textEdit of edits) {
+                const { start, end } = textEdit.range;
+                edit.replace(vscode.Uri.parse(uri), new vscode.Range(start.line, start.character, end.line, end.character), textEdit.newText);
+            }
+        }
+        // Taken off the queue first: the change this applies is not the person's typing.
+        review.answer = undefined;
+        this.remove(review);
+        let applied = false;
+        try {
+            // VS Code refuses the edit if a document changed between the check above and now.
+            applied = await vscode.workspace.applyEdit(edit);
+        } catch (error) {
+            this.log.warn(`[review] "${review.proposal.label}": applying failed: ${errorMessage(error)}`);
+        }
+        this.log.info(`[review] "${review.proposal.label}": ${applied ? "applied" : "could not apply"} the accepted hunks`);
+        answer(applied ? answerFor(review.proposal, review.decisions, reason) : { applied: false, failureReason: DOCUMENT_CHANGED });
+    }
+
+    /** Whether a document of the review is no longer at the version of the offer. */
+    private moved(review: Review): boolean {
+        for (const [uri, version] of review.versions) {
+            if (findDocument(uri)?.version !== version) return true;
+        }
+        return false;
+    }
+
+    private complete(review: Review, result: ApplyWorkspaceEditResult): void {
+        const answer = review.answer;
+        review.answer = undefined;
+        this.remove(review);
+        this.log.info(`[review] "${review.proposal.label}": answered ${JSON.stringify(result)}`);
+        answer?.(result);
+    }
+
+    /** Takes a review off the queue (answering its offer as withdrawn, if any) and tells the person why, if `message`. */
+    private withdraw(review: Review, message: string | undefined): void {
+        if (!this.reviews.includes(review)) return;
+        this.log.info(`[review] "${review.proposal.label}": withdrawn${message ? ` (${message})` : ""}`);
+        const answer = review.answer;
+        review.answer = undefined;
+        this.remove(review);
+        answer?.({ applied: false, failureReason: "the review was withdrawn" });
+        if (message !== undefined) void vscode.window.showWarningMessage(message);
+    }
+
+    private remove(review: Review): void {
+        clearTimeout(review.settleTimer);
+        clearTimeout(review.newOfferTimer);
+        const index = this.reviews.indexOf(review);
+        if (index < 0) return;
+        this.reviews.splice(index, 1);
+        const wasShown = this.shown === review;
+        if (wasShown) this.shown = undefined;
+        void this.closeTabs(review);
+        this.update();
+        if (wasShown) {
+            const next = this.reviews[Math.min(index, this.reviews.length - 1)];
+            if (next !== undefined) void this.show(next);
+        }
+    }
+
+    // --- Showing ----------------------------------------------------------------
+
+    private proposalUri(review: Review, file: number): vscode.Uri {
+        const document = vscode.Uri.parse(review.proposal.documents[file]!.uri);
+        return vscode.Uri.from({ scheme: PROPOSAL_SCHEME, path: document.path, query: `review=${review.seq}&file=${file}` });
+    }
+
+    private fromProposalUri(uri: vscode.Uri): { review: Review; file: number } | undefined {
+        const query = new URLSearchParams(uri.query);
+        const seq = Number(query.get("review"));
+        const file = Number(query.get("file"));
+        const review = this.reviews.find((candidate) => candidate.seq === seq);
+        if (review === undefined || review.proposal.documents[file] === undefined) return undefined;
+        return { review, file };
+    }
+
+    private view(review: Review, file: number): ProposalView {
+        let view = review.views.get(file);
+        if (view === undefined) {
+            const document = review.proposal.documents[file]!;
+            view = proposalView(review.bases.get(document.uri) ?? "", document, review.proposal.hunks, review.decisions);
+            review.views.set(file, view);
+        }
+        return view;
+    }
+
+    private proposalText(uri: vscode.Uri): string {
+        const found = this.fromProposalUri(uri);
+        return found === undefined ? "" : this.view(found.review, found.file).text;
+    }
+
+    /** Opens the diff of one file of a review: the live document on the left, the proposal on the right. */
+    private async show(review: Review, file = review.file): Promise<void> {
+        if (!this.reviews.includes(review)) return;
+        this.shown = review;
+        review.file = file;
+        this.update();
+        const document = review.proposal.documents[file]!;
+        const live = vscode.Uri.parse(document.uri);
+        const files = review.proposal.documents.length;
+        const title = `${review.proposal.label} · ${basename(live)}${files > 1 ? ` (file ${file + 1} of ${files})` : ""}`;
+        const first = this.view(review, file).hunks.find((hunk) => review.decisions[hunk.index] === undefined) ?? this.view(review, file).hunks[0];
+        const line = first?.proposalLine ?? 0;
+        const started = Date.now();
+        await vscode.commands.executeCommand("vscode.diff", live, this.proposalUri(review, file), title, {
+            preview: false,
+            selection: new vscode.Range(line, 0, line, 0),
+        } satisfies vscode.TextDocumentShowOptions);
+        this.log.info(
+            `[review] "${review.proposal.label}": shown in ${Date.now() - started} ms (${Date.now() - review.arrivedAt} ms after it arrived)`,
+        );
+    }
+
+    /** Shows a new state of a review: its proposal text, its lenses, the status bar. */
+    private refresh(review: Review): void {
+        review.views.clear();
+        for (let file = 0; file < review.proposal.documents.length; file++) this.contentChanged.fire(this.proposalUri(review, file));
+        this.lensesChanged.fire();
+        this.update();
+    }
+
+    private async closeTabs(review: Review): Promise<void> {
+        const tabs = vscode.window.tabGroups.all
+            .flatMap((group) => group.tabs)
+            .filter((tab) => {
+                const input = tab.input;
+                if (!(input instanceof vscode.TabInputTextDiff) || input.modified.scheme !== PROPOSAL_SCHEME) return false;
+                return new URLSearchParams(input.modified.query).get("review") === String(review.seq);
+            });
+        if (tabs.length > 0) await vscode.window.tabGroups.close(tabs, true).then(undefined, () => undefined);
+    }
+
+    /** The status bar item and the context key. */
+    private update(): void {
+        const count = this.reviews.length;
+        void vscode.commands.executeCommand("setContext", CONTEXT_KEY, count > 0);
+        if (count === 0) {
+            this.statusItem.hide();
+            return;
+        }
+        const review = this.shown ?? this.reviews[0]!;
+        const position = this.reviews.indexOf(review) + 1;
+        const files = review.proposal.documents.length;
+        const fileNote = files > 1 ? ` · file ${review.file + 1} of ${files}` : "";
+        const waiting = review.answer === undefined ? " (updating…)" : "";
+        this.statusItem.text = `$(git-compare) ${count} to review`;
+        this.statusItem.tooltip = [
+            `Verbatim: ${count} edit${count === 1 ? "" : "s"} waiting for review`,
+            `Edit ${position} of ${count}: ${review.proposal.label}${fileNote}${waiting}`,
+            `${review.decisions.filter((decision) => decision !== undefined).length} of ${review.proposal.hunks.length} hunks decided`,
+            "Click to list them.",
+        ].join("\n");
+        this.statusItem.show();
+    }
+
+    // --- CodeLenses and commands ------------------------------------------------
+
+    private codeLenses(uri: vscode.Uri): vscode.CodeLens[] {
+        const found = this.fromProposalUri(uri);
+        if (found === undefined) return [];
+        const { review, file } = found;
+        const top = new vscode.Range(0, 0, 0, 0);
+        const seq = review.seq;
+        const hunkCount = review.proposal.hunks.length;
+        const decided = review.decisions.filter((decision) => decision !== undefined).length;
+        const lenses = [
+            new vscode.CodeLens(top, { title: "$(check-all) Accept All", command: "verbatim.review.acceptAll", arguments: [seq] }),
+            new vscode.CodeLens(top, { title: "$(close-all) Reject All", command: "verbatim.review.rejectAll", arguments: [seq] }),
+            new vscode.CodeLens(top, {
+                title: `${review.proposal.label} · ${decided} of ${hunkCount} hunk${hunkCount === 1 ? "" : "s"} decided${review.answer === undefined ? " · updating…" : ""}`,
+                command: "verbatim.review.showQueue",
+            }),
+        ];
+        const files = review.proposal.documents.length;
+        if (files > 1) {
+            lenses.push(new vscode.CodeLens(top, { title: `File ${file + 1} of ${files}: next file`, command: "verbatim.review.nextFile" }));
+        }
+        const position = this.reviews.indexOf(review);
+        if (this.reviews.length > 1) {
+            lenses.push(
+                new vscode.CodeLens(top, { title: `Edit ${position + 1} of ${this.reviews.length}: next edit`, command: "verbatim.review.nextEdit" }),
+            );
+        }
+        for (const hunk of this.view(review, file).hunks) {
+            const at = new vscode.Range(hunk.proposalLine, 0, hunk.proposalLine, 0);
+            const target: HunkTarget = { seq, hunk: hunk.index };
+            const decision = review.decisions[hunk.index];
+            if (decision === undefined) {
+                lenses.push(
+                    new vscode.CodeLens(at, { title: "$(check) Accept", command: "verbatim.review.acceptHunk", arguments: [target] }),
+                    new vscode.CodeLens(at, { title: "$(close) Reject", command: "verbatim.review.rejectHunk", arguments: [target] }),
+                );
+            } else {
+                const title = decision === "accepted" ? "$(check) Accepted · Undo" : "$(close) Rejected (left out) · Undo";
+                lenses.push(new vscode.CodeLens(at, { title, command: "verbatim.review.undoDecision", arguments: [target] }));
+            }
+        }
+        return lenses;
+    }
+
+    private registerCommands(): vscode.Disposable[] {
+        const command = (name: string, run: (...args: never[]) => unknown) => vscode.commands.registerCommand(`verbatim.review.${name}`, run);
+        return [
+            command("acceptHunk", (target?: HunkTarget) => this.decide(asTarget(target), "accepted")),
+            command("rejectHunk", (target?: HunkTarget) => this.decide(asTarget(target), "rejected")),
+            command("undoDecision", (target?: HunkTarget) => {
+                const found = asTarget(target) ?? this.hunkAtCursor();
+                if (found !== undefined) this.undo(found);
+            }),
+            command("acceptAll", (seq?: number) => this.decideAll(typeof seq === "number" ? seq : undefined, "accepted")),
+            command("rejectAll", (seq?: number) => this.decideAll(typeof seq === "number" ? seq : undefined, "rejected")),
+            command("nextHunk", () => this.moveHunk(1)),
+            command("previousHunk", () => this.moveHunk(-1)),
+            command("nextFile", () => this.moveFile(1)),
+            command("previousFile", () => this.moveFile(-1)),
+            command("nextEdit", () => this.moveEdit(1)),
+            command("previousEdit", () => this.moveEdit(-1)),
+            command("showQueue", () => this.showQueue()),
+        ];
+    }
+
+    /** The hunk at the cursor of the active editor, on either side of the shown review's diff. */
+    private hunkAtCursor(): HunkTarget | undefined {
+        const editor = vscode.window.activeTextEditor;
+        const review = this.shown;
+        if (review === undefined) return undefined;
+        const line = editor?.selection.active.line ?? 0;
+        const found = editor ? this.fromProposalUri(editor.document.uri) : undefined;
+        if (found !== undefined) {
+            const hunk = hunkAt(this.view(found.review, found.file).hunks, line, "proposal");
+            return hunk && { seq: found.review.seq, hunk: hunk.index };
+        }
+        const file = editor ? review.proposal.documents.findIndex((document) => document.uri === editor.document.uri.toString()) : -1;
+        const hunks = this.view(review, file >= 0 ? file : review.file).hunks;
+        const hunk = file >= 0 ? hunkAt(hunks, line, "base") : hunks.find((candidate) => review.decisions[candidate.index] === undefined);
+        return hunk && { seq: review.seq, hunk: hunk.index };
+    }
+
+    private async moveHunk(step: 1 | -1): Promise<void> {
+        const review = this.shown;
+        if (review === undefined) return;
+        const current = this.hunkAtCursor()?.hunk ?? -1;
+        const count = review.proposal.hunks.length;
+        const next = (((current + step) % count) + count) % count;
+        await this.revealHunk(review, next);
+    }
+
+    /** Moves the cursor to a hunk in the proposal, showing its file. */
+    private async revealHunk(review: Review, index: number): Promise<void> {
+        const hunk = review.proposal.hunks[index];
+        if (hunk === undefined) return;
+        const file = review.proposal.documents.findIndex((document) => document.uri === hunk.uri);
+        if (file !== review.file || this.shown !== review) await this.show(review, file);
+        const lines = this.view(review, file).hunks.find((candidate) => candidate.index === index);
+        const uri = this.proposalUri(review, file).toString();
+        const editor = vscode.window.visibleTextEditors.find((candidate) => candidate.document.uri.toString() === uri);
+        if (lines === undefined || editor === undefined) return;
+        const position = new vscode.Position(lines.proposalLine, 0);
+        editor.selection = new vscode.Selection(position, position);
+        editor.revealRange(new vscode.Range(position, position), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    }
+
+    private async moveFile(step: 1 | -1): Promise<void> {
+        const review = this.shown;
+        if (review === undefined) return;
+        const count = review.proposal.documents.length;
+        await this.show(review, (((review.file + step) % count) + count) % count);
+    }
+
+    private async moveEdit(step: 1 | -1): Promise<void> {
+        if (this.reviews.length === 0) return;
+        const current = this.shown === undefined ? -1 : this.reviews.indexOf(this.shown);
+        const count = this.reviews.length;
+        await this.show(this.reviews[(((current + step) % count) + count) % count]!);
+    }
+
+    private async showQueue(): Promise<void> {
+        if (this.reviews.length === 0) {
+            void vscode.window.showInformationMessage("Verbatim: no edit is waiting for review.");
+            return;
+        }
+        type Item = vscode.QuickPickItem & { review: Review; file: number };
+        const items: Item[] = this.reviews.flatMap((review, position) =>
+            review.proposal.documents.map((document, file) => ({
+                label: `${position + 1}. ${review.proposal.label}`,
+                description: `${basename(vscode.Uri.parse(document.uri))}${review.proposal.documents.length > 1 ? ` (file ${file + 1} of ${review.proposal.documents.length})` : ""}`,
+                detail: `${review.proposal.hunks.filter((hunk) => hunk.uri === document.uri).length} hunk(s)${review === this.shown && file === review.file ? " · shown" : ""}`,
+                review,
+                file,
+            })),
+        );
+        const choice = await vscode.window.showQuickPick(items, { title: "Verbatim: edits waiting for review", placeHolder: "Pick an edit to review" });
+        if (choice !== undefined) await this.show(choice.review, choice.file);
+    }
+}
+
+/** Asks why, for the agent: `undefined` when the person pressed Escape (the hunk stays undecided), `""` for no reason. */
+async function askReason(title: string): Promise<string | undefined> {
+    return vscode.window.showInputBox({
+        title,
+        prompt: "Why? Optional: the agent gets your words. Enter to reject, Escape to keep it undecided.",
+        placeHolder: "for example: keep the old name in the public API",
+        ignoreFocusOut: true,
+    });
+}
+
+function asTarget(value: unknown): HunkTarget | undefined {
+    if (typeof value !== "object" || value === null) return undefined;
+    const { seq, hunk } = value as Partial<HunkTarget>;
+    return typeof seq === "number" && typeof hunk === "number" ? { seq, hunk } : undefined;
+}
+
+function findDocument(uri: string): vscode.TextDocument | undefined {
+    return vscode.workspace.textDocuments.find((document) => document.uri.toString() === uri);
+}
+
+function basename(uri: vscode.Uri): string {
+    return uri.path.slice(uri.path.lastIndexOf("/") + 1);
+}
