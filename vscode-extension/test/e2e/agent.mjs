@@ -55,6 +55,11 @@ export class Agent {
         return promise;
     }
 
+    /** The id of the last request sent, for `$/cancelRequest`. */
+    get lastRequestId() {
+        return this.#nextId - 1;
+    }
+
     notify(method, params) {
         this.#send({ jsonrpc: "2.0", method, params });
     }

@@ -68,7 +68,8 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
                 writeFileSync(path.join(folder, LARGE_NAME), numberedFile(LARGE_LINES));
                 writeFileSync(path.join(folder, DISK_NAME), DISK_ORIGINAL);
             },
-            settings: { "verbatim.logLevel": "debug", "verbatim.externalChanges": "review" },
+            // This scenario reviews in the Refactor Preview; test/e2e/inline_review.test.mjs covers the in-editor review.
+            settings: { "verbatim.logLevel": "debug", "verbatim.externalChanges": "review", "verbatim.review.ui": "refactorPreview" },
             output,
         });
         ({ workspace, runtimeDir, page } = editor);

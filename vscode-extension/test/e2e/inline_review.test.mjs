@@ -1,0 +1,360 @@
+// End-to-end test of the in-editor review (`verbatim.review.ui: "inline"`, the
+// default) in a real VS Code: code-server in Chromium, an agent on the
+// server's socket. Each agent edit opens a diff of the live document and the
+// proposal, with Accept / Reject CodeLenses on every hunk.
+//
+// Needs: CODE_SERVER_BIN, VERBATIM_BIN, VERBATIM_TEST_OUTPUT (test/run.sh sets them).
+// The agent's `hunks` result is checked when the server lists `hunks` in the
+// FEATURES file next to it (a server without it still gets the right text).
+
+import * as assert from "node:assert/strict";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
+
+import { ResponseError } from "./agent.mjs";
+import { extensionDir, launchEditor, numberedFile, numberedLine, requiredEnv, waitFor, withTimeout } from "./harness.mjs";
+
+const output = path.join(requiredEnv("VERBATIM_TEST_OUTPUT"), "inline-review");
+const serverHasHunks = (() => {
+    const features = path.join(path.dirname(requiredEnv("VERBATIM_BIN")), "FEATURES");
+    return existsSync(features) && /\bhunks\b/.test(readFileSync(features, "utf8"));
+})();
+
+const REVIEW = ["fn main() {", "    let x = 1;", "    let y = 2;", "    let z = 3;", "    let w = 4;", "    println!(\"{x} {y}\");", "}", ""].join("\n");
+const OTHER = "first line of the other file\nsecond line\n";
+const LARGE_NAME = "large.txt";
+const LARGE_LINES = 20_000;
+
+describe("the in-editor review (code-server)", { concurrency: false }, () => {
+    let editor;
+    let page;
+    let agent;
+    let workspace;
+    let lastStep = "setup";
+    const uriOf = (name) => pathToFileURL(path.join(workspace, name)).href;
+
+    before(async () => {
+        editor = await launchEditor({
+            fixture: path.join(extensionDir, "test", "fixtures", "workspace"),
+            setup: (folder) => {
+                writeFileSync(path.join(folder, "review.rs"), REVIEW);
+                writeFileSync(path.join(folder, "other.txt"), OTHER);
+                writeFileSync(path.join(folder, LARGE_NAME), numberedFile(LARGE_LINES));
+            },
+            settings: { "verbatim.logLevel": "debug" },
+            output,
+        });
+        ({ page, workspace } = editor);
+    });
+
+    after(async () => {
+        if (page) await page.screenshot({ path: path.join(output, "last.png") }).catch(() => undefined);
+        await agent?.close().catch(() => undefined);
+        await editor?.close();
+        console.log(`# end-to-end artifacts in ${output} (last step: ${lastStep})`);
+    });
+
+    let failedStep;
+    function step(name, body) {
+        test(name, async (t) => {
+            if (failedStep !== undefined) {
+                t.skip(`the step "${failedStep}" failed`);
+                return;
+            }
+            lastStep = name;
+            try {
+                await body();
+            } catch (error) {
+                failedStep = name;
+                await page?.screenshot({ path: path.join(output, "failure.png") }).catch(() => undefined);
+                const html = await page?.content().catch(() => undefined);
+                if (html) writeFileSync(path.join(output, "failure.html"), html);
+                throw error;
+            }
+        });
+    }
+
+    const read = (name, by = agent) => by.request("verbatim/read", { uri: uriOf(name) });
+    const waitForText = (name, text) =>
+        waitFor(`the server to hold ${JSON.stringify(text)} in ${name}`, async () => {
+            const result = await read(name);
+            return result.text === text ? result : undefined;
+        });
+
+    /** Sends an agent request whose answer comes when the person decides. */
+    function send(method, params, by = agent) {
+        const pending = by.request(method, params);
+        pending.catch(() => undefined);
+        return pending;
+    }
+
+    const diff = () => page.locator(".monaco-diff-editor").first();
+    /** The CodeLenses of the proposal (the diff's right side), top to bottom. */
+    const lenses = (text) =>
+        page.locator(".monaco-diff-editor .editor.modified .codelens-decoration a").filter({ hasText: new RegExp(`^\\W*${text}\\s*$`) });
+    const statusBar = () => editor.statusBar();
+
+    /** Waits for the review of `label` to show its proposal, holding `text`. */
+    async function waitForReview(label, text) {
+        await page.locator(".tabs-container .tab", { hasText: label }).first().waitFor({ state: "visible" });
+        await diff().locator(".editor.modified .view-lines", { hasText: text }).first().waitFor({ state: "visible" });
+        await lenses("Accept All").first().waitFor({ state: "visible" });
+    }
+
+    /** Answers the reason box: `reason` (may be empty) and Enter. */
+    async function giveReason(reason) {
+        const input = page.locator(".quick-input-widget .quick-input-box input");
+        await input.waitFor({ state: "visible" });
+        await input.fill(reason);
+        await page.keyboard.press("Enter");
+    }
+
+    async function expectRejected(pending) {
+        try {
+            const result = await withTimeout(pending, "the agent's answer");
+            assert.fail(`expected rejected, got ${JSON.stringify(result)}`);
+        } catch (error) {
+            if (!(error instanceof ResponseError)) throw error;
+            return error;
+        }
+    }
+
+    step("the agent connects; the person opens a file", async () => {
+        agent = await editor.connectAgent("test-agent");
+        await statusBar().getByText("Verbatim: 1 agent").first().waitFor({ state: "visible", timeout: 30_000 });
+        await editor.openFromExplorer("review.rs", "let x = 1;");
+        await waitForText("review.rs", REVIEW);
+    });
+
+    let twoHunks;
+    step("an edit of two hunks: the proposal shows in a diff next to the live document, with Accept and Reject on each hunk", async () => {
+        const before = await read("review.rs");
+        const started = Date.now();
+        twoHunks = send("verbatim/strReplace", {
+            uri: uriOf("review.rs"),
+            oldStr: "    let x = 1;\n    let y = 2;\n    let z = 3;\n    let w = 4;",
+            newStr: "    let x = 10;\n    let y = 2;\n    let z = 3;\n    let w = 40;\n    let v = 5;",
+            summary: "Scale x and w",
+            baseRev: before.rev,
+        });
+        await waitForReview("test-agent: Scale x and w", "let v = 5;");
+        console.log(`# review shown ${Date.now() - started} ms after the agent sent the edit (6-line file)`);
+        assert.equal(await lenses("Accept").count(), 2, "one Accept per hunk");
+        assert.equal(await lenses("Reject").count(), 2, "one Reject per hunk");
+        await statusBar().getByText("1 to review").first().waitFor({ state: "visible" });
+        assert.equal((await read("review.rs")).text, REVIEW, "nothing applied yet");
+        await page.screenshot({ path: path.join(output, "inline-review.png") });
+    });
+
+    step("accept one hunk of two: the buffer holds exactly that hunk, and the agent hears which was kept", async () => {
+        await lenses("Accept").first().click();
+        await lenses("Accepted · Undo").first().waitFor({ state: "visible" });
+        await lenses("Reject").first().click();
+        await giveReason("");
+        const result = await withTimeout(twoHunks, "the agent's answer");
+        assert.equal(result.applied, true);
+        const expected = REVIEW.replace("let x = 1;", "let x = 10;");
+        assert.equal((await waitForText("review.rs", expected)).text, expected);
+        if (serverHasHunks) {
+            assert.equal(result.partial, true);
+            assert.deepEqual(result.hunks, [
+                { index: 0, accepted: true },
+                { index: 1, accepted: false },
+            ]);
+            assert.equal(result.modifiedByEditor, false);
+        } else {
+            console.log(`# the server does not report hunks yet; its answer: ${JSON.stringify(result)}`);
+        }
+        await diff().waitFor({ state: "detached" });
+        await statusBar().getByText("to review").first().waitFor({ state: "detached" });
+    });
+
+    step("reject with a reason: the agent gets `rejected` with the reason", async () => {
+        const before = await read("review.rs");
+        const pending = send("verbatim/strReplace", {
+            uri: uriOf("review.rs"),
+            oldStr: "let y = 2;",
+            newStr: "let y = 20;",
+            summary: "Scale y",
+            baseRev: before.rev,
+        });
+        await waitForReview("test-agent: Scale y", "let y = 20;");
+        await lenses("Reject All").first().click();
+        await giveReason("keep y small");
+        const error = await expectRejected(pending);
+        assert.equal(error.data?.kind, "rejected");
+        assert.equal(error.data?.reason, "keep y small");
+        assert.equal((await read("review.rs")).text, before.text);
+    });
+
+    step("Accept All with one click: applied, nothing to tick first", async () => {
+        const before = await read("review.rs");
+        const pending = send("verbatim/strReplace", {
+            uri: uriOf("review.rs"),
+            oldStr: "let z = 3;",
+            newStr: "let z = 30;",
+            summary: "Scale z",
+            baseRev: before.rev,
+        });
+        await waitForReview("test-agent: Scale z", "let z = 30;");
+        await lenses("Accept All").first().click();
+        const result = await withTimeout(pending, "the agent's answer");
+        assert.equal(result.applied, true);
+        assert.equal(result.modifiedByEditor, false);
+        assert.equal((await waitForText("review.rs", before.text.replace("let z = 3;", "let z = 30;"))).rev, result.rev);
+    });
+
+    step("typing elsewhere in the document during review, then Accept All: applied, and the typing kept", async () => {
+        const before = await read("review.rs");
+        const pending = send("verbatim/strReplace", {
+            uri: uriOf("review.rs"),
+            oldStr: "let w = 4;",
+            newStr: "let w = 400;",
+            summary: "Scale w",
+            baseRev: before.rev,
+        });
+        await waitForReview("test-agent: Scale w", "let w = 400;");
+        // The person types at the end of the file, in the document's own tab.
+        await page.locator('.tabs-container .tab[aria-label="review.rs"]').click();
+        await page.locator(".monaco-editor:not(.monaco-diff-editor *) .view-lines", { hasText: "fn main" }).first().click();
+        await page.keyboard.press("Control+End");
+        await page.keyboard.type("// typed during review\n");
+        const typed = `${before.text}// typed during review\n`;
+        await waitForText("review.rs", typed);
+        // Back to the review, which the server has offered again over the typing (or is about to).
+        await page.locator(".tabs-container .tab", { hasText: "test-agent: Scale w" }).first().click();
+        await lenses("Accept All").first().click();
+        const result = await withTimeout(pending, "the agent's answer");
+        assert.equal(result.applied, true);
+        assert.equal(result.rebased, true);
+        const expected = typed.replace("let w = 4;", "let w = 400;");
+        assert.equal((await waitForText("review.rs", expected)).text, expected);
+    });
+
+    let second;
+    step("two agents' edits queue up: reviewed in order, each agent gets its own answer", async () => {
+        second = await editor.connectAgent("other-agent");
+        await editor.openFromExplorer("other.txt", "second line");
+        await waitForText("other.txt", OTHER);
+        const reviewBefore = await read("review.rs");
+        const first = send("verbatim/strReplace", {
+            uri: uriOf("review.rs"),
+            oldStr: "fn main() {",
+            newStr: "pub fn main() {",
+            summary: "Make main public",
+            baseRev: reviewBefore.rev,
+        });
+        await waitForReview("test-agent: Make main public", "pub fn main");
+        const otherBefore = await read("other.txt", second);
+        const secondPending = send(
+            "verbatim/strReplace",
+            { uri: uriOf("other.txt"), oldStr: "second line", newStr: "second line, edited", summary: "Edit the other file", baseRev: otherBefore.rev },
+            second,
+        );
+        await statusBar().getByText("2 to review").first().waitFor({ state: "visible" });
+        await lenses("Edit 1 of 2: next edit").first().waitFor({ state: "visible" });
+        await page.screenshot({ path: path.join(output, "queue.png") });
+
+        await lenses("Accept All").first().click();
+        const firstResult = await withTimeout(first, "the first agent's answer");
+        assert.equal(firstResult.applied, true);
+        // The next edit shows by itself.
+        await waitForReview("other-agent: Edit the other file", "second line, edited");
+        await lenses("Reject All").first().click();
+        await giveReason("not this one");
+        const error = await expectRejected(secondPending);
+        assert.equal(error.data?.reason, "not this one");
+        assert.equal((await read("other.txt", second)).text, OTHER);
+        assert.equal((await read("review.rs")).text, reviewBefore.text.replace("fn main() {", "pub fn main() {"));
+        await statusBar().getByText("to review").first().waitFor({ state: "detached" });
+    });
+
+    step("a multi-file batch is reviewed as one: nothing applied until all is decided, then all at once", async () => {
+        const reviewBefore = await read("review.rs");
+        const otherBefore = await read("other.txt");
+        const pending = send("verbatim/batchEdit", {
+            summary: "Touch both files",
+            edits: [
+                { uri: uriOf("review.rs"), oldStr: "let y = 2;", newStr: "let y = 2; // checked", baseRev: reviewBefore.rev },
+                { uri: uriOf("other.txt"), oldStr: "first line", newStr: "First line", baseRev: otherBefore.rev },
+            ],
+        });
+        await waitForReview("test-agent: Touch both files", "// checked");
+        await lenses("File 1 of 2: next file").first().click();
+        await waitForReview("test-agent: Touch both files", "First line");
+        await lenses("Accept").first().click();
+        // One file decided: nothing applied yet.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        assert.equal((await read("other.txt")).text, otherBefore.text);
+        await page.screenshot({ path: path.join(output, "multi-file.png") });
+        await lenses("File 2 of 2: next file").first().click();
+        await waitForReview("test-agent: Touch both files", "// checked");
+        await lenses("Accept").first().click();
+        const result = await withTimeout(pending, "the agent's answer");
+        assert.equal(result.applied, true);
+        assert.equal((await read("review.rs")).text, reviewBefore.text.replace("let y = 2;", "let y = 2; // checked"));
+        assert.equal((await read("other.txt")).text, otherBefore.text.replace("first line", "First line"));
+    });
+
+    step("the agent cancels: the review is withdrawn", async () => {
+        const before = await read("other.txt");
+        const pending = send("verbatim/strReplace", {
+            uri: uriOf("other.txt"),
+            oldStr: "second line",
+            newStr: "2nd line",
+            summary: "To be cancelled",
+            baseRev: before.rev,
+        });
+        await waitForReview("test-agent: To be cancelled", "2nd line");
+        agent.notify("$/cancelRequest", { id: agent.lastRequestId });
+        await assert.rejects(withTimeout(pending, "the cancelled request"));
+        await diff().waitFor({ state: "detached" });
+        await statusBar().getByText("to review").first().waitFor({ state: "detached" });
+        assert.equal((await read("other.txt")).text, before.text);
+    });
+
+    step("a 20,000-line file: the review shows quickly, and Accept All leaves the buffer exact", async () => {
+        const largeUri = uriOf(LARGE_NAME);
+        const original = readFileSync(path.join(workspace, LARGE_NAME), "utf8");
+        await editor.openFromExplorer(LARGE_NAME, numberedLine(1));
+        const before = await waitForText(LARGE_NAME, original);
+        const target = numberedLine(LARGE_LINES - 7);
+        const started = Date.now();
+        const pending = send("verbatim/strReplace", { uri: largeUri, oldStr: target, newStr: `${target} (edited)`, summary: "Edit near the end", baseRev: before.rev });
+        await waitForReview("test-agent: Edit near the end", "(edited)");
+        const shownMs = Date.now() - started;
+        console.log(`# review of a ${LARGE_LINES}-line file shown ${shownMs} ms after the agent sent the edit`);
+        writeFileSync(path.join(output, "large-review-ms.txt"), `${shownMs}\n`);
+        await lenses("Accept All").first().click();
+        const result = await withTimeout(pending, "the agent's answer");
+        assert.equal(result.applied, true);
+        assert.equal(result.modifiedByEditor, false);
+        const live = await read(LARGE_NAME);
+        assert.ok(live.text === original.replace(target, `${target} (edited)`), "the original with one line replaced");
+    });
+
+    step("back to the Refactor Preview through the setting: it still works", async () => {
+        const settingsPath = path.join(editor.userData, "User", "settings.json");
+        const settings = JSON.parse(readFileSync(settingsPath, "utf8"));
+        writeFileSync(settingsPath, JSON.stringify({ ...settings, "verbatim.review.ui": "refactorPreview" }, null, 2));
+        await new Promise((resolve) => setTimeout(resolve, 2000)); // VS Code reloads the settings file.
+        const before = await read("other.txt");
+        const pending = send("verbatim/strReplace", {
+            uri: uriOf("other.txt"),
+            oldStr: "second line",
+            newStr: "SECOND LINE",
+            summary: "Through the preview",
+            baseRev: before.rev,
+        });
+        await editor.waitForPreview("test-agent: Through the preview");
+        await editor.tickAllChanges();
+        await editor.pressApply();
+        const result = await withTimeout(pending, "the agent's answer");
+        assert.equal(result.applied, true);
+        assert.equal((await read("other.txt")).text, before.text.replace("second line", "SECOND LINE"));
+        await second?.close().catch(() => undefined);
+    });
+});
+
