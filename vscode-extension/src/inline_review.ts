@@ -172,6 +172,7 @@ export class InlineReview implements vscode.Disposable {
                     arrivedAt,
                 };
                 this.reviews.push(review);
+                this.lensesChanged.fire(); // "Edit 1 of 2" on the review shown.
                 this.log.info(
                     `[review] "${proposal.label}": ${proposal.hunks.length} hunk(s) in ${proposal.documents.length} file(s), ` +
                         `${this.reviews.length} edit(s) waiting`,
@@ -382,6 +383,7 @@ export class InlineReview implements vscode.Disposable {
         const wasShown = this.shown === review;
         if (wasShown) this.shown = undefined;
         void this.closeTabs(review);
+        this.lensesChanged.fire();
         this.update();
         if (wasShown) {
             const next = this.reviews[Math.min(index, this.reviews.length - 1)];
@@ -437,6 +439,8 @@ export class InlineReview implements vscode.Disposable {
             preview: false,
             selection: new vscode.Range(line, 0, line, 0),
         } satisfies vscode.TextDocumentShowOptions);
+        // One tab per review: the diff of the file shown before goes.
+        await this.closeTabs(review, file);
         this.log.info(
             `[review] "${review.proposal.label}": shown in ${Date.now() - started} ms (${Date.now() - review.arrivedAt} ms after it arrived)`,
         );
@@ -450,13 +454,15 @@ export class InlineReview implements vscode.Disposable {
         this.update();
     }
 
-    private async closeTabs(review: Review): Promise<void> {
+    /** Closes the diff tabs of a review, but for the one of file `keep`. */
+    private async closeTabs(review: Review, keep?: number): Promise<void> {
         const tabs = vscode.window.tabGroups.all
             .flatMap((group) => group.tabs)
             .filter((tab) => {
                 const input = tab.input;
                 if (!(input instanceof vscode.TabInputTextDiff) || input.modified.scheme !== PROPOSAL_SCHEME) return false;
-                return new URLSearchParams(input.modified.query).get("review") === String(review.seq);
+                const query = new URLSearchParams(input.modified.query);
+                return query.get("review") === String(review.seq) && query.get("file") !== String(keep);
             });
         if (tabs.length > 0) await vscode.window.tabGroups.close(tabs, true).then(undefined, () => undefined);
     }
@@ -490,17 +496,16 @@ export class InlineReview implements vscode.Disposable {
         const found = this.fromProposalUri(uri);
         if (found === undefined) return [];
         const { review, file } = found;
-        const top = new vscode.Range(0, 0, 0, 0);
+        const hunks = this.view(review, file).hunks;
+        // Just above the file's first hunk, so that a hunk far down a long file has them in sight.
+        const headerLine = Math.max(0, (hunks[0]?.proposalLine ?? 0) - 1);
+        const top = new vscode.Range(headerLine, 0, headerLine, 0);
         const seq = review.seq;
         const hunkCount = review.proposal.hunks.length;
         const decided = review.decisions.filter((decision) => decision !== undefined).length;
         const lenses = [
             new vscode.CodeLens(top, { title: "$(check-all) Accept All", command: "verbatim.review.acceptAll", arguments: [seq] }),
             new vscode.CodeLens(top, { title: "$(close-all) Reject All", command: "verbatim.review.rejectAll", arguments: [seq] }),
-            new vscode.CodeLens(top, {
-                title: `${review.proposal.label} · ${decided} of ${hunkCount} hunk${hunkCount === 1 ? "" : "s"} decided${review.answer === undefined ? " · updating…" : ""}`,
-                command: "verbatim.review.showQueue",
-            }),
         ];
         const files = review.proposal.documents.length;
         if (files > 1) {
@@ -512,21 +517,30 @@ export class InlineReview implements vscode.Disposable {
                 new vscode.CodeLens(top, { title: `Edit ${position + 1} of ${this.reviews.length}: next edit`, command: "verbatim.review.nextEdit" }),
             );
         }
-        for (const hunk of this.view(review, file).hunks) {
+        // Last on the line, where a narrow editor cuts it off.
+        lenses.push(
+            new vscode.CodeLens(top, {
+                title: `${review.proposal.label} · ${decided} of ${hunkCount} hunk${hunkCount === 1 ? "" : "s"} decided${review.answer === undefined ? " · updating…" : ""}`,
+                command: "verbatim.review.showQueue",
+            }),
+        );
+        const hunkLenses: vscode.CodeLens[] = [];
+        for (const hunk of hunks) {
             const at = new vscode.Range(hunk.proposalLine, 0, hunk.proposalLine, 0);
             const target: HunkTarget = { seq, hunk: hunk.index };
             const decision = review.decisions[hunk.index];
             if (decision === undefined) {
-                lenses.push(
+                hunkLenses.push(
                     new vscode.CodeLens(at, { title: "$(check) Accept", command: "verbatim.review.acceptHunk", arguments: [target] }),
                     new vscode.CodeLens(at, { title: "$(close) Reject", command: "verbatim.review.rejectHunk", arguments: [target] }),
                 );
             } else {
                 const title = decision === "accepted" ? "$(check) Accepted · Undo" : "$(close) Rejected (left out) · Undo";
-                lenses.push(new vscode.CodeLens(at, { title, command: "verbatim.review.undoDecision", arguments: [target] }));
+                hunkLenses.push(new vscode.CodeLens(at, { title, command: "verbatim.review.undoDecision", arguments: [target] }));
             }
         }
-        return lenses;
+        // A hunk on the first line shares the header's line: its own actions go first, before the long label.
+        return hunks[0]?.proposalLine === headerLine ? [...hunkLenses, ...lenses] : [...lenses, ...hunkLenses];
     }
 
     private registerCommands(): vscode.Disposable[] {

@@ -288,9 +288,11 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         // One file decided: nothing applied yet.
         await new Promise((resolve) => setTimeout(resolve, 500));
         assert.equal((await read("other.txt")).text, otherBefore.text);
-        await page.screenshot({ path: path.join(output, "multi-file.png") });
-        await lenses("File 2 of 2: next file").first().click();
+        // The review moves on to the hunk still undecided, in the first file.
         await waitForReview("test-agent: Touch both files", "// checked");
+        await lenses("File 1 of 2: next file").first().waitFor({ state: "visible" });
+        await page.screenshot({ path: path.join(output, "multi-file.png") });
+        assert.equal(await page.locator(".tabs-container .tab", { hasText: "Touch both files" }).count(), 1, "one tab for the review");
         await lenses("Accept").first().click();
         const result = await withTimeout(pending, "the agent's answer");
         assert.equal(result.applied, true);
