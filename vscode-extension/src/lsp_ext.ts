@@ -167,6 +167,12 @@ export type Normalization =
     | "deletedTrailingNewline";
 
 export interface EditResult extends DocumentResult {
+    /** Only for an edit that went through the editor: what became of each hunk of the proposal. */
+    hunks?: HunkOutcome[];
+    /** Present (and `true`) when the person applied some hunks and left the others out. */
+    partial?: true;
+    /** Why the person left hunks out, when they said. */
+    reason?: string;
     applied: boolean;
     dryRun: boolean;
 }
@@ -330,6 +336,16 @@ export interface ProposalHunk {
     uri: string;
     /** Indexes into the `edits` of that document's `TextDocumentEdit` (or of `changes[uri]`). */
     edits: number[];
+}
+
+/** What became of one hunk, in an agent's result: 1-based `line` in the text before the edit. */
+export interface HunkOutcome {
+    index: number;
+    accepted: boolean;
+    line: number;
+    /** 0 for a pure insertion before `line`. */
+    oldLines: number;
+    newLines: number;
 }
 
 /** The person's decision on one hunk, in the answer to `workspace/applyEdit`. */
