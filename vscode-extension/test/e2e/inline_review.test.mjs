@@ -153,7 +153,7 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         await lenses("Accept").first().click();
         await lenses("Accepted · Undo").first().waitFor({ state: "visible" });
         await lenses("Reject").first().click();
-        await giveReason("");
+        await giveReason("keep w as it is");
         const result = await withTimeout(twoHunks, "the agent's answer");
         assert.equal(result.applied, true);
         const expected = REVIEW.replace("let x = 1;", "let x = 10;");
@@ -165,6 +165,7 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
                 { index: 1, accepted: false },
             ]);
             assert.equal(result.modifiedByEditor, false);
+            assert.equal(result.reason, "keep w as it is");
         } else {
             console.log(`# the server does not report hunks yet; its answer: ${JSON.stringify(result)}`);
         }
@@ -294,7 +295,8 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         await lenses("File 1 of 2: next file").first().waitFor({ state: "visible" });
         await page.screenshot({ path: path.join(output, "multi-file.png") });
         assert.equal(await page.locator(".tabs-container .tab", { hasText: "Touch both files" }).count(), 1, "one tab for the review");
-        await lenses("Accept").first().click();
+        // The keyboard: the cursor is on the hunk the review moved to.
+        await page.keyboard.press("Control+Alt+y");
         const result = await withTimeout(pending, "the agent's answer");
         assert.equal(result.applied, true);
         assert.equal((await read("review.rs")).text, reviewBefore.text.replace("let y = 2;", "let y = 2; // checked"));
