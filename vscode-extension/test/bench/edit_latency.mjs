@@ -7,9 +7,12 @@
 //   - auto mode: an agent's `verbatim/strReplace` round trip over the socket,
 //     from sending the request to its answer (the server answers once the
 //     editor's didChange shows the edit);
-//   - review mode: from sending the request until the edit's row is in the
-//     Refactor Preview (seen by a MutationObserver in the page; the page's and
-//     Node's wall clocks are the same machine's), then Discard.
+//   - review mode: from sending the request until the review shows (seen by
+//     a MutationObserver in the page; the page's and Node's wall clocks are
+//     the same machine's), then it is rejected. With `--ui inline` (the
+//     default, as `verbatim.review.ui`) the review is shown once the diff's
+//     proposal side holds the new text and its Reject All lens; with
+//     `--ui refactorPreview`, once the edit's row is in the Refactor Preview.
 //
 // With --tap the extension starts the server through test/bench/stdio_tap.mjs,
 // which timestamps every LSP message between VS Code and the server, and the
@@ -29,7 +32,7 @@
 // way, so take the headline figures from a run without it.
 //
 // Usage (through test/run.sh, which installs code-server and packages the extension):
-//   vscode-extension/test/run.sh --bench [--sizes 100,10000,100000] [--edits 50] [--reviews 20] [--tap]
+//   vscode-extension/test/run.sh --bench [--sizes 100,10000,100000] [--edits 50] [--reviews 20] [--ui inline|refactorPreview] [--tap]
 //   npm run bench -- --tap
 // VERBATIM_BIN defaults to <repo>/target/release/verbatim there; results go to
 // $VERBATIM_TEST_OUTPUT/edit_latency.json.
@@ -50,6 +53,7 @@ const { values: options } = parseArgs({
         reviews: { type: "string", default: "20" },
         warmup: { type: "string", default: "5" },
         tap: { type: "boolean", default: false },
+        ui: { type: "string", default: "inline" },
     },
 });
 const sizes = options.sizes.split(",").map(Number);
@@ -146,12 +150,12 @@ const editor = await launchEditor({
     setup: (workspace) => {
         for (const size of sizes) writeFileSync(path.join(workspace, fileName(size)), numberedFile(size));
     },
-    settings: { "verbatim.reviewMode": "auto" },
+    settings: { "verbatim.reviewMode": "auto", "verbatim.review.ui": options.ui },
     serverPath: serverPath(),
     initScript: options.tap ? recordSocketFrames : undefined,
     output,
 });
-const results = { date: new Date().toISOString(), server: serverBin, edits, reviews, warmup, tap: options.tap, sizes: {} };
+const results = { date: new Date().toISOString(), server: serverBin, edits, reviews, warmup, tap: options.tap, ui: options.ui, sizes: {} };
 let agent;
 try {
     agent = await editor.connectAgent("bench-agent");
@@ -217,27 +221,45 @@ try {
             // "#1." is no prefix of "#10.": the selector below matches this edit's row only.
             const summaryText = `review ${size} #${i}.`;
             const label = `bench-agent: ${summaryText}`;
+            const tag = `review-${i}`;
             // The observer is in place before the request leaves.
-            await editor.page.evaluate((label) => {
-                const selector = `#workbench\\.parts\\.panel .monaco-list-row [title^="${label}"]`;
-                window.verbatimPreviewShown = new Promise((resolve) => {
-                    const stamp = () => performance.timeOrigin + performance.now();
-                    if (document.querySelector(selector)) return resolve(stamp());
-                    const observer = new MutationObserver(() => {
-                        if (!document.querySelector(selector)) return;
-                        observer.disconnect();
-                        resolve(stamp());
+            await editor.page.evaluate(
+                ({ label, tag, inline }) => {
+                    const isShown = inline
+                        ? () => {
+                              const proposal = document.querySelector(".monaco-diff-editor .editor.modified");
+                              if (!proposal || !proposal.querySelector(".view-lines")?.textContent?.includes(tag)) return false;
+                              return [...proposal.querySelectorAll(".codelens-decoration a")].some((lens) => lens.textContent?.includes("Reject All"));
+                          }
+                        : () => document.querySelector(`#workbench\\.parts\\.panel .monaco-list-row [title^="${label}"]`) !== null;
+                    window.verbatimPreviewShown = new Promise((resolve) => {
+                        const stamp = () => performance.timeOrigin + performance.now();
+                        if (isShown()) return resolve(stamp());
+                        const observer = new MutationObserver(() => {
+                            if (!isShown()) return;
+                            observer.disconnect();
+                            resolve(stamp());
+                        });
+                        observer.observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ["title"] });
                     });
-                    observer.observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ["title"] });
-                });
-            }, label);
+                },
+                { label, tag, inline: options.ui === "inline" },
+            );
             const start = now();
-            const pending = replaceLine(size, lineFor(size, 1000 + i), `review-${i}`, summaryText, rev);
+            const pending = replaceLine(size, lineFor(size, 1000 + i), tag, summaryText, rev);
             pending.catch(() => undefined);
-            const shownAt = await withTimeout(editor.page.evaluate(() => window.verbatimPreviewShown), "the Refactor Preview", 60_000);
+            const shownAt = await withTimeout(editor.page.evaluate(() => window.verbatimPreviewShown), "the review", 60_000);
             shown.push(shownAt - start);
-            await editor.waitForPreview(label);
-            await editor.pressDiscard();
+            if (options.ui === "inline") {
+                await editor.page.locator(".monaco-diff-editor .editor.modified .codelens-decoration a", { hasText: "Reject All" }).first().click();
+                const reason = editor.page.locator(".quick-input-widget .quick-input-box input");
+                await reason.waitFor({ state: "visible" });
+                await editor.page.keyboard.press("Enter");
+                await editor.page.locator(".monaco-diff-editor").first().waitFor({ state: "detached" });
+            } else {
+                await editor.waitForPreview(label);
+                await editor.pressDiscard();
+            }
             const error = await withTimeout(pending.then(() => undefined, (error) => error), "the agent's answer");
             if (!(error instanceof ResponseError) || error.data?.kind !== "rejected") throw new Error(`review ${i} on ${size} lines: expected rejected, got ${error}`);
         }
