@@ -114,8 +114,13 @@ export class InlineReview implements vscode.Disposable {
         );
     }
 
-    dispose(): void {
+    /** Withdraws every review: the connection they came on is gone (the server stopped or restarts). */
+    withdrawAll(): void {
         for (const review of [...this.reviews]) this.withdraw(review, undefined);
+    }
+
+    dispose(): void {
+        this.withdrawAll();
         for (const disposable of this.disposables) disposable.dispose();
     }
 
@@ -143,6 +148,8 @@ export class InlineReview implements vscode.Disposable {
             if (open === undefined || (document.version !== null && open.version !== document.version)) {
                 // The person typed since the server planned the edit: it offers the edit again over the new text.
                 this.log.info(`[review] "${proposal.label}": ${DOCUMENT_CHANGED} before it arrived`);
+                const earlier = this.reviews.find((candidate) => candidate.proposal.key === proposal.key);
+                if (earlier !== undefined && earlier.answer === undefined) this.awaitNewOffer(earlier);
                 return { applied: false, failureReason: DOCUMENT_CHANGED };
             }
             bases.set(document.uri, open.getText());
@@ -238,6 +245,13 @@ export class InlineReview implements vscode.Disposable {
         review.answer = undefined;
         this.log.info(`[review] "${review.proposal.label}": ${DOCUMENT_CHANGED}; waiting for the server to offer it over the new text`);
         answer({ applied: false, failureReason: DOCUMENT_CHANGED });
+        this.awaitNewOffer(review);
+        this.lensesChanged.fire(); // "updating…"
+        this.update();
+    }
+
+    /** (Re)starts the wait for the server's next offer of a refused edit. */
+    private awaitNewOffer(review: Review): void {
         clearTimeout(review.newOfferTimer);
         review.newOfferTimer = setTimeout(
             () =>
@@ -247,7 +261,6 @@ export class InlineReview implements vscode.Disposable {
                 ),
             REOFFER_TIMEOUT_MS,
         );
-        this.update();
     }
 
     // --- Decisions -------------------------------------------------------------

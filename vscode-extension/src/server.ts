@@ -214,6 +214,7 @@ export class Server implements vscode.Disposable {
         const client = this.client;
         this.client = undefined;
         for (const disposable of this.clientDisposables.splice(0)) disposable.dispose();
+        this.inlineReview.withdrawAll();
         if (client !== undefined) {
             try {
                 await client.stop(5_000);
