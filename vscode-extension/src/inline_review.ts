@@ -431,8 +431,11 @@ export class InlineReview implements vscode.Disposable {
     }
 
     private proposalText(uri: vscode.Uri): string {
+        const started = Date.now();
         const found = this.fromProposalUri(uri);
-        return found === undefined ? "" : this.view(found.review, found.file).text;
+        const text = found === undefined ? "" : this.view(found.review, found.file).text;
+        this.log.debug(`[review] proposal ${uri.query}: ${text.length} characters in ${Date.now() - started} ms (at +${Date.now() - (found?.review.arrivedAt ?? 0)} ms)`);
+        return text;
     }
 
     /** Opens the diff of one file of a review: the live document on the left, the proposal on the right. */

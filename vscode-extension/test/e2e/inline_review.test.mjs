@@ -8,6 +8,7 @@
 // FEATURES file next to it (a server without it still gets the right text).
 
 import * as assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -24,8 +25,18 @@ const serverHasHunks = (() => {
 
 const REVIEW = ["fn main() {", "    let x = 1;", "    let y = 2;", "    let z = 3;", "    let w = 4;", "    println!(\"{x} {y}\");", "}", ""].join("\n");
 const OTHER = "first line of the other file\nsecond line\n";
+const DISK_NAME = "disk.txt";
+const DISK_ORIGINAL = Array.from({ length: 12 }, (_, i) => `disk line ${i + 1}`).join("\n") + "\n";
 const LARGE_NAME = "large.txt";
 const LARGE_LINES = 20_000;
+
+/** Rewrites a file as most agents do: another process writes a temporary file and renames it over the file. */
+function writeAtomically(file, text) {
+    const script = `const fs = require("node:fs"); const [file, text] = process.argv.slice(1);
+        const temp = file + ".tmp-" + process.pid; fs.writeFileSync(temp, text); fs.renameSync(temp, file);`;
+    const run = spawnSync(process.execPath, ["-e", script, file, text], { encoding: "utf8" });
+    assert.equal(run.status, 0, run.stderr);
+}
 
 describe("the in-editor review (code-server)", { concurrency: false }, () => {
     let editor;
@@ -42,6 +53,7 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
             setup: (folder) => {
                 writeFileSync(path.join(folder, "review.rs"), REVIEW);
                 writeFileSync(path.join(folder, "other.txt"), OTHER);
+                writeFileSync(path.join(folder, DISK_NAME), DISK_ORIGINAL);
                 writeFileSync(path.join(folder, LARGE_NAME), numberedFile(LARGE_LINES));
             },
             settings: { "verbatim.logLevel": "debug" },
@@ -338,6 +350,24 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         assert.equal(result.modifiedByEditor, false);
         const live = await read(LARGE_NAME);
         assert.ok(live.text === original.replace(target, `${target} (edited)`), "the original with one line replaced");
+    });
+
+    step("a change made on disk to a file with unsaved changes is reviewed in the editor too", async () => {
+        await editor.openFromExplorer(DISK_NAME, "disk line 1");
+        await waitForText(DISK_NAME, DISK_ORIGINAL);
+        await page.locator(".monaco-editor .view-lines", { hasText: "disk line 1" }).first().click();
+        await page.keyboard.press("Control+Home");
+        await page.keyboard.type("typed by the person\n");
+        const typed = `typed by the person\n${DISK_ORIGINAL}`;
+        await waitForText(DISK_NAME, typed);
+
+        const onDisk = DISK_ORIGINAL.replace("disk line 10", "disk line 10, changed on disk");
+        writeAtomically(path.join(workspace, DISK_NAME), onDisk);
+        await waitForReview("Changed on disk outside the editor: disk.txt", "changed on disk");
+        assert.equal((await read(DISK_NAME)).text, typed, "nothing applied before the person decides");
+        await lenses("Accept All").first().click();
+        await waitForText(DISK_NAME, `typed by the person\n${onDisk}`);
+        await diff().waitFor({ state: "detached" });
     });
 
     step("back to the Refactor Preview through the setting: it still works", async () => {
