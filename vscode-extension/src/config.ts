@@ -105,9 +105,11 @@ export function needsRestart(affected: (key: string) => boolean): boolean {
 export function initializationOptions(
     reviewMode: ReviewMode,
     externalChanges: ExternalChanges,
+    reviewUi: ReviewUi,
 ): { needsConfirmation: boolean; statusNotifications: boolean; externalChanges: ExternalChanges; hunkOutcomes: boolean } {
     // The in-editor review answers with the hunks it kept; the Refactor Preview does not, and the server copes.
-    return { needsConfirmation: reviewMode === "confirm", statusNotifications: true, externalChanges, hunkOutcomes: true };
+    // (Informational only: the server reads `hunks` from any answer that has it, so changing the setting needs no restart.)
+    return { needsConfirmation: reviewMode === "confirm", statusNotifications: true, externalChanges, hunkOutcomes: reviewUi === "inline" };
 }
 
 /** The environment of the server process: the extension host's, plus the log level. */

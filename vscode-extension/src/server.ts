@@ -151,7 +151,7 @@ export class Server implements vscode.Disposable {
         };
         const clientOptions: LanguageClientOptions = {
             documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
-            initializationOptions: initializationOptions(this.reviewMode, config.externalChanges),
+            initializationOptions: initializationOptions(this.reviewMode, config.externalChanges, config.reviewUi),
             outputChannel: this.log,
             stdioOptions: { stdout: forwardServerLog, stderr: forwardServerLog },
             traceOutputChannel: this.traceLog,

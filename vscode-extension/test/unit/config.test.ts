@@ -40,17 +40,17 @@ test("expandHome", () => {
 });
 
 test("initializationOptions follow the review mode and the externalChanges setting", () => {
-    assert.deepEqual(initializationOptions("confirm", "review"), {
+    assert.deepEqual(initializationOptions("confirm", "review", "inline"), {
         needsConfirmation: true,
         statusNotifications: true,
         externalChanges: "review",
         hunkOutcomes: true,
     });
-    assert.deepEqual(initializationOptions("auto", "off"), {
+    assert.deepEqual(initializationOptions("auto", "off", "refactorPreview"), {
         needsConfirmation: false,
         statusNotifications: true,
         externalChanges: "off",
-        hunkOutcomes: true,
+        hunkOutcomes: false,
     });
 });
 
