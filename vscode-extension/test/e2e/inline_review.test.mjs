@@ -247,6 +247,67 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         assert.equal((await waitForText("review.rs", expected)).text, expected);
     });
 
+    /** Types in review.rs's own tab: `keys` move the cursor from the start of the file first. */
+    async function typeInReviewFile(keys, text) {
+        await page.locator('.tabs-container .tab[aria-label="review.rs"]').click();
+        await page.locator(".monaco-editor:not(.monaco-diff-editor *) .view-lines", { hasText: "fn main" }).first().click();
+        await page.keyboard.press("Control+Home");
+        for (const key of keys) await page.keyboard.press(key);
+        await page.keyboard.type(text);
+    }
+
+    step("typing during review, after one hunk of two was accepted: the new offer keeps the decision", async () => {
+        const before = await read("review.rs");
+        const pending = send("verbatim/strReplace", {
+            uri: uriOf("review.rs"),
+            oldStr: "    let x = 10;\n    let y = 2;\n    let z = 30;\n    let w = 400;\n    println!(\"{x} {y}\");",
+            newStr: "    let x = 11;\n    let y = 2;\n    let z = 30;\n    let w = 400;\n    println!(\"{x} {y} {z}\");",
+            summary: "Print z",
+            baseRev: before.rev,
+        });
+        await waitForReview("test-agent: Print z", "{x} {y} {z}");
+        await lenses("Accept").first().click();
+        await lenses("Accepted · Undo").first().waitFor({ state: "visible" });
+        await typeInReviewFile(["Control+End"], "// typed while one hunk was accepted\n");
+        const typed = `${before.text}// typed while one hunk was accepted\n`;
+        await waitForText("review.rs", typed);
+        // The typing settles, the edit is refused, and the server offers it again over the typing.
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        await page.locator(".tabs-container .tab", { hasText: "test-agent: Print z" }).first().click();
+        await lenses("Accepted · Undo").first().waitFor({ state: "visible" });
+        assert.equal(await lenses("Accept").count(), 1, "only the second hunk waits");
+        await lenses("Accept").first().click();
+        const result = await withTimeout(pending, "the agent's answer");
+        assert.equal(result.applied, true);
+        assert.equal(result.rebased, true);
+        if (serverHasHunks) assert.deepEqual(result.hunks.map((hunk) => hunk.accepted), [true, true]);
+        const expected = typed.replace("let x = 10;", "let x = 11;").replace('println!("{x} {y}");', 'println!("{x} {y} {z}");');
+        assert.equal((await waitForText("review.rs", expected)).text, expected);
+    });
+
+    step("typing inside the hunk during review: the agent gets `stale`, and the review is withdrawn with a message", async () => {
+        const before = await read("review.rs");
+        const pending = send("verbatim/strReplace", {
+            uri: uriOf("review.rs"),
+            oldStr: "let w = 400;",
+            newStr: "let w = 4000;",
+            summary: "Scale w again",
+            baseRev: before.rev,
+        });
+        await waitForReview("test-agent: Scale w again", "let w = 4000;");
+        // Line 5 is "    let w = 400;": type between "40" and "0;".
+        await typeInReviewFile(["ArrowDown", "ArrowDown", "ArrowDown", "ArrowDown", "End", "ArrowLeft", "ArrowLeft"], "7");
+        await waitForText("review.rs", before.text.replace("let w = 400;", "let w = 4070;"));
+        const error = await expectRejected(pending);
+        assert.equal(error.data?.kind, "stale");
+        await diff().waitFor({ state: "detached", timeout: 15_000 });
+        await page.locator(".notification-toast", { hasText: "Scale w again" }).first().waitFor({ state: "visible" });
+        await statusBar().getByText("to review").first().waitFor({ state: "detached" });
+        // Put the line back for the steps below.
+        await typeInReviewFile(["ArrowDown", "ArrowDown", "ArrowDown", "ArrowDown", "End", "ArrowLeft", "ArrowLeft", "Backspace"], "");
+        await waitForText("review.rs", before.text);
+    });
+
     let second;
     step("two agents' edits queue up: reviewed in order, each agent gets its own answer", async () => {
         second = await editor.connectAgent("other-agent");
