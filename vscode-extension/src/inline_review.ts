@@ -110,6 +110,7 @@ export class InlineReview implements vscode.Disposable {
                 provideCodeLenses: (document) => this.codeLenses(document.uri),
             }),
             vscode.workspace.onDidChangeTextDocument((event) => this.onDidChangeDocument(event)),
+            vscode.window.tabGroups.onDidChangeTabs((event) => this.onDidChangeTabs(event.closed)),
             ...this.registerCommands(),
         );
     }
@@ -462,6 +463,25 @@ export class InlineReview implements vscode.Disposable {
         );
     }
 
+    /**
+     * The person closed the shown review's diff: it still waits (the status bar
+     * lists it), and the next edit to arrive is shown.
+     */
+    private onDidChangeTabs(closed: readonly vscode.Tab[]): void {
+        const shown = this.shown;
+        if (shown === undefined) return;
+        const closedShown = closed.some((tab) => {
+            const input = tab.input;
+            if (!(input instanceof vscode.TabInputTextDiff) || input.modified.scheme !== PROPOSAL_SCHEME) return false;
+            const query = new URLSearchParams(input.modified.query);
+            return query.get("review") === String(shown.seq) && query.get("file") === String(shown.file);
+        });
+        if (closedShown) {
+            this.shown = undefined;
+            this.update();
+        }
+    }
+
     /** Shows a new state of a review: its proposal text, its lenses, the status bar. */
     private refresh(review: Review): void {
         review.views.clear();
@@ -583,14 +603,14 @@ export class InlineReview implements vscode.Disposable {
     /** The hunk at the cursor of the active editor, on either side of the shown review's diff. */
     private hunkAtCursor(): HunkTarget | undefined {
         const editor = vscode.window.activeTextEditor;
-        const review = this.shown;
-        if (review === undefined) return undefined;
         const line = editor?.selection.active.line ?? 0;
         const found = editor ? this.fromProposalUri(editor.document.uri) : undefined;
         if (found !== undefined) {
             const hunk = hunkAt(this.view(found.review, found.file).hunks, line, "proposal");
             return hunk && { seq: found.review.seq, hunk: hunk.index };
         }
+        const review = this.shown;
+        if (review === undefined) return undefined;
         const file = editor ? review.proposal.documents.findIndex((document) => document.uri === editor.document.uri.toString()) : -1;
         const hunks = this.view(review, file >= 0 ? file : review.file).hunks;
         const hunk = file >= 0 ? hunkAt(hunks, line, "base") : hunks.find((candidate) => review.decisions[candidate.index] === undefined);
