@@ -5,7 +5,8 @@
 //
 // Needs: CODE_SERVER_BIN, VERBATIM_BIN, VERBATIM_TEST_OUTPUT (test/run.sh sets them).
 
-import { spawn, execFileSync } from "node:child_process";
+import { spawn, spawnSync, execFileSync } from "node:child_process";
+import { test } from "node:test";
 import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import * as net from "node:net";
 import { tmpdir } from "node:os";
@@ -38,6 +39,48 @@ export async function waitFor(what, probe, { timeout = 60_000, interval = 250 } 
         if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what}${last ? `: ${last.message}` : ""}`);
         await new Promise((resolve) => setTimeout(resolve, interval));
     }
+}
+
+/**
+ * The steps of one scenario in one editor: once a step fails, the later ones
+ * are skipped (they build on it), and the page is saved as `failure.png` and
+ * `failure.html` in `output`. `page()` gives the page once the editor is up.
+ */
+export function scenarioSteps(page, output) {
+    let failedStep;
+    const steps = {
+        last: "setup",
+        step(name, body) {
+            test(name, async (t) => {
+                if (failedStep !== undefined) {
+                    t.skip(`the step "${failedStep}" failed`);
+                    return;
+                }
+                steps.last = name;
+                try {
+                    await body();
+                } catch (error) {
+                    failedStep = name;
+                    await page()?.screenshot({ path: path.join(output, "failure.png") }).catch(() => undefined);
+                    const html = await page()?.content().catch(() => undefined);
+                    if (html) writeFileSync(path.join(output, "failure.html"), html);
+                    throw error;
+                }
+            });
+        },
+    };
+    return steps;
+}
+
+/**
+ * Rewrites a file the way most agents do: a separate process writes a temporary
+ * file next to it and renames it over the file.
+ */
+export function writeAtomically(file, text) {
+    const script = `const fs = require("node:fs"); const [file, text] = process.argv.slice(1);
+        const temp = file + ".tmp-" + process.pid; fs.writeFileSync(temp, text); fs.renameSync(temp, file);`;
+    const run = spawnSync(process.execPath, ["-e", script, file, text], { encoding: "utf8" });
+    if (run.status !== 0) throw new Error(`rewriting ${file} failed: ${run.stderr}`);
 }
 
 /** Rejects when `promise` has not settled after `ms`: a step must fail, not hang. */

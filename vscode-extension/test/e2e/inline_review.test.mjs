@@ -8,14 +8,13 @@
 // FEATURES file next to it (a server without it still gets the right text).
 
 import * as assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, describe } from "node:test";
 import { pathToFileURL } from "node:url";
 
 import { ResponseError } from "./agent.mjs";
-import { extensionDir, launchEditor, numberedFile, numberedLine, requiredEnv, waitFor, withTimeout } from "./harness.mjs";
+import { extensionDir, launchEditor, numberedFile, numberedLine, requiredEnv, scenarioSteps, waitFor, withTimeout, writeAtomically } from "./harness.mjs";
 
 const output = path.join(requiredEnv("VERBATIM_TEST_OUTPUT"), "inline-review");
 const serverHasHunks = (() => {
@@ -30,20 +29,13 @@ const DISK_ORIGINAL = Array.from({ length: 12 }, (_, i) => `disk line ${i + 1}`)
 const LARGE_NAME = "large.txt";
 const LARGE_LINES = 20_000;
 
-/** Rewrites a file as most agents do: another process writes a temporary file and renames it over the file. */
-function writeAtomically(file, text) {
-    const script = `const fs = require("node:fs"); const [file, text] = process.argv.slice(1);
-        const temp = file + ".tmp-" + process.pid; fs.writeFileSync(temp, text); fs.renameSync(temp, file);`;
-    const run = spawnSync(process.execPath, ["-e", script, file, text], { encoding: "utf8" });
-    assert.equal(run.status, 0, run.stderr);
-}
-
 describe("the in-editor review (code-server)", { concurrency: false }, () => {
     let editor;
     let page;
     let agent;
     let workspace;
-    let lastStep = "setup";
+    const steps = scenarioSteps(() => page, output);
+    const step = (name, body) => steps.step(name, body);
     const uriOf = (name) => pathToFileURL(path.join(workspace, name)).href;
 
     before(async () => {
@@ -66,28 +58,9 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         if (page) await page.screenshot({ path: path.join(output, "last.png") }).catch(() => undefined);
         await agent?.close().catch(() => undefined);
         await editor?.close();
-        console.log(`# end-to-end artifacts in ${output} (last step: ${lastStep})`);
+        console.log(`# end-to-end artifacts in ${output} (last step: ${steps.last})`);
     });
 
-    let failedStep;
-    function step(name, body) {
-        test(name, async (t) => {
-            if (failedStep !== undefined) {
-                t.skip(`the step "${failedStep}" failed`);
-                return;
-            }
-            lastStep = name;
-            try {
-                await body();
-            } catch (error) {
-                failedStep = name;
-                await page?.screenshot({ path: path.join(output, "failure.png") }).catch(() => undefined);
-                const html = await page?.content().catch(() => undefined);
-                if (html) writeFileSync(path.join(output, "failure.html"), html);
-                throw error;
-            }
-        });
-    }
 
     const read = (name, by = agent) => by.request("verbatim/read", { uri: uriOf(name) });
     const waitForText = (name, text) =>

@@ -7,14 +7,13 @@
 // Needs: CODE_SERVER_BIN, VERBATIM_BIN, VERBATIM_TEST_OUTPUT (test/run.sh sets them).
 
 import * as assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, describe } from "node:test";
 import { pathToFileURL } from "node:url";
 
 import { Agent, discoveryFiles, ResponseError } from "./agent.mjs";
-import { extensionDir, launchEditor, numberedFile, numberedLine, requiredEnv, waitFor, withTimeout } from "./harness.mjs";
+import { extensionDir, launchEditor, numberedFile, numberedLine, requiredEnv, scenarioSteps, waitFor, withTimeout, writeAtomically } from "./harness.mjs";
 
 const output = requiredEnv("VERBATIM_TEST_OUTPUT");
 
@@ -27,17 +26,6 @@ const TYPED = "alpha\nbeta\ngamma\ndelta";
 /** A file that an outside program rewrites while it is open. */
 const DISK_NAME = "disk.txt";
 const DISK_ORIGINAL = Array.from({ length: 12 }, (_, i) => `disk line ${i + 1}`).join("\n") + "\n";
-
-/**
- * Rewrites a file the way most agents do: a separate process writes a temporary
- * file next to it and renames it over the file.
- */
-function writeAtomically(file, text) {
-    const script = `const fs = require("node:fs"); const [file, text] = process.argv.slice(1);
-        const temp = file + ".tmp-" + process.pid; fs.writeFileSync(temp, text); fs.renameSync(temp, file);`;
-    const run = spawnSync(process.execPath, ["-e", script, file, text], { encoding: "utf8" });
-    assert.equal(run.status, 0, run.stderr);
-}
 
 /** Resolves with the error of a request that must fail. */
 async function expectError(promise) {
@@ -58,10 +46,14 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
     let notesUri;
     let page;
     let agent;
-    let lastStep = "setup";
+    const steps = scenarioSteps(() => page, output);
+    const step = (name, body) => steps.step(name, body);
 
     before(async () => {
-        rmSync(output, { recursive: true, force: true });
+        // This scenario's own artifacts, not the other tests' folders inside the output directory.
+        for (const name of existsSync(output) ? readdirSync(output, { withFileTypes: true }) : []) {
+            if (name.isFile() || name.name === "vscode-logs") rmSync(path.join(output, name.name), { recursive: true, force: true });
+        }
         editor = await launchEditor({
             fixture: path.join(extensionDir, "test", "fixtures", "workspace"),
             setup: (folder) => {
@@ -82,29 +74,9 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         if (page) await page.screenshot({ path: path.join(output, "last.png") }).catch(() => undefined);
         await agent?.close().catch(() => undefined);
         await editor?.close();
-        console.log(`# end-to-end artifacts in ${output} (last step: ${lastStep})`);
+        console.log(`# end-to-end artifacts in ${output} (last step: ${steps.last})`);
     });
 
-    /** A step of the scenario: once one fails, the later ones are skipped (they build on it). */
-    let failedStep;
-    function step(name, body) {
-        test(name, async (t) => {
-            if (failedStep !== undefined) {
-                t.skip(`the step "${failedStep}" failed`);
-                return;
-            }
-            lastStep = name;
-            try {
-                await body();
-            } catch (error) {
-                failedStep = name;
-                await page?.screenshot({ path: path.join(output, "failure.png") }).catch(() => undefined);
-                const html = await page?.content().catch(() => undefined);
-                if (html) writeFileSync(path.join(output, "failure.html"), html);
-                throw error;
-            }
-        });
-    }
 
     const statusBar = () => editor.statusBar();
     const notesTab = () => editor.tab("notes.txt");
