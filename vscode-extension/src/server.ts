@@ -166,6 +166,8 @@ export class Server implements vscode.Disposable {
             client.onDidChangeState((event) => {
                 if (this.client !== client) return;
                 if (event.newState === State.Stopped) {
+                    // The edits under review came on the connection that is gone; the server offers nothing again.
+                    this.inlineReview.withdrawAll();
                     this.setState({ kind: "stopped" });
                 } else if (event.newState === State.Running && this.stateValue.kind === "stopped") {
                     // The client restarted a server that crashed.
