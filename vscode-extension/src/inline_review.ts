@@ -58,7 +58,8 @@ interface Review {
     readonly seq: number;
     proposal: Proposal;
     decisions: Decision[];
-    reasons: string[];
+    /** The person's reasons, per rejected hunk (and `-1` for Reject All), for the agent. */
+    reasons: Map<number, string>;
     /** Per document: the text the edit was planned against, as the document held it when the offer came. */
     bases: Map<string, string>;
     /** Per document: the version the edit applies to. */
@@ -168,7 +169,7 @@ export class InlineReview implements vscode.Disposable {
                     seq: this.nextSeq++,
                     proposal,
                     decisions: [],
-                    reasons: [],
+                    reasons: new Map(),
                     bases,
                     versions,
                     file: 0,
@@ -276,7 +277,7 @@ export class InlineReview implements vscode.Disposable {
         if (decision === "rejected") {
             const reason = await askReason(`Reject hunk ${found.hunk + 1} of ${review.proposal.hunks.length}: ${review.proposal.label}`);
             if (reason === undefined || !this.reviews.includes(review)) return;
-            review.reasons.push(reason);
+            review.reasons.set(found.hunk, reason);
         }
         review.decisions[found.hunk] = decision;
         this.log.info(`[review] "${review.proposal.label}": hunk ${found.hunk} ${decision}`);
@@ -292,7 +293,7 @@ export class InlineReview implements vscode.Disposable {
         if (decision === "rejected") {
             const reason = await askReason(`Reject: ${review.proposal.label}`);
             if (reason === undefined || !this.reviews.includes(review)) return;
-            review.reasons.push(reason);
+            review.reasons.set(-1, reason);
         }
         for (let index = 0; index < review.proposal.hunks.length; index++) review.decisions[index] ??= decision;
         this.log.info(`[review] "${review.proposal.label}": every undecided hunk ${decision}`);
@@ -303,6 +304,7 @@ export class InlineReview implements vscode.Disposable {
         const review = this.reviews.find((candidate) => candidate.seq === target.seq);
         if (review === undefined) return;
         review.decisions[target.hunk] = undefined;
+        review.reasons.delete(target.hunk);
         this.refresh(review);
     }
 
@@ -324,7 +326,7 @@ export class InlineReview implements vscode.Disposable {
      */
     private async finish(review: Review): Promise<void> {
         const answer = review.answer;
-        const reason = joinReasons(review.reasons);
+        const reason = joinReasons([...review.reasons.values()]);
         const accepted = acceptedEdits(review.proposal, review.decisions);
         if (accepted.size === 0 && answer !== undefined) {
             this.complete(review, answerFor(review.proposal, review.decisions, reason));
