@@ -41,6 +41,7 @@ function M.init_options()
     needsConfirmation = config.options.review == "confirm",
     statusNotifications = true,
     externalChanges = config.options.external_changes,
+    hunkOutcomes = true,
   }
 end
 
