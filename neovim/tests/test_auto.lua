@@ -12,6 +12,7 @@ H.test("the server is told not to ask for confirmation", function()
     needsConfirmation = false,
     statusNotifications = true,
     externalChanges = "review",
+    diagnostics = true,
     hunkOutcomes = true,
   }, client.config.init_options)
 end)

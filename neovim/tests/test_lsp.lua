@@ -25,6 +25,7 @@ H.test("the client advertises what the plugin implements", function()
     needsConfirmation = true,
     statusNotifications = true,
     externalChanges = "review",
+    diagnostics = true,
     hunkOutcomes = true,
   }, client.config.init_options)
   H.eq(0, client.flags.debounce_text_changes)
