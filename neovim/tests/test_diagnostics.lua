@@ -188,18 +188,6 @@ H.test("the handler: other documents whose errors changed during the wait", func
   vim.diagnostic.reset(ns, other)
 end)
 
---- Whether the server reports diagnostics in edit results yet (it answers
---- them once its side of verbatim/diagnostics is built).
----@param result table an EditResult
----@return boolean
-local function reported(result)
-  if result.diagnostics == nil then
-    H.note("the server does not report diagnostics in edit results: agent-side checks skipped")
-    return false
-  end
-  return true
-end
-
 H.test("an agent's edit introduces F821, the next resolves it; a .txt is unavailable", function()
   local root = H.workspace({ ["app.py"] = SOURCE, ["notes.txt"] = "hello\n" })
   local buf, client = open_python(root, "app.py")
@@ -213,21 +201,17 @@ H.test("an agent's edit introduces F821, the next resolves it; a .txt is unavail
     summary = "Print foo",
     diagnostics = true,
   })
-  if broke.error and broke.error.message:find("`diagnostics`", 1, true) then
-    H.note("the server does not take `diagnostics` yet: agent-side checks skipped")
-    return
-  end
   H.eq(nil, broke.error)
   H.eq({ "import os", "", "print(foo)" }, H.lines(buf))
-  if reported(broke.result) then
-    local d = broke.result.diagnostics
-    H.eq("settled", d.status, vim.inspect(d))
-    H.eq(1, #d.introduced, vim.inspect(d))
-    H.eq("F821", d.introduced[1].code)
-    H.eq(3, d.introduced[1].line)
-    H.eq(7, d.introduced[1].column)
-    H.eq({}, d.resolved)
-  end
+  local d = broke.result.diagnostics
+  H.eq("settled", d.status, vim.inspect(d))
+  H.eq(1, #d.introduced, vim.inspect(d))
+  H.eq("F821", d.introduced[1].code)
+  H.eq(3, d.introduced[1].line)
+  H.eq(7, d.introduced[1].column)
+  H.eq("print(foo)", d.introduced[1].text)
+  H.eq({}, d.resolved)
+  H.eq({ "Ruff" }, d.sources)
 
   local fixed = agent:call("verbatim/strReplace", {
     uri = uri,
@@ -237,14 +221,12 @@ H.test("an agent's edit introduces F821, the next resolves it; a .txt is unavail
     diagnostics = true,
   })
   H.eq(nil, fixed.error)
-  if reported(fixed.result) then
-    local d = fixed.result.diagnostics
-    H.eq("settled", d.status, vim.inspect(d))
-    H.eq({}, d.introduced)
-    H.eq(1, #d.resolved, vim.inspect(d))
-    H.eq("F821", d.resolved[1].code)
-    H.eq(3, d.resolved[1].line)
-  end
+  d = fixed.result.diagnostics
+  H.eq("settled", d.status, vim.inspect(d))
+  H.eq({}, d.introduced)
+  H.eq(1, #d.resolved, vim.inspect(d))
+  H.eq("F821", d.resolved[1].code)
+  H.eq(3, d.resolved[1].line)
 
   local txt = H.edit(root .. "/notes.txt")
   local plain = agent:call("verbatim/strReplace", {
@@ -255,7 +237,6 @@ H.test("an agent's edit introduces F821, the next resolves it; a .txt is unavail
     diagnostics = true,
   })
   H.eq(nil, plain.error)
-  if reported(plain.result) then
-    H.eq("unavailable", plain.result.diagnostics.status, vim.inspect(plain.result.diagnostics))
-  end
+  H.eq("unavailable", plain.result.diagnostics.status, vim.inspect(plain.result.diagnostics))
+  H.eq({}, plain.result.diagnostics.introduced)
 end)
