@@ -229,10 +229,17 @@ H.test("an agent's edit introduces F821, the next resolves it; a .txt is unavail
   H.eq(3, d.resolved[1].line)
 
   local txt = H.edit(root .. "/notes.txt")
+  local txt_uri = vim.uri_from_bufnr(txt)
+  -- Once the server has the buffer, not the file on disk.
+  local read = H.wait_for("the server to see notes.txt open", function()
+    local response = agent:call("verbatim/read", { uri = txt_uri })
+    return response.result and response.result.source == "editor" and response.result or nil
+  end)
   local plain = agent:call("verbatim/strReplace", {
-    uri = vim.uri_from_bufnr(txt),
+    uri = txt_uri,
     oldStr = "hello",
     newStr = "hello, world",
+    baseRev = read.rev,
     summary = "Greet the world",
     diagnostics = true,
   })
