@@ -559,6 +559,51 @@ H.test("]c and [c move between changes; x over a visual range leaves them all ou
   H.eq({ "old value", "old value", "new value" }, { now[2], now[14], now[26] })
 end)
 
+H.test(
+  "server hunks become changes: an insertion and a deletion, as vim.diff() sees them",
+  function()
+    local proposal = require("verbatim.proposal")
+    local text = require("verbatim.text")
+    local lines = { "a", "b", "c", "d", "e", "f", "g", "h" }
+    local snapshot = { lines = lines, eol = true, line_ending = "\n" }
+    local function range(l1, c1, l2, c2)
+      return { start = { line = l1, character = c1 }, ["end"] = { line = l2, character = c2 } }
+    end
+    local edits = {
+      { range = range(1, 0, 1, 0), newText = "x\n" }, -- insert a line before b
+      { range = range(5, 0, 6, 0), newText = "" }, -- delete f
+      { range = range(7, 0, 7, 1), newText = "H" }, -- h -> H, next to the deletion
+    }
+    local layout = proposal.server_hunk_layout(snapshot, edits, {
+      { index = 0, edits = { 1 } },
+      { index = 1, edits = { 2, 3 } },
+    }, "utf-8")
+    assert(layout)
+    local after = text.split_lines(text.apply_to_text(snapshot, edits, "utf-8"))
+    table.remove(after) -- the empty item after the final line ending
+    local expected = proposal.hunks(lines, after)
+    H.eq(
+      { { 1, 0, 2, 1 }, { 6, 3, 7, 2 } },
+      vim.tbl_map(function(h)
+        return { h.start_a, h.count_a, h.start_b, h.count_b }
+      end, layout.hunks)
+    )
+    H.eq(3, #expected, "vim.diff() splits the second hunk at the unchanged g")
+    H.eq(
+      { 1, 0, 2, 1 },
+      { expected[1].start_a, expected[1].count_a, expected[1].start_b, expected[1].count_b }
+    )
+    H.eq({ 0 }, layout.hunks[1].indexes)
+    H.eq({ 2, 3 }, layout.hunks[2].edits)
+    H.eq({ "x" }, { layout.after_lines[2] })
+    H.eq({ "g", "H" }, { layout.after_lines[7], layout.after_lines[8] })
+    H.eq(
+      { "f", "g", "h" },
+      { layout.before_lines[6], layout.before_lines[7], layout.before_lines[8] }
+    )
+  end
+)
+
 H.test("word_changes marks the words that differ", function()
   local word_changes = require("verbatim.highlight").word_changes
   for _, case in ipairs({

@@ -452,6 +452,17 @@ function Proposal:use_server_hunks()
   if not groups then
     return
   end
+  -- Every document's changes first, so that a failure leaves them all as they were.
+  local layouts = {}
+  for d, doc in ipairs(self.documents) do
+    if not (doc.empty_base or #doc.edits == 0) then
+      local snapshot = text.snapshot(doc.bufnr --[[@as integer]])
+      layouts[d] = M.server_hunk_layout(snapshot, doc.edits, groups[d] or {}, self.encoding)
+      if not layouts[d] then
+        return
+      end
+    end
+  end
   for d, doc in ipairs(self.documents) do
     local doc_groups = groups[d] or {}
     if doc.empty_base or #doc.edits == 0 then
@@ -475,21 +486,25 @@ function Proposal:use_server_hunks()
         }
       end
     else
-      local snapshot = text.snapshot(doc.bufnr --[[@as integer]])
-      M.diff_server_hunks(doc, snapshot, doc_groups, self.encoding)
+      local layout = layouts[d]
+      doc.line_count = layout.line_count
+      doc.before_lines = layout.before_lines
+      doc.after_lines = layout.after_lines
+      doc.hunks = layout.hunks
     end
   end
   self.by_server_hunk = true
 end
 
---- Fills a document's lines and hunks from the server's hunks: each hunk
---- becomes one change, its lines those its edits touch, less the unchanged
---- lines at its start and end.
----@param doc verbatim.DocumentChange
+--- A document's lines and hunks from the server's hunks: each hunk becomes
+--- one change, its lines those its edits touch, less the unchanged lines at
+--- its start and end. Nil when a hunk changes no line.
 ---@param snapshot verbatim.Snapshot
----@param groups { index: integer, edits: integer[] }[]
+---@param doc_edits lsp.TextEdit[] the document's edits
+---@param groups { index: integer, edits: integer[] }[] in document order
 ---@param encoding string
-function M.diff_server_hunks(doc, snapshot, groups, encoding)
+---@return { line_count: integer, before_lines: table<integer, string>, after_lines: table<integer, string>, hunks: verbatim.Hunk[] }|nil
+function M.server_hunk_layout(snapshot, doc_edits, groups, encoding)
   local count = text.line_count(snapshot)
   local before, after, hunks = {}, {}, {}
   local function keep_before(first, last)
@@ -502,9 +517,12 @@ function M.diff_server_hunks(doc, snapshot, groups, encoding)
   for _, group in ipairs(groups) do
     local edits = {}
     for _, i in ipairs(group.edits) do
-      table.insert(edits, doc.edits[i])
+      table.insert(edits, doc_edits[i])
     end
     local changes = text.line_changes(snapshot, edits, encoding)
+    if #changes == 0 then
+      return nil
+    end
     local first = changes[1].first
     local old, new = {}, {}
     local row = first
@@ -543,10 +561,7 @@ function M.diff_server_hunks(doc, snapshot, groups, encoding)
     })
     delta = delta + count_b - count_a
   end
-  doc.line_count = count
-  doc.before_lines = before
-  doc.after_lines = after
-  doc.hunks = hunks
+  return { line_count = count, before_lines = before, after_lines = after, hunks = hunks }
 end
 
 --- What became of each of the server's hunks, for the answer: nil when the
