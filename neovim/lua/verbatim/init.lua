@@ -6,8 +6,9 @@
 --- concern: config (options), lsp (starting the server), apply_edit (the
 --- workspace/applyEdit handler), proposal (one edit, checked and applied),
 --- text (positions and text edits), queue (pending edits), review (the
---- window), external (files changed on disk outside Neovim), health
---- (:checkhealth), commands (:Verbatim).
+--- window), external (files changed on disk outside Neovim), diagnostics
+--- (what language servers report after an edit), health (:checkhealth),
+--- commands (:Verbatim).
 
 local M = {}
 
