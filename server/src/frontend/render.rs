@@ -15,7 +15,8 @@ use crate::service::error::{ErrorKind, ProtocolError};
 use crate::service::feedback::CLOSEST_IN_DATA;
 use crate::service::journal::{Entry, Outcome};
 use crate::service::protocol::{
-    ApplyPatchResult, BatchResult, DiscoveryFile, DocumentInfo, DocumentResult, EditResult, ReadResult,
+    ApplyPatchResult, BatchResult, DiagnosticsReport, DiagnosticsStatus, DiscoveryFile, DocumentInfo, DocumentResult,
+    EditResult, ProblemItem, ReadResult,
 };
 
 /// Whose words errors are told in.
@@ -208,6 +209,15 @@ fn document(out: &mut String, document: &DocumentResult, applied: bool, dry_run:
             writeln!(out, "{name}: would change (rev {}):", document.base_rev.as_deref().unwrap_or("none, new file"));
     } else if !applied {
         let _ = writeln!(out, "{name}: not applied:");
+    } else if document.partial {
+        let _ = writeln!(
+            out,
+            "{name}: {} applied {} ({}); {}. What was applied:",
+            hunks_applied(document),
+            where_to(via),
+            rev_change(document),
+            left_out(document)
+        );
     } else if document.modified_by_editor {
         let _ = writeln!(
             out,
@@ -231,6 +241,50 @@ fn document(out: &mut String, document: &DocumentResult, applied: bool, dry_run:
     }
 }
 
+/// "2 of 3 hunks" (of a document whose person left some out).
+fn hunks_applied(document: &DocumentResult) -> String {
+    let hunks = document.hunks.as_deref().unwrap_or_default();
+    let kept = hunks.iter().filter(|hunk| hunk.accepted).count();
+    format!("{kept} of {} hunk{}", hunks.len(), if hunks.len() == 1 { "" } else { "s" })
+}
+
+/// "the person left out lines 40–44 and 52" (in the text before the edit).
+fn left_out(document: &DocumentResult) -> String {
+    let places: Vec<String> = document
+        .hunks
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .filter(|hunk| !hunk.accepted)
+        .map(|hunk| match hunk.old_lines {
+            0 => format!("the {} line{} to insert before line {}", hunk.new_lines, plural(hunk.new_lines), hunk.line),
+            1 => format!("line {}", hunk.line),
+            count => format!("lines {}–{}", hunk.line, hunk.line + count - 1),
+        })
+        .collect();
+    format!("the person left out {}", join_words(&places))
+}
+
+fn plural(count: usize) -> &'static str {
+    if count == 1 { "" } else { "s" }
+}
+
+/// "a", "a and b", "a, b and c".
+fn join_words(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// The person's reason for leaving hunks out, if they gave one.
+fn reason_line(out: &mut String, reason: Option<&str>) {
+    if let Some(reason) = reason {
+        let _ = writeln!(out, "Their reason: {reason}");
+    }
+}
+
 /// The result of `strReplace`, `replaceRange` or `write`.
 pub fn edit_result(result: &EditResult, via: &Via) -> String {
     let mut out = String::new();
@@ -238,6 +292,8 @@ pub fn edit_result(result: &EditResult, via: &Via) -> String {
         out.push_str("Dry run: nothing was written.\n");
     }
     document(&mut out, &result.document, result.applied, result.dry_run, via);
+    reason_line(&mut out, result.reason.as_deref());
+    diagnostics(&mut out, result.diagnostics.as_ref());
     out
 }
 
@@ -250,7 +306,56 @@ pub fn batch_result(result: &BatchResult, via: &Via) -> String {
     for item in &result.documents {
         document(&mut out, item, result.applied, result.dry_run, via);
     }
+    reason_line(&mut out, result.reason.as_deref());
+    diagnostics(&mut out, result.diagnostics.as_ref());
     out
+}
+
+/// What the editor's language servers reported after the write, under a neutral
+/// heading: what changed, never an order.
+fn diagnostics(out: &mut String, report: Option<&DiagnosticsReport>) {
+    let Some(report) = report else { return };
+    let sources = if report.sources.is_empty() { String::new() } else { format!("; {}", report.sources.join(", ")) };
+    let status = match report.status {
+        DiagnosticsStatus::Settled => format!("settled after {} ms{sources}", report.waited_ms),
+        DiagnosticsStatus::TimedOut => format!("incomplete: not settled after {} ms{sources}", report.waited_ms),
+        DiagnosticsStatus::Unavailable => "unavailable".to_owned(),
+    };
+    let _ = writeln!(out, "\nDiagnostics after the edit ({}, {status}):", report.severity);
+    if report.status != DiagnosticsStatus::Unavailable {
+        let list = |out: &mut String, heading: &str, items: &[ProblemItem]| {
+            if items.is_empty() {
+                return;
+            }
+            let _ = writeln!(out, "{heading}:");
+            for item in items {
+                let code = match (&item.source, &item.code) {
+                    (Some(source), Some(code)) => format!(" [{source} {code}]"),
+                    (Some(source), None) => format!(" [{source}]"),
+                    (None, Some(code)) => format!(" [{code}]"),
+                    (None, None) => String::new(),
+                };
+                let _ = writeln!(out, "  {} {}{code}: {}", item.location, item.severity, item.message);
+                if !item.text.is_empty() {
+                    let _ = writeln!(out, "      {}", item.text);
+                }
+            }
+        };
+        list(out, "Introduced", &report.introduced);
+        list(out, "Resolved", &report.resolved);
+        list(out, "In other files", &report.other_files);
+        if report.omitted > 0 {
+            let _ = writeln!(out, "… {} more", report.omitted);
+        }
+        let nothing_new = report.introduced.is_empty() && report.resolved.is_empty() && report.other_files.is_empty();
+        if nothing_new && report.status == DiagnosticsStatus::Settled {
+            let _ = writeln!(out, "No problem introduced or resolved.");
+        }
+        let _ = writeln!(out, "Already there before the edit: {}.", report.existing);
+    }
+    if let Some(note) = &report.note {
+        let _ = writeln!(out, "{note}");
+    }
 }
 
 /// The result of `applyPatch`.
@@ -260,6 +365,9 @@ pub fn patch_result(result: &ApplyPatchResult, via: &Via) -> String {
         dry_run: result.dry_run,
         modified_by_editor: result.modified_by_editor,
         documents: result.documents.clone(),
+        partial: result.partial,
+        reason: result.reason.clone(),
+        diagnostics: result.diagnostics.clone(),
     };
     batch_result(&batch, via)
 }
@@ -366,5 +474,43 @@ mod tests {
         // Words that merely contain a term stay.
         assert_eq!(Vocabulary::Cli.translate("occurrences toStrings"), "occurrences toStrings");
         assert_eq!(Vocabulary::Cli.translate("occurrence 4 names no match"), "--occurrence 4 names no match");
+    }
+
+    use crate::service::protocol::HunkOutcome;
+
+    #[test]
+    fn a_partial_acceptance_says_what_was_left_out_and_why() {
+        let hunk = |index, accepted, line, old_lines| HunkOutcome { index, accepted, line, old_lines, new_lines: 2 };
+        let document = DocumentResult {
+            uri: "file:///p/a.rs".into(),
+            base_rev: Some("e1.1".into()),
+            rev: Some("e1.2".into()),
+            edits: Vec::new(),
+            replaced: Vec::new(),
+            diff: "@@ -3 +3 @@\n".into(),
+            modified_by_editor: false,
+            editor_diff: None,
+            normalizations: Vec::new(),
+            operation: None,
+            new_uri: None,
+            rebased: false,
+            rebased_from: None,
+            hunks: Some(vec![hunk(0, true, 3, 1), hunk(1, false, 40, 5), hunk(2, false, 52, 0)]),
+            partial: true,
+        };
+        let result = EditResult {
+            applied: true,
+            dry_run: false,
+            document,
+            reason: Some("keep the API".into()),
+            diagnostics: None,
+        };
+        let text = edit_result(&result, &Via::Editor { socket: "/tmp/v.sock".into() });
+        assert!(
+            text.contains("1 of 3 hunks applied")
+                && text.contains("the person left out lines 40–44 and the 2 lines to insert before line 52"),
+            "{text}"
+        );
+        assert!(text.contains("Their reason: keep the API"), "{text}");
     }
 }

@@ -162,6 +162,10 @@ pub enum Review {
     Manual,
     /// Answer with a JSON-RPC error, as a broken editor might.
     Error,
+    /// Apply only the hunks (of `verbatim.hunks`) numbered in `keep`; with `report`,
+    /// say so in the answer (`hunks`, `reason`), as Verbatim's clients do; without,
+    /// answer a bare `applied: true`, as VS Code's Refactor Preview does.
+    AcceptHunks { keep: Vec<usize>, reason: Option<String>, report: bool },
 }
 
 /// A request waiting for the test's decision.
@@ -255,6 +259,11 @@ struct EditorShared {
     /// Reload a document from disk when the server says `verbatim/externalChange`
     /// with kind `reload` (as VS Code reloads clean documents by itself).
     reload_clean: Mutex<bool>,
+    /// Answers to `verbatim/diagnostics`, in order (`None`: never answer); an
+    /// empty queue answers with no documents.
+    diagnostics_answers: Mutex<std::collections::VecDeque<Option<Value>>>,
+    /// The params of every `verbatim/diagnostics` received.
+    diagnostics_requests: Mutex<Vec<Value>>,
 }
 
 /// An editor driving the real binary over stdio pipes.
@@ -329,6 +338,8 @@ impl ScriptedEditor {
             review: Mutex::new(Review::Accept),
             encoding: Mutex::new("utf-16".into()),
             reload_clean: Mutex::new(true),
+            diagnostics_answers: Mutex::default(),
+            diagnostics_requests: Mutex::default(),
         });
         let (external_tx, external_rx) = mpsc::unbounded_channel();
         let (reviews_tx, reviews_rx) = mpsc::unbounded_channel();
@@ -377,6 +388,16 @@ impl ScriptedEditor {
                     continue;
                 }
                 let Some(id) = message.get("id").cloned() else { continue };
+                if method == "verbatim/diagnostics" {
+                    loop_shared.diagnostics_requests.lock().unwrap().push(message["params"].clone());
+                    let answer = loop_shared.diagnostics_answers.lock().unwrap().pop_front();
+                    match answer {
+                        Some(Some(answer)) => loop_connection.respond(&id, answer).await,
+                        Some(None) => {}
+                        None => loop_connection.respond(&id, json!({"documents": []})).await,
+                    }
+                    continue;
+                }
                 if method != "workspace/applyEdit" {
                     loop_connection.respond(&id, Value::Null).await;
                     continue;
@@ -407,6 +428,16 @@ impl ScriptedEditor {
     /// The applyEdit requests the server has cancelled so far.
     pub fn cancelled(&self) -> Vec<Value> {
         self.shared.cancelled.lock().unwrap().clone()
+    }
+
+    /// Queues the answers to the next `verbatim/diagnostics` requests.
+    pub fn answer_diagnostics(&self, answers: Vec<Option<Value>>) {
+        self.shared.diagnostics_answers.lock().unwrap().extend(answers);
+    }
+
+    /// The params of the `verbatim/diagnostics` requests received so far.
+    pub fn diagnostics_requests(&self) -> Vec<Value> {
+        self.shared.diagnostics_requests.lock().unwrap().clone()
     }
 
     pub fn set_review(&self, review: Review) {
@@ -592,6 +623,13 @@ async fn decide(connection: &Connection, shared: &EditorShared, request: ApplyRe
             return;
         }
         Review::Manual => unreachable!("a manual review must be decided"),
+        // An editor that keeps nothing applies nothing, whatever it answers.
+        Review::AcceptHunks { ref keep, ref reason, report: true } if keep.is_empty() => {
+            let count = request.params["verbatim"]["hunks"].as_array().map_or(0, Vec::len);
+            let hunks: Vec<Value> = (0..count).map(|index| json!({"index": index, "accepted": false})).collect();
+            connection.respond(&request.id, json!({"applied": true, "hunks": hunks, "reason": reason})).await;
+            return;
+        }
         Review::Error => {
             connection
                 .send(&json!({"jsonrpc": "2.0", "id": request.id, "error": {"code": -32603, "message": "the editor fell over"}}))
@@ -605,21 +643,46 @@ async fn decide(connection: &Connection, shared: &EditorShared, request: ApplyRe
         return;
     };
     let answer_first = matches!(review, Review::AcceptAnswerFirst);
+    let answer = match &review {
+        Review::AcceptHunks { keep, reason, report: true } => {
+            let count = request.params["verbatim"]["hunks"].as_array().map_or(0, Vec::len);
+            let hunks: Vec<Value> =
+                (0..count).map(|index| json!({"index": index, "accepted": keep.contains(&index)})).collect();
+            json!({"applied": true, "hunks": hunks, "reason": reason})
+        }
+        _ => json!({"applied": true}),
+    };
     if answer_first {
-        connection.respond(&request.id, json!({"applied": true})).await;
+        connection.respond(&request.id, answer.clone()).await;
     }
     for (method, params) in notifications {
         connection.notify(method, params).await;
     }
     if !answer_first {
-        connection.respond(&request.id, json!({"applied": true})).await;
+        connection.respond(&request.id, answer).await;
     }
+}
+
+/// The text edits to apply, as (uri, index in that document's edits); `None`: all.
+fn kept_edits(params: &Value, review: &Review) -> Option<std::collections::HashSet<(String, usize)>> {
+    let Review::AcceptHunks { keep, .. } = review else { return None };
+    let hunks = params["verbatim"]["hunks"].as_array().cloned().unwrap_or_default();
+    Some(
+        keep.iter()
+            .filter_map(|index| hunks.get(*index))
+            .flat_map(|hunk| {
+                let uri = hunk["uri"].as_str().unwrap().to_owned();
+                hunk["edits"].as_array().unwrap().iter().map(move |edit| (uri.clone(), edit.as_u64().unwrap() as usize))
+            })
+            .collect(),
+    )
 }
 
 /// Applies a WorkspaceEdit to the editor's model; `None` when a version does not
 /// match (VS Code then refuses the whole edit). Returns the notifications to send.
 fn apply_in_model(shared: &EditorShared, params: &Value, review: &Review) -> Option<Vec<(&'static str, Value)>> {
     let encoding = shared.encoding.lock().unwrap().clone();
+    let kept = kept_edits(params, review);
     let operations = params["edit"]["documentChanges"].as_array().cloned().unwrap_or_default();
     let mut documents = shared.documents.lock().unwrap();
     for operation in &operations {
@@ -702,7 +765,9 @@ fn apply_in_model(shared: &EditorShared, params: &Value, review: &Review) -> Opt
             .as_array()
             .unwrap()
             .iter()
-            .map(|edit| {
+            .enumerate()
+            .filter(|(index, _)| kept.as_ref().is_none_or(|kept| kept.contains(&(uri.clone(), *index))))
+            .map(|(_, edit)| {
                 let range = &edit["range"];
                 let start = offset_of(
                     &document.text,
@@ -781,6 +846,11 @@ pub struct Agent {
 
 impl Agent {
     pub async fn connect(socket: &Path, name: &str, encodings: &[&str]) -> Self {
+        Self::connect_with(socket, name, encodings, Value::Null).await
+    }
+
+    /// Connects with `initializationOptions`.
+    pub async fn connect_with(socket: &Path, name: &str, encodings: &[&str], options: Value) -> Self {
         let stream = tokio::net::UnixStream::connect(socket).await.unwrap();
         let (read, write) = stream.into_split();
         let (connection, _incoming) = Connection::start(read, write);
@@ -788,7 +858,8 @@ impl Agent {
             .request(
                 "initialize",
                 json!({"processId": null, "clientInfo": {"name": name}, "rootUri": null,
-                       "capabilities": {"general": {"positionEncodings": encodings}}}),
+                       "capabilities": {"general": {"positionEncodings": encodings}},
+                       "initializationOptions": options}),
             )
             .await
             .unwrap();
