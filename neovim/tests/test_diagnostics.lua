@@ -247,3 +247,66 @@ H.test("an agent's edit introduces F821, the next resolves it; a .txt is unavail
   H.eq("unavailable", plain.result.diagnostics.status, vim.inspect(plain.result.diagnostics))
   H.eq({}, plain.result.diagnostics.introduced)
 end)
+
+--- A language server that attaches and never reports anything.
+---@param dispatchers vim.lsp.rpc.Dispatchers
+---@return vim.lsp.rpc.PublicClient
+local function silent_server(dispatchers)
+  local closing, next_id = false, 0
+  return {
+    request = function(method, _, callback)
+      next_id = next_id + 1
+      if method == "initialize" then
+        callback(nil, { capabilities = { textDocumentSync = 2 } })
+      elseif method == "shutdown" then
+        callback(nil, vim.NIL)
+      end
+      return true, next_id
+    end,
+    notify = function(method)
+      if method == "exit" then
+        closing = true
+        dispatchers.on_exit(0, 15)
+      end
+      return true
+    end,
+    is_closing = function()
+      return closing
+    end,
+    terminate = function()
+      closing = true
+    end,
+  }
+end
+
+H.test("a language server that stays silent: timedOut, never a clean bill", function()
+  local root = H.workspace({ ["quiet.txt"] = "one\ntwo\n" })
+  local s_buf, client = H.edit(root .. "/quiet.txt")
+  local silent = vim.lsp.start(
+    { name = "silent", cmd = silent_server, root_dir = root },
+    { bufnr = s_buf }
+  )
+  H.wait_for("the silent server to attach", function()
+    local c = silent and vim.lsp.get_client_by_id(silent)
+    return c and c.initialized and vim.lsp.buf_is_attached(s_buf, silent)
+  end)
+  local agent = H.agent(client, "timeout-agent")
+  local uri = vim.uri_from_bufnr(s_buf)
+  local read = H.read_until(agent, uri)
+  local response = agent:call("verbatim/strReplace", {
+    uri = uri,
+    oldStr = "two",
+    newStr = "2",
+    baseRev = read.rev,
+    summary = "Digits",
+    diagnostics = true,
+    diagnosticsTimeoutMs = 600,
+  })
+  H.eq(nil, response.error)
+  local d = response.result.diagnostics
+  H.eq("timedOut", d.status, vim.inspect(d))
+  H.eq({}, d.introduced)
+  H.truthy(type(d.note) == "string" and d.note ~= "", "a note says the list is incomplete")
+  H.note("the note: " .. d.note)
+  vim.lsp.stop_client(silent --[[@as integer]], true)
+end)
