@@ -14,12 +14,13 @@
  * `unavailable` is what VS Code lets us know honestly. Its API does not say
  * which language servers look at a document, and a server that finds nothing
  * before and after an edit fires no change at all (an empty set replacing an
- * empty set is not an event). So a document is known to be watched once any
- * diagnostics change was seen for it since the extension started, or it has
- * diagnostics now. A document that is not known is `unavailable`: at once
- * when it is `plaintext` or not open (no language server would report on it),
- * else when the wait ends without any change. A known document that got no
- * fresh quiet change in time is `timedOut`.
+ * empty set is not an event). So a document counts as watched when, since the
+ * extension started, a diagnostics change was seen for it or for another open
+ * document of its language, or when it has diagnostics now. A document that
+ * is not watched is `unavailable`: at once when it is `plaintext` or not open
+ * (no language server would report on it), else when the wait ends without a
+ * change. A watched document that got no fresh quiet change in time is
+ * `timedOut`.
  *
  * This module does not import `vscode`: the clock and the editor's
  * diagnostics come in through {@link Clock} and {@link DiagnosticsSource}, so
@@ -92,6 +93,8 @@ interface Outcome {
 
 export class DiagnosticsTracker {
     private readonly history = new Map<string, History>();
+    /** The language ids of open documents whose diagnostics changed: some language server reports on them. */
+    private readonly languagesSeen = new Set<string>();
     private readonly listeners = new Set<(uris: readonly string[]) => void>();
 
     constructor(
@@ -109,6 +112,8 @@ export class DiagnosticsTracker {
                 this.history.set(uri, history);
             }
             history.changes.push({ time, version: this.source.version(uri) });
+            const language = this.source.languageId(uri);
+            if (language !== undefined) this.languagesSeen.add(language);
             if (history.changes.length > HISTORY_LENGTH) history.changes.shift();
             for (const diagnostic of this.source.diagnostics(uri)) {
                 if (diagnostic.source) history.sources.add(diagnostic.source);
@@ -122,7 +127,7 @@ export class DiagnosticsTracker {
         const minSeverity = params.minSeverity === "warning" ? "warning" : "error";
         if (params.wait === undefined) {
             const documents = params.uris.map((uri) =>
-                this.document(uri, minSeverity, { status: this.isKnown(uri) ? "settled" : "unavailable", waitedMs: 0 }),
+                this.document(uri, minSeverity, { status: this.isWatched(uri) ? "settled" : "unavailable", waitedMs: 0 }),
             );
             return Promise.resolve({ documents, others: [] });
         }
@@ -139,7 +144,7 @@ export class DiagnosticsTracker {
         const outcomes = new Map<string, Outcome>();
         for (const uri of uris) {
             const language = this.source.languageId(uri);
-            if (!this.isKnown(uri) && (language === undefined || UNWATCHED_LANGUAGES.has(language))) {
+            if (!this.isWatched(uri) && (language === undefined || UNWATCHED_LANGUAGES.has(language))) {
                 outcomes.set(uri, { status: "unavailable", waitedMs: 0 });
             }
         }
@@ -155,7 +160,7 @@ export class DiagnosticsTracker {
                 if (timer !== undefined) this.clock.clearTimeout(timer);
                 const waitedMs = Math.round(this.clock.now() - start);
                 const documents = uris.map((uri) =>
-                    this.document(uri, minSeverity, outcomes.get(uri) ?? { status: this.isKnown(uri) ? "timedOut" : "unavailable", waitedMs }),
+                    this.document(uri, minSeverity, outcomes.get(uri) ?? { status: this.isWatched(uri) ? "timedOut" : "unavailable", waitedMs }),
                 );
                 const requested = new Set(uris);
                 const others: OtherDocumentDiagnostics[] = [];
@@ -205,9 +210,14 @@ export class DiagnosticsTracker {
         return fresh ? changes.at(-1)?.time : undefined;
     }
 
-    /** Whether anything reports on the document: a change was seen, or it has diagnostics now. */
-    private isKnown(uri: string): boolean {
-        return this.history.has(uri) || this.source.diagnostics(uri).length > 0;
+    /** Whether something reports on the document: a change was seen for it or its language, or it has diagnostics now. */
+    private isWatched(uri: string): boolean {
+        const language = this.source.languageId(uri);
+        return (
+            this.history.has(uri) ||
+            (language !== undefined && this.languagesSeen.has(language)) ||
+            this.source.diagnostics(uri).length > 0
+        );
     }
 
     private document(uri: string, minSeverity: MinSeverity, outcome: Outcome): DocumentDiagnostics {

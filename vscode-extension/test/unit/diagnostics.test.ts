@@ -205,6 +205,20 @@ describe("verbatim/diagnostics: the wait", () => {
         assert.deepEqual((await peek(answer))?.documents.map((d) => [d.status, d.sources]), [["unavailable", []]]);
     });
 
+    test("a document of a language that got diagnostics elsewhere is watched: timedOut, not unavailable", async () => {
+        const editor = new FakeEditor();
+        editor.open(B, 1, "javascript");
+        editor.publish(B, [problem(0, "elsewhere")]);
+        editor.open(A, 2, "javascript");
+        editor.open(C, 1, "markdown");
+        const answer = editor.tracker.handle(waitParams({ [A]: 2, [C]: 1 }));
+        editor.clock.advance(2500);
+        assert.deepEqual((await peek(answer))?.documents.map((d) => [d.uri, d.status]), [
+            [A, "timedOut"],
+            [C, "unavailable"],
+        ]);
+    });
+
     test("plain text and documents that are not open are unavailable at once, unless something reported on them", async () => {
         const editor = new FakeEditor();
         editor.open(A, 2, "plaintext");
@@ -281,7 +295,7 @@ describe("verbatim/diagnostics: the baseline (no wait)", () => {
     test("answers at once with what the editor holds, at minSeverity", async () => {
         const editor = new FakeEditor();
         editor.open(A, 4);
-        editor.open(B, 1);
+        editor.open(B, 1, "markdown");
         editor.publish(A, [problem(0, "error"), problem(1, "warning", 2), problem(2, "info", 3)]);
         const result = await peek(editor.tracker.handle({ uris: [A, B], minSeverity: "warning" }));
         assert.deepEqual(result, {
