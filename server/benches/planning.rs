@@ -28,16 +28,17 @@ fn plan_after_search(rope: &Rope, replacements: &[Replacement]) -> usize {
         },
         document_changes: true,
     };
+    let hunks = verbatim_engine::proposal_hunks::split(rope, replacements);
     let change = EditorChange {
         uri: "file:///p/src/big.rs",
         version: Some(7),
         base: rope,
-        replacements,
+        hunks: &hunks,
         create: false,
         delete: false,
         rename_to: None,
     };
-    let edit = workspace_edit(&[change], &options).unwrap();
+    let (edit, _) = workspace_edit(&[change], &options).unwrap();
     let wire = serde_json::to_vec(&edit).unwrap();
     std::hint::black_box((predicted.len_bytes(), reported.len(), diff.len()));
     wire.len()

@@ -208,6 +208,15 @@ fn document(out: &mut String, document: &DocumentResult, applied: bool, dry_run:
             writeln!(out, "{name}: would change (rev {}):", document.base_rev.as_deref().unwrap_or("none, new file"));
     } else if !applied {
         let _ = writeln!(out, "{name}: not applied:");
+    } else if document.partial {
+        let _ = writeln!(
+            out,
+            "{name}: {} applied {} ({}); {}. What was applied:",
+            hunks_applied(document),
+            where_to(via),
+            rev_change(document),
+            left_out(document)
+        );
     } else if document.modified_by_editor {
         let _ = writeln!(
             out,
@@ -231,6 +240,50 @@ fn document(out: &mut String, document: &DocumentResult, applied: bool, dry_run:
     }
 }
 
+/// "2 of 3 hunks" (of a document whose person left some out).
+fn hunks_applied(document: &DocumentResult) -> String {
+    let hunks = document.hunks.as_deref().unwrap_or_default();
+    let kept = hunks.iter().filter(|hunk| hunk.accepted).count();
+    format!("{kept} of {} hunk{}", hunks.len(), if hunks.len() == 1 { "" } else { "s" })
+}
+
+/// "the person left out lines 40–44 and 52" (in the text before the edit).
+fn left_out(document: &DocumentResult) -> String {
+    let places: Vec<String> = document
+        .hunks
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .filter(|hunk| !hunk.accepted)
+        .map(|hunk| match hunk.old_lines {
+            0 => format!("the {} line{} to insert before line {}", hunk.new_lines, plural(hunk.new_lines), hunk.line),
+            1 => format!("line {}", hunk.line),
+            count => format!("lines {}–{}", hunk.line, hunk.line + count - 1),
+        })
+        .collect();
+    format!("the person left out {}", join_words(&places))
+}
+
+fn plural(count: usize) -> &'static str {
+    if count == 1 { "" } else { "s" }
+}
+
+/// "a", "a and b", "a, b and c".
+fn join_words(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// The person's reason for leaving hunks out, if they gave one.
+fn reason_line(out: &mut String, reason: Option<&str>) {
+    if let Some(reason) = reason {
+        let _ = writeln!(out, "Their reason: {reason}");
+    }
+}
+
 /// The result of `strReplace`, `replaceRange` or `write`.
 pub fn edit_result(result: &EditResult, via: &Via) -> String {
     let mut out = String::new();
@@ -238,6 +291,7 @@ pub fn edit_result(result: &EditResult, via: &Via) -> String {
         out.push_str("Dry run: nothing was written.\n");
     }
     document(&mut out, &result.document, result.applied, result.dry_run, via);
+    reason_line(&mut out, result.reason.as_deref());
     out
 }
 
@@ -250,6 +304,7 @@ pub fn batch_result(result: &BatchResult, via: &Via) -> String {
     for item in &result.documents {
         document(&mut out, item, result.applied, result.dry_run, via);
     }
+    reason_line(&mut out, result.reason.as_deref());
     out
 }
 
@@ -260,6 +315,8 @@ pub fn patch_result(result: &ApplyPatchResult, via: &Via) -> String {
         dry_run: result.dry_run,
         modified_by_editor: result.modified_by_editor,
         documents: result.documents.clone(),
+        partial: result.partial,
+        reason: result.reason.clone(),
     };
     batch_result(&batch, via)
 }
@@ -366,5 +423,37 @@ mod tests {
         // Words that merely contain a term stay.
         assert_eq!(Vocabulary::Cli.translate("occurrences toStrings"), "occurrences toStrings");
         assert_eq!(Vocabulary::Cli.translate("occurrence 4 names no match"), "--occurrence 4 names no match");
+    }
+
+    use crate::service::protocol::HunkOutcome;
+
+    #[test]
+    fn a_partial_acceptance_says_what_was_left_out_and_why() {
+        let hunk = |index, accepted, line, old_lines| HunkOutcome { index, accepted, line, old_lines, new_lines: 2 };
+        let document = DocumentResult {
+            uri: "file:///p/a.rs".into(),
+            base_rev: Some("e1.1".into()),
+            rev: Some("e1.2".into()),
+            edits: Vec::new(),
+            replaced: Vec::new(),
+            diff: "@@ -3 +3 @@\n".into(),
+            modified_by_editor: false,
+            editor_diff: None,
+            normalizations: Vec::new(),
+            operation: None,
+            new_uri: None,
+            rebased: false,
+            rebased_from: None,
+            hunks: Some(vec![hunk(0, true, 3, 1), hunk(1, false, 40, 5), hunk(2, false, 52, 0)]),
+            partial: true,
+        };
+        let result = EditResult { applied: true, dry_run: false, document, reason: Some("keep the API".into()) };
+        let text = edit_result(&result, &Via::Editor { socket: "/tmp/v.sock".into() });
+        assert!(
+            text.contains("1 of 3 hunks applied")
+                && text.contains("the person left out lines 40–44 and the 2 lines to insert before line 52"),
+            "{text}"
+        );
+        assert!(text.contains("Their reason: keep the API"), "{text}");
     }
 }

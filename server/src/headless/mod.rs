@@ -184,12 +184,12 @@ impl Headless {
         })?;
         let mut results: Vec<_> = planned.iter().map(|document| proposal(document, agent)).collect();
         if request.dry_run {
-            return Ok((Outcome { applied: false, dry_run: true, documents: results }, None));
+            return Ok((Outcome { applied: false, dry_run: true, documents: results, reason: None }, None));
         }
 
         let written = write_documents(&planned, &targets, &encodings);
         let written = written.map(|revs| {
-            let applied = revs.into_iter().map(|rev| AppliedDocument { rev, differs: None }).collect();
+            let applied = revs.into_iter().map(|rev| AppliedDocument { rev, differs: None, review: None }).collect();
             report_applied(&mut results, &planned, applied);
         });
         let commit = match (&written, committing) {
@@ -199,7 +199,7 @@ impl Headless {
         self.journal(&planned, &targets, &results, &request.summary, commit.as_ref(), written.as_ref().err());
         written?;
         tracing::info!(agent = %agent.name, "written headless: {}", request.summary);
-        Ok((Outcome { applied: true, dry_run: false, documents: results }, commit))
+        Ok((Outcome { applied: true, dry_run: false, documents: results, reason: None }, commit))
     }
 
     /// `verbatim/applyPatch` on disk: both dialects, through the same planner as
@@ -249,12 +249,14 @@ impl Headless {
             modified_by_editor: false,
             format: parsed.format.as_str().to_owned(),
             documents,
+            partial: false,
+            reason: None,
         };
         if params.dry_run {
             return to_value(result(false, results));
         }
         let written = write_documents(&planned, &targets, &encodings).map(|revs| {
-            let applied = revs.into_iter().map(|rev| AppliedDocument { rev, differs: None }).collect();
+            let applied = revs.into_iter().map(|rev| AppliedDocument { rev, differs: None, review: None }).collect();
             report_applied(&mut results, &planned, applied);
         });
         let commit = match (&written, committing) {
@@ -312,6 +314,7 @@ impl Headless {
             agent: &self.options.agent.name,
             summary,
             commit: commit.and_then(|report| report.commit.as_deref()),
+            reason: None,
         };
         journal.record(&write, &roots, results, failure);
     }

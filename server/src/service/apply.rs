@@ -20,13 +20,12 @@ use tower_lsp_server::Client;
 use tower_lsp_server::jsonrpc::{Id, Request};
 use tower_lsp_server::ls_types::notification::Cancel;
 use tower_lsp_server::ls_types::request::{ApplyWorkspaceEdit, Request as LspRequest};
-use tower_lsp_server::ls_types::{
-    ApplyWorkspaceEditParams, ApplyWorkspaceEditResponse, CancelParams, ChangeAnnotation, NumberOrString,
-};
+use tower_lsp_server::ls_types::{ApplyWorkspaceEditParams, CancelParams, ChangeAnnotation, NumberOrString};
 
 use verbatim_engine::doc_key::DocKey;
 use verbatim_engine::normalize::Normalization;
 use verbatim_engine::plan::Replacement;
+use verbatim_engine::proposal_hunks::{self, ProposalHunk};
 use verbatim_engine::rev::Rev;
 
 use crate::service::error::{ErrorKind, ProtocolError};
@@ -93,6 +92,60 @@ pub struct AppliedDocument {
     pub rev: Option<Rev>,
     /// The live text, when it differs from the prediction.
     pub differs: Option<Rope>,
+    /// The proposal's hunks and which of them the editor applied; `None` when the
+    /// edit did not go through an editor.
+    pub review: Option<HunkReview>,
+}
+
+/// The hunks of one document's proposal, and which of them were kept.
+#[derive(Debug, Clone)]
+pub struct HunkReview {
+    pub hunks: Vec<ProposalHunk>,
+    pub kept: Vec<bool>,
+    /// The number of the document's first hunk in the whole edit.
+    pub first_index: usize,
+}
+
+impl HunkReview {
+    pub fn all_kept(&self) -> bool {
+        self.kept.iter().all(|kept| *kept)
+    }
+}
+
+/// What the editor did with an edit.
+#[derive(Debug, Clone)]
+pub struct EditorOutcome {
+    pub documents: Vec<AppliedDocument>,
+    /// The person's words for what they left out.
+    pub reason: Option<String>,
+}
+
+/// Which edit an offer belongs to: an edit offered again (the document moved
+/// during review) keeps its id, and its offers are counted.
+#[derive(Debug, Clone, Default)]
+pub struct Offer {
+    pub id: Option<u64>,
+    pub count: u32,
+}
+
+/// The editor's answer to `workspace/applyEdit`: `ApplyWorkspaceEditResult` and the
+/// per-hunk fields of Verbatim's protocol.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct EditorAnswer {
+    applied: bool,
+    #[serde(default)]
+    failure_reason: Option<String>,
+    #[serde(default)]
+    hunks: Option<Vec<HunkAnswer>>,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+#[derive(Debug, Clone, serde::Deserialize)]
+struct HunkAnswer {
+    index: usize,
+    accepted: bool,
 }
 
 /// Removes a pending edit from the registry when the request ends, however it ends
@@ -116,7 +169,8 @@ pub async fn apply_through_editor(
     origin: Origin,
     summary: &str,
     documents: &[PlannedDocument],
-) -> Result<Vec<AppliedDocument>, ProtocolError> {
+    offer: &mut Offer,
+) -> Result<EditorOutcome, ProtocolError> {
     let link = state.editor().ok_or_else(ProtocolError::editor_unavailable)?;
     if documents.iter().any(|document| document.create) && !link.can_create_files {
         return Err(ProtocolError::new(
@@ -149,7 +203,9 @@ pub async fn apply_through_editor(
     // Subscribe before sending, so a change that arrives before the answer is seen.
     let mut changes = state.documents.subscribe();
     let uris = documents.iter().map(|document| document.key.to_uri()).collect();
-    let pending_id = state.registry().add_pending(agent, summary, uris);
+    let pending_id = state.registry().add_pending(agent, summary, uris, offer.id);
+    offer.id = Some(pending_id);
+    offer.count += 1;
     let _pending = PendingGuard { state, id: pending_id };
     state.notify_status();
 
@@ -173,23 +229,38 @@ pub async fn apply_through_editor(
         },
         document_changes: link.document_changes,
     };
+    let hunks: Vec<Vec<ProposalHunk>> =
+        documents.iter().map(|document| proposal_hunks::split(&document.base, &document.replacements)).collect();
     let changes_for_editor: Vec<EditorChange<'_>> = documents
         .iter()
-        .map(|document| EditorChange {
+        .zip(&hunks)
+        .map(|(document, hunks)| EditorChange {
             uri: &document.editor_uri,
             version: document.open.map(|(_, version)| version),
             base: &document.base,
-            replacements: &document.replacements,
+            hunks,
             create: document.create,
             delete: document.delete,
             rename_to: document.rename_to.as_ref().map(|(_, uri)| uri.as_str()),
         })
         .collect();
-    let edit = to_proto::workspace_edit(&changes_for_editor, &options)
+    let (edit, hunk_edits) = to_proto::workspace_edit(&changes_for_editor, &options)
         .map_err(|message| ProtocolError::new(ErrorKind::EditorError, message))?;
-    tracing::info!(agent = %agent.name, pending_id, "sending workspace/applyEdit: {label}");
+    tracing::info!(agent = %agent.name, pending_id, offer = offer.count, "sending workspace/applyEdit: {label}");
 
-    let request = send_apply_edit(&link.client, ApplyWorkspaceEditParams { edit, label: Some(label) });
+    let mut params = serde_json::to_value(ApplyWorkspaceEditParams { edit, label: Some(label) }).unwrap_or_default();
+    let mut about = serde_json::json!({
+        "id": pending_id,
+        "summary": summary,
+        "origin": match origin { Origin::Agent => "agent", Origin::Disk => "disk" },
+        "offer": offer.count,
+        "hunks": hunk_edits,
+    });
+    if origin == Origin::Agent {
+        about["agent"] = serde_json::Value::String(agent.name.clone());
+    }
+    params["verbatim"] = about;
+    let request = send_apply_edit(&link.client, params);
     let answer = tokio::select! {
         answer = async {
             match link.options.apply_timeout_ms {
@@ -213,10 +284,61 @@ pub async fn apply_through_editor(
         }
     };
     let answer = answer?;
-    if !answer.applied {
-        return Err(refusal(state, documents, answer.failure_reason));
+    let kept = kept_hunks(&answer, &hunks);
+    if !answer.applied || kept.as_ref().is_some_and(|kept| kept.iter().flatten().all(|kept| !kept)) {
+        return Err(refusal(state, documents, answer.failure_reason.or(answer.reason)));
     }
-    wait_for_sync(state, documents, &mut changes, Duration::from_millis(link.options.sync_timeout_ms)).await
+    let expected: Vec<Rope> = match &kept {
+        Some(kept) => documents
+            .iter()
+            .zip(&hunks)
+            .zip(kept)
+            .map(|((document, hunks), kept)| {
+                if kept.iter().all(|kept| *kept) {
+                    document.predicted.clone()
+                } else {
+                    proposal_hunks::apply_subset(&document.base, hunks, kept)
+                }
+            })
+            .collect(),
+        None => documents.iter().map(|document| document.predicted.clone()).collect(),
+    };
+    let timeout = Duration::from_millis(link.options.sync_timeout_ms);
+    let mut applied = wait_for_sync(state, documents, &expected, &mut changes, timeout).await?;
+    let mut first_index = 0;
+    for (index, (document, hunks)) in applied.iter_mut().zip(hunks).enumerate() {
+        let source = &documents[index];
+        let reported = kept.as_ref().map(|kept| kept[index].clone());
+        let kept = match (&document.differs, reported) {
+            (None, Some(reported)) => Some(reported),
+            (None, None) => Some(vec![true; hunks.len()]),
+            // Not what the editor said, or it said nothing: which hunks does the text hold?
+            (Some(live), _) => proposal_hunks::find_applied(&source.base, &hunks, live),
+        };
+        if kept.is_some() {
+            document.differs = None;
+        }
+        let count = hunks.len();
+        if let Some(kept) = kept {
+            document.review = Some(HunkReview { hunks, kept, first_index });
+        }
+        first_index += count;
+    }
+    let reason = answer.reason.filter(|reason| !reason.trim().is_empty());
+    Ok(EditorOutcome { documents: applied, reason })
+}
+
+/// The hunks the editor says it kept, per document; `None` when it does not say,
+/// or says something that does not fit the proposal (then the text decides).
+fn kept_hunks(answer: &EditorAnswer, hunks: &[Vec<ProposalHunk>]) -> Option<Vec<Vec<bool>>> {
+    let reported = answer.hunks.as_ref()?;
+    let total: usize = hunks.iter().map(Vec::len).sum();
+    let mut flat: Vec<Option<bool>> = vec![None; total];
+    for hunk in reported {
+        *flat.get_mut(hunk.index)? = Some(hunk.accepted);
+    }
+    let mut flat = flat.into_iter();
+    hunks.iter().map(|hunks| hunks.iter().map(|_| flat.next().flatten()).collect()).collect()
 }
 
 /// Sends `workspace/applyEdit` and resolves to the editor's answer. If the returned
@@ -224,13 +346,10 @@ pub async fn apply_through_editor(
 /// the editor is sent `$/cancelRequest` so it can withdraw the review.
 fn send_apply_edit(
     client: &Client,
-    params: ApplyWorkspaceEditParams,
-) -> impl Future<Output = Result<ApplyWorkspaceEditResponse, ProtocolError>> + use<> {
+    params: serde_json::Value,
+) -> impl Future<Output = Result<EditorAnswer, ProtocolError>> + use<> {
     let id = client.next_request_id();
-    let request = Request::build(<ApplyWorkspaceEdit as LspRequest>::METHOD)
-        .id(id.clone())
-        .params(serde_json::to_value(params).unwrap_or_default())
-        .finish();
+    let request = Request::build(<ApplyWorkspaceEdit as LspRequest>::METHOD).id(id.clone()).params(params).finish();
     let mut cancel = CancelOnDrop { client: client.clone(), id: Some(id) };
     let call = client.clone().call(request);
     async move {
@@ -344,6 +463,7 @@ fn refusal(state: &State, documents: &[PlannedDocument], reason: Option<String>)
 async fn wait_for_sync(
     state: &Arc<State>,
     documents: &[PlannedDocument],
+    expected: &[Rope],
     changes: &mut tokio::sync::watch::Receiver<u64>,
     timeout: Duration,
 ) -> Result<Vec<AppliedDocument>, ProtocolError> {
@@ -357,15 +477,15 @@ async fn wait_for_sync(
         if observed.iter().all(Option::is_some) {
             let all_equal = observed
                 .iter()
-                .zip(documents)
-                .all(|(seen, document)| seen.as_ref().is_some_and(|(text, _)| *text == document.predicted));
+                .zip(expected)
+                .all(|(seen, expected)| seen.as_ref().is_some_and(|(text, _)| text == expected));
             let settled = settle_deadline.is_some_and(|settle| now >= settle) || now >= deadline;
             if all_equal || settled {
-                return Ok(finish(observed, documents));
+                return Ok(finish(observed, expected));
             }
             settle_deadline.get_or_insert(now + SETTLE);
         } else if now >= deadline {
-            return finish_without_sync(state, documents, observed, timeout);
+            return finish_without_sync(state, documents, expected, observed, timeout);
         }
         let mut wake = settle_deadline.map_or(deadline, |settle| settle.min(deadline));
         if poll {
@@ -426,14 +546,14 @@ fn observe(state: &State, documents: &[PlannedDocument]) -> Vec<Option<(Rope, Op
         .collect()
 }
 
-fn finish(observed: Vec<Option<(Rope, Option<Rev>)>>, documents: &[PlannedDocument]) -> Vec<AppliedDocument> {
+fn finish(observed: Vec<Option<(Rope, Option<Rev>)>>, expected: &[Rope]) -> Vec<AppliedDocument> {
     observed
         .into_iter()
-        .zip(documents)
-        .filter_map(|(seen, document)| {
+        .zip(expected)
+        .filter_map(|(seen, expected)| {
             let (text, rev) = seen?;
-            let differs = (text != document.predicted).then_some(text);
-            Some(AppliedDocument { rev, differs })
+            let differs = (text != *expected).then_some(text);
+            Some(AppliedDocument { rev, differs, review: None })
         })
         .collect()
 }
@@ -443,15 +563,16 @@ fn finish(observed: Vec<Option<(Rope, Option<Rev>)>>, documents: &[PlannedDocume
 fn finish_without_sync(
     state: &State,
     documents: &[PlannedDocument],
+    expected: &[Rope],
     observed: Vec<Option<(Rope, Option<Rev>)>>,
     timeout: Duration,
 ) -> Result<Vec<AppliedDocument>, ProtocolError> {
     let workspace = state.workspace();
     let mut applied = Vec::new();
-    for (seen, document) in observed.into_iter().zip(documents) {
+    for ((seen, document), expected) in observed.into_iter().zip(documents).zip(expected) {
         if let Some((text, rev)) = seen {
-            let differs = (text != document.predicted).then_some(text);
-            applied.push(AppliedDocument { rev, differs });
+            let differs = (text != *expected).then_some(text);
+            applied.push(AppliedDocument { rev, differs, review: None });
             continue;
         }
         if document.changes_the_file() && !document.create {
@@ -472,9 +593,9 @@ fn finish_without_sync(
             .path()
             .filter(|path| workspace.contains(path))
             .and_then(|path| verbatim_engine::disk::read_text(path).ok())
-            .filter(|disk| document.open.is_none() && disk.text == document.predicted);
+            .filter(|disk| document.open.is_none() && disk.text == *expected);
         match on_disk {
-            Some(disk) => applied.push(AppliedDocument { rev: Some(disk.rev), differs: None }),
+            Some(disk) => applied.push(AppliedDocument { rev: Some(disk.rev), differs: None, review: None }),
             None => {
                 return Err(ProtocolError::new(
                     ErrorKind::Timeout,

@@ -27,13 +27,13 @@ use verbatim_engine::normalize::Normalization;
 use verbatim_engine::plan::{self, Edit, PlanError, ReplaceRange, Replacement, StrReplace, sort_disjoint};
 use verbatim_engine::rev::Rev;
 
-use crate::service::apply::{AppliedDocument, Origin, PlannedDocument, apply_through_editor};
+use crate::service::apply::{AppliedDocument, HunkReview, Offer, Origin, PlannedDocument, apply_through_editor};
 use crate::service::error::{ErrorKind, ProtocolError, params_error};
 use crate::service::feedback::{self, Context};
 use crate::service::journal::{Source, WriteInfo};
 use crate::service::protocol::{
-    BatchEditParams, BatchEntry, BatchResult, DocumentInfo, DocumentResult, EditResult, ReadParams, ReadResult,
-    ReplaceRangeParams, StrReplaceParams, WriteParams,
+    BatchEditParams, BatchEntry, BatchResult, DocumentInfo, DocumentResult, EditResult, HunkOutcome, ReadParams,
+    ReadResult, ReplaceRangeParams, StrReplaceParams, WriteParams,
 };
 use crate::service::registry::AgentInfo;
 use crate::service::state::State;
@@ -234,6 +234,8 @@ pub(crate) struct Outcome {
     pub(crate) applied: bool,
     pub(crate) dry_run: bool,
     pub(crate) documents: Vec<DocumentResult>,
+    /// Why the person left hunks out.
+    pub(crate) reason: Option<String>,
 }
 
 impl Outcome {
@@ -242,7 +244,7 @@ impl Outcome {
         let document = self.documents.pop().ok_or_else(|| {
             ProtocolError::new(ErrorKind::InvalidParams, "internal error: the plan covered no document")
         })?;
-        Ok(EditResult { applied: self.applied, dry_run: self.dry_run, document })
+        Ok(EditResult { applied: self.applied, dry_run: self.dry_run, document, reason: self.reason })
     }
 
     pub(crate) fn into_batch(self) -> BatchResult {
@@ -250,6 +252,8 @@ impl Outcome {
             applied: self.applied,
             dry_run: self.dry_run,
             modified_by_editor: self.documents.iter().any(|document| document.modified_by_editor),
+            partial: self.documents.iter().any(|document| document.partial),
+            reason: self.reason,
             documents: self.documents,
         }
     }
@@ -424,13 +428,14 @@ pub(crate) async fn deliver(
 ) -> Result<Outcome, ProtocolError> {
     if dry_run {
         let documents = planned.iter().map(|document| proposal(document, agent)).collect();
-        return Ok(Outcome { applied: false, dry_run: true, documents });
+        return Ok(Outcome { applied: false, dry_run: true, documents, reason: None });
     }
     let mut planned = planned.to_vec();
     let mut rebases = 0;
+    let mut offer = Offer::default();
     let applied = loop {
         let applied = match recheck_disk(state, &planned) {
-            Ok(()) => apply_through_editor(state, agent, Origin::Agent, summary, &planned).await,
+            Ok(()) => apply_through_editor(state, agent, Origin::Agent, summary, &planned, &mut offer).await,
             Err(error) => Err(error),
         };
         // The person typed while the edit waited for review, and the editor refused the
@@ -455,19 +460,21 @@ pub(crate) async fn deliver(
     };
     let planned = &planned[..];
     let mut results: Vec<DocumentResult> = planned.iter().map(|document| proposal(document, agent)).collect();
-    let applied = applied.map(|applied| report_applied(&mut results, planned, applied));
+    let reason = applied.as_ref().ok().and_then(|applied| applied.reason.clone());
+    let applied = applied.map(|applied| report_applied(&mut results, planned, applied.documents));
     if let Some(journal) = &state.journal {
         let workspace = state.workspace();
         let roots: Vec<Option<PathBuf>> = planned
             .iter()
             .map(|document| document.key.path().and_then(|path| workspace.folder_of(path)).map(ToOwned::to_owned))
             .collect();
-        let write = WriteInfo { source: Source::Editor, agent: &agent.name, summary, commit: None };
+        let write =
+            WriteInfo { source: Source::Editor, agent: &agent.name, summary, commit: None, reason: reason.as_deref() };
         journal.record(&write, &roots, &results, applied.as_ref().err());
     }
     applied?;
     tracing::info!(agent = %agent.name, "applied: {summary}");
-    Ok(Outcome { applied: true, dry_run: false, documents: results })
+    Ok(Outcome { applied: true, dry_run: false, documents: results, reason })
 }
 
 /// How many times one edit is offered again because the document moved during review.
@@ -536,6 +543,20 @@ pub(crate) fn report_applied(
 ) {
     for ((result, document), outcome) in results.iter_mut().zip(planned).zip(applied) {
         result.rev = outcome.rev.map(|rev| rev.to_string());
+        if let Some(review) = &outcome.review {
+            result.hunks = Some(hunk_outcomes(&document.base, review));
+            if !review.all_kept() {
+                result.partial = true;
+                let kept: Vec<Replacement> = review
+                    .hunks
+                    .iter()
+                    .zip(&review.kept)
+                    .filter(|(_, kept)| **kept)
+                    .flat_map(|(hunk, _)| hunk.edits.iter().cloned())
+                    .collect();
+                result.diff = unified_diff(&document.base, &kept, &document.label);
+            }
+        }
         if let Some(actual) = outcome.differs {
             result.modified_by_editor = true;
             result.editor_diff = Some(unified_diff_of_texts(
@@ -546,6 +567,26 @@ pub(crate) fn report_applied(
             ));
         }
     }
+}
+
+/// Each hunk of a reviewed document, where it is and whether it was kept.
+fn hunk_outcomes(base: &Rope, review: &HunkReview) -> Vec<HunkOutcome> {
+    review
+        .hunks
+        .iter()
+        .zip(&review.kept)
+        .enumerate()
+        .map(|(index, (hunk, kept))| {
+            let lines = hunk.lines(base);
+            HunkOutcome {
+                index: review.first_index + index,
+                accepted: *kept,
+                line: lines.start_line + 1,
+                old_lines: lines.old_lines,
+                new_lines: lines.new_lines,
+            }
+        })
+        .collect()
 }
 
 /// A refused plan as an error for the agent; a quote that is not in the document is
@@ -595,6 +636,8 @@ pub(crate) fn proposal(document: &PlannedDocument, agent: &AgentInfo) -> Documen
         diff: unified_diff(&document.base, &document.replacements, &document.label),
         modified_by_editor: false,
         editor_diff: None,
+        hunks: None,
+        partial: false,
         normalizations: document.normalizations.iter().map(|step| step.as_str().to_owned()).collect(),
         operation: if document.create {
             Some("create".into())

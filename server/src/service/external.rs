@@ -33,7 +33,7 @@ use verbatim_engine::disk::DiskError;
 use verbatim_engine::doc_key::DocKey;
 use verbatim_engine::merge::{self, Conflict};
 
-use crate::service::apply::{Origin, PlannedDocument, apply_through_editor};
+use crate::service::apply::{Offer, Origin, PlannedDocument, apply_through_editor};
 use crate::service::edits::{proposal, report_applied};
 use crate::service::error::ErrorKind;
 use crate::service::journal::{Event, Outcome, Source, WriteInfo};
@@ -379,7 +379,7 @@ async fn merge_into_buffer(
     };
     tell(link, &live.editor_uri, ExternalChangeKind::Offered, &conflicts, None, message).await;
     let documents = [planned];
-    let outcome = apply_through_editor(state, &agent, Origin::Disk, &summary, &documents).await;
+    let outcome = apply_through_editor(state, &agent, Origin::Disk, &summary, &documents, &mut Offer::default()).await;
     tracing::debug!(document = %label, outcome = ?outcome.as_ref().map(|_| ()).map_err(|error| error.kind), "the change on disk was answered");
     if outcome.as_ref().is_err_and(|error| error.kind == ErrorKind::Stale) {
         // The person typed while the offer was on its way: merge again with what they typed.
@@ -400,10 +400,11 @@ async fn merge_into_buffer(
     }
     let failure = outcome.as_ref().err();
     if let Ok(applied) = outcome.clone() {
-        report_applied(&mut results, &documents, applied);
+        report_applied(&mut results, &documents, applied.documents);
     }
     if let Some(journal) = &state.journal {
-        let write = WriteInfo { source: Source::Disk, agent: DISK_AGENT, summary: &summary, commit: None };
+        let write =
+            WriteInfo { source: Source::Disk, agent: DISK_AGENT, summary: &summary, commit: None, reason: None };
         journal.record(&write, &[folder_of(state, key)], &results, failure);
     }
     Next::Done

@@ -58,6 +58,8 @@ pub enum Outcome {
     Applied,
     /// Applied, but the live text differs from the proposal (changed in review).
     ModifiedByEditor,
+    /// The person applied some hunks of the proposal and left the others out.
+    Partial,
     /// The person refused it.
     Rejected,
     /// It failed after planning (`errorKind` says how).
@@ -80,6 +82,7 @@ impl Outcome {
         match self {
             Self::Applied => "applied",
             Self::ModifiedByEditor => "modifiedByEditor",
+            Self::Partial => "partial",
             Self::Rejected => "rejected",
             Self::Error => "error",
             Self::Reloaded => "reloaded",
@@ -108,9 +111,12 @@ pub struct Entry {
     /// The rev after the write; `null` when nothing was written.
     pub rev: Option<String>,
     pub outcome: Outcome,
-    /// The person's reason, for `rejected`.
+    /// The person's reason, for `rejected` and `partial`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// For `partial`: the hunks (0-based, numbered across the write) left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hunks_left_out: Option<Vec<usize>>,
     /// The error kind (`stale`, `timeout`, ...), for `error`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<String>,
@@ -133,6 +139,8 @@ pub struct WriteInfo<'a> {
     pub agent: &'a str,
     pub summary: &'a str,
     pub commit: Option<&'a str>,
+    /// The person's reason for the hunks they left out.
+    pub reason: Option<&'a str>,
 }
 
 /// What [`Journal::record_event`] writes.
@@ -235,6 +243,7 @@ impl Journal {
             rev: None,
             outcome: event.outcome,
             reason: None,
+            hunks_left_out: None,
             error_kind: None,
             message: None,
             diff: cut(event.diff),
@@ -284,15 +293,21 @@ fn entry(
 ) -> Entry {
     let (outcome, rev) = match failure {
         None if result.modified_by_editor => (Outcome::ModifiedByEditor, result.rev.clone()),
+        None if result.partial => (Outcome::Partial, result.rev.clone()),
         None => (Outcome::Applied, result.rev.clone()),
         Some(error) if error.kind == crate::service::error::ErrorKind::Rejected => (Outcome::Rejected, None),
         Some(_) => (Outcome::Error, None),
     };
-    let reason = failure
-        .filter(|_| outcome == Outcome::Rejected)
-        .and_then(|error| error.data.get("reason"))
-        .and_then(|reason| reason.as_str())
-        .map(str::to_owned);
+    let reason = match outcome {
+        Outcome::Partial => write.reason.map(str::to_owned),
+        _ => failure
+            .filter(|_| outcome == Outcome::Rejected)
+            .and_then(|error| error.data.get("reason"))
+            .and_then(|reason| reason.as_str())
+            .map(str::to_owned),
+    };
+    let hunks_left_out = (outcome == Outcome::Partial)
+        .then(|| result.hunks.iter().flatten().filter(|hunk| !hunk.accepted).map(|hunk| hunk.index).collect());
     Entry {
         time: time.to_owned(),
         write_id: write_id.to_owned(),
@@ -305,6 +320,7 @@ fn entry(
         rev,
         outcome,
         reason,
+        hunks_left_out,
         error_kind: failure.filter(|_| outcome == Outcome::Error).map(|error| error.kind.as_str().to_owned()),
         message: failure.map(|error| error.message.clone()),
         diff: cut(&result.diff),
@@ -356,6 +372,8 @@ mod tests {
             new_uri: None,
             rebased: false,
             rebased_from: None,
+            hunks: None,
+            partial: false,
         }
     }
 
@@ -363,7 +381,8 @@ mod tests {
     fn entries_go_to_the_journal_of_their_folder() {
         let state = tempfile::tempdir().expect("tempdir");
         let journal = Journal::new(state.path());
-        let write = WriteInfo { source: Source::Editor, agent: "claude", summary: "Rename", commit: None };
+        let write =
+            WriteInfo { source: Source::Editor, agent: "claude", summary: "Rename", commit: None, reason: None };
         let roots = vec![Some(PathBuf::from("/p/one")), Some(PathBuf::from("/p/two")), None];
         journal.record(
             &write,
@@ -390,7 +409,7 @@ mod tests {
     fn refusals_keep_their_reason_and_errors_their_kind() {
         let state = tempfile::tempdir().expect("tempdir");
         let journal = Journal::new(state.path());
-        let write = WriteInfo { source: Source::Editor, agent: "a", summary: "s", commit: None };
+        let write = WriteInfo { source: Source::Editor, agent: "a", summary: "s", commit: None, reason: None };
         let rejected = ProtocolError::new(ErrorKind::Rejected, "no").with("reason", "not now");
         journal.record(&write, &[None], &[result("file:///x")], Some(&rejected));
         let timeout = ProtocolError::new(ErrorKind::Timeout, "slow");

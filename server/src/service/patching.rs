@@ -76,6 +76,8 @@ pub async fn apply_patch(
         dry_run: params.dry_run,
         modified_by_editor: outcome.documents.iter().any(|document| document.modified_by_editor),
         format: parsed.format.as_str().to_owned(),
+        partial: outcome.documents.iter().any(|document| document.partial),
+        reason: outcome.reason,
         documents: outcome.documents,
     })
 }

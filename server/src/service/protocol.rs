@@ -206,6 +206,27 @@ pub struct DocumentResult {
     pub rebased: bool,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub rebased_from: Option<String>,
+    /// What became of each hunk of the proposal (an edit that went through the editor).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub hunks: Option<Vec<HunkOutcome>>,
+    /// The person applied some hunks and left the others out.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub partial: bool,
+}
+
+/// One hunk of a proposal, and whether the person kept it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct HunkOutcome {
+    /// Numbered across the whole write.
+    pub index: usize,
+    pub accepted: bool,
+    /// 1-based first line of the hunk in the text before the edit.
+    pub line: usize,
+    /// Lines it replaces (0: it only inserts, before `line`).
+    pub old_lines: usize,
+    /// Lines it puts in their place.
+    pub new_lines: usize,
 }
 
 /// The result of `strReplace`, `replaceRange` and `write`.
@@ -216,6 +237,9 @@ pub struct EditResult {
     pub dry_run: bool,
     #[serde(flatten)]
     pub document: DocumentResult,
+    /// Why the person left hunks out, in their words.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
 }
 
 /// The result of `batchEdit`.
@@ -226,6 +250,11 @@ pub struct BatchResult {
     pub dry_run: bool,
     pub modified_by_editor: bool,
     pub documents: Vec<DocumentResult>,
+    /// Some document's hunks were left out.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub partial: bool,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
 }
 
 /// The result of `applyPatch`: a `BatchResult` that also says how the patch was read.
@@ -238,6 +267,10 @@ pub struct ApplyPatchResult {
     /// `applyPatch` (OpenAI's format) or `searchReplace`.
     pub format: String,
     pub documents: Vec<DocumentResult>,
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub partial: bool,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]

@@ -44,10 +44,13 @@ impl Registry {
         self.agents.remove(&id);
     }
 
-    /// Records an edit that now waits for the editor; returns its id.
-    pub fn add_pending(&mut self, agent: &AgentInfo, summary: &str, uris: Vec<String>) -> u64 {
-        self.next_pending += 1;
-        let id = self.next_pending;
+    /// Records an edit that now waits for the editor; returns its id. An edit
+    /// offered again keeps the id it had (`again`).
+    pub fn add_pending(&mut self, agent: &AgentInfo, summary: &str, uris: Vec<String>, again: Option<u64>) -> u64 {
+        let id = again.unwrap_or_else(|| {
+            self.next_pending += 1;
+            self.next_pending
+        });
         self.pending.insert(
             id,
             PendingStatus {

@@ -13,9 +13,9 @@ use tower_lsp_server::ls_types::{
     RenameFileOptions, ResourceOp, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
 };
 
-use verbatim_engine::diff::minimal_edits;
 use verbatim_engine::plan::Replacement;
 use verbatim_engine::position::{PositionEncoding, byte_range_to_positions};
+use verbatim_engine::proposal_hunks::ProposalHunk;
 
 use crate::service::protocol::WireEdit;
 
@@ -59,7 +59,8 @@ pub struct EditorChange<'a> {
     /// The version the plan was computed against; `None` for a file that is not open.
     pub version: Option<i32>,
     pub base: &'a Rope,
-    pub replacements: &'a [Replacement],
+    /// The proposal's hunks, in document order (their edits are what is sent).
+    pub hunks: &'a [ProposalHunk],
     /// Create the file first.
     pub create: bool,
     /// Delete the file (no text edits are sent for it).
@@ -78,11 +79,24 @@ pub struct EditorEditOptions {
     pub document_changes: bool,
 }
 
+/// Which text edits of one document form a hunk (`verbatim.hunks` of the params).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct HunkEdits {
+    pub uri: String,
+    /// Indexes into the document's text edits.
+    pub edits: Vec<usize>,
+}
+
 /// Builds the WorkspaceEdit for the editor: minimal annotated edits per document,
-/// versioned with the revision the plan was computed against.
-pub fn workspace_edit(changes: &[EditorChange<'_>], options: &EditorEditOptions) -> Result<WorkspaceEdit, String> {
+/// versioned with the revision the plan was computed against; and which of its
+/// text edits form each hunk, numbered across the documents in order.
+pub fn workspace_edit(
+    changes: &[EditorChange<'_>],
+    options: &EditorEditOptions,
+) -> Result<(WorkspaceEdit, Vec<HunkEdits>), String> {
     let mut operations = Vec::new();
     let mut plain: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
+    let mut hunk_edits = Vec::new();
     for change in changes {
         let uri =
             Uri::from_str(change.uri).map_err(|error| format!("cannot send {} to the editor: {error}", change.uri))?;
@@ -94,9 +108,20 @@ pub fn workspace_edit(changes: &[EditorChange<'_>], options: &EditorEditOptions)
             })));
             continue;
         }
-        let text_edits: Vec<TextEdit> = minimal_edits(change.base, change.replacements)
-            .into_iter()
-            .map(|edit| TextEdit { range: range(change.base, &edit.range, options.encoding), new_text: edit.new_text })
+        let mut next_edit = 0;
+        for hunk in change.hunks {
+            let edits = (next_edit..next_edit + hunk.edits.len()).collect();
+            next_edit += hunk.edits.len();
+            hunk_edits.push(HunkEdits { uri: change.uri.to_owned(), edits });
+        }
+        let text_edits: Vec<TextEdit> = change
+            .hunks
+            .iter()
+            .flat_map(|hunk| &hunk.edits)
+            .map(|edit| TextEdit {
+                range: range(change.base, &edit.range, options.encoding),
+                new_text: edit.new_text.clone(),
+            })
             .collect();
         if !options.document_changes {
             plain.entry(uri).or_default().extend(text_edits);
@@ -134,13 +159,14 @@ pub fn workspace_edit(changes: &[EditorChange<'_>], options: &EditorEditOptions)
         }
     }
     if !options.document_changes {
-        return Ok(WorkspaceEdit { changes: Some(plain), ..WorkspaceEdit::default() });
+        return Ok((WorkspaceEdit { changes: Some(plain), ..WorkspaceEdit::default() }, hunk_edits));
     }
-    Ok(WorkspaceEdit {
+    let edit = WorkspaceEdit {
         changes: None,
         document_changes: Some(DocumentChanges::Operations(operations)),
         change_annotations: Some(HashMap::from([(options.annotation_id.clone(), options.annotation.clone())])),
-    })
+    };
+    Ok((edit, hunk_edits))
 }
 
 #[cfg(test)]

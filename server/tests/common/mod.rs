@@ -162,6 +162,10 @@ pub enum Review {
     Manual,
     /// Answer with a JSON-RPC error, as a broken editor might.
     Error,
+    /// Apply only the hunks (of `verbatim.hunks`) numbered in `keep`; with `report`,
+    /// say so in the answer (`hunks`, `reason`), as Verbatim's clients do; without,
+    /// answer a bare `applied: true`, as VS Code's Refactor Preview does.
+    AcceptHunks { keep: Vec<usize>, reason: Option<String>, report: bool },
 }
 
 /// A request waiting for the test's decision.
@@ -592,6 +596,13 @@ async fn decide(connection: &Connection, shared: &EditorShared, request: ApplyRe
             return;
         }
         Review::Manual => unreachable!("a manual review must be decided"),
+        // An editor that keeps nothing applies nothing, whatever it answers.
+        Review::AcceptHunks { ref keep, ref reason, report: true } if keep.is_empty() => {
+            let count = request.params["verbatim"]["hunks"].as_array().map_or(0, Vec::len);
+            let hunks: Vec<Value> = (0..count).map(|index| json!({"index": index, "accepted": false})).collect();
+            connection.respond(&request.id, json!({"applied": true, "hunks": hunks, "reason": reason})).await;
+            return;
+        }
         Review::Error => {
             connection
                 .send(&json!({"jsonrpc": "2.0", "id": request.id, "error": {"code": -32603, "message": "the editor fell over"}}))
@@ -605,21 +616,46 @@ async fn decide(connection: &Connection, shared: &EditorShared, request: ApplyRe
         return;
     };
     let answer_first = matches!(review, Review::AcceptAnswerFirst);
+    let answer = match &review {
+        Review::AcceptHunks { keep, reason, report: true } => {
+            let count = request.params["verbatim"]["hunks"].as_array().map_or(0, Vec::len);
+            let hunks: Vec<Value> =
+                (0..count).map(|index| json!({"index": index, "accepted": keep.contains(&index)})).collect();
+            json!({"applied": true, "hunks": hunks, "reason": reason})
+        }
+        _ => json!({"applied": true}),
+    };
     if answer_first {
-        connection.respond(&request.id, json!({"applied": true})).await;
+        connection.respond(&request.id, answer.clone()).await;
     }
     for (method, params) in notifications {
         connection.notify(method, params).await;
     }
     if !answer_first {
-        connection.respond(&request.id, json!({"applied": true})).await;
+        connection.respond(&request.id, answer).await;
     }
+}
+
+/// The text edits to apply, as (uri, index in that document's edits); `None`: all.
+fn kept_edits(params: &Value, review: &Review) -> Option<std::collections::HashSet<(String, usize)>> {
+    let Review::AcceptHunks { keep, .. } = review else { return None };
+    let hunks = params["verbatim"]["hunks"].as_array().cloned().unwrap_or_default();
+    Some(
+        keep.iter()
+            .filter_map(|index| hunks.get(*index))
+            .flat_map(|hunk| {
+                let uri = hunk["uri"].as_str().unwrap().to_owned();
+                hunk["edits"].as_array().unwrap().iter().map(move |edit| (uri.clone(), edit.as_u64().unwrap() as usize))
+            })
+            .collect(),
+    )
 }
 
 /// Applies a WorkspaceEdit to the editor's model; `None` when a version does not
 /// match (VS Code then refuses the whole edit). Returns the notifications to send.
 fn apply_in_model(shared: &EditorShared, params: &Value, review: &Review) -> Option<Vec<(&'static str, Value)>> {
     let encoding = shared.encoding.lock().unwrap().clone();
+    let kept = kept_edits(params, review);
     let operations = params["edit"]["documentChanges"].as_array().cloned().unwrap_or_default();
     let mut documents = shared.documents.lock().unwrap();
     for operation in &operations {
@@ -702,7 +738,9 @@ fn apply_in_model(shared: &EditorShared, params: &Value, review: &Review) -> Opt
             .as_array()
             .unwrap()
             .iter()
-            .map(|edit| {
+            .enumerate()
+            .filter(|(index, _)| kept.as_ref().is_none_or(|kept| kept.contains(&(uri.clone(), *index))))
+            .map(|(_, edit)| {
                 let range = &edit["range"];
                 let start = offset_of(
                     &document.text,
