@@ -179,7 +179,7 @@ export class Server implements vscode.Disposable {
             client.onNotification(lsp_ext.externalChange, (params) => this.diskChanges.onExternalChange(params)),
             client.onRequest(lsp_ext.diagnostics, async (params) => {
                 const result = await this.editorDiagnostics.tracker.handle(params);
-                const outcome = result.documents.map((d) => `${d.uri} v${d.version}: ${d.status} after ${d.waitedMs} ms, ${d.diagnostics.length}`);
+                const outcome = result.documents.map((d) => `${d.uri} v${d.version}: ${d.status} after ${d.waitedMs} ms, ${d.diagnostics.length} problems`);
                 this.log.debug(`verbatim/diagnostics (${params.wait ? "wait" : "baseline"}): ${outcome.join("; ")}`);
                 return result;
             }),
