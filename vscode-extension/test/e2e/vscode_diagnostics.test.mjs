@@ -8,7 +8,7 @@
 // 2. The whole path: an agent's edit with `diagnostics: true` through the real
 //    server, whose result names the error the edit introduced. It needs a
 //    server that asks `verbatim/diagnostics`; a FEATURES file beside
-//    VERBATIM_BIN (one feature a line) that lacks `diagnostics` skips it.
+//    VERBATIM_BIN without a `diagnostics` line skips it.
 //
 // Runs after vscode.test.mjs (the file name sorts after it), which clears the
 // output directory first.
@@ -50,8 +50,8 @@ async function typeUndefinedName(page) {
 
 /**
  * Why the real server cannot take part yet, or `undefined` when it can. A
- * FEATURES file beside VERBATIM_BIN (one feature a line, as on machines that
- * share a prebuilt server) decides when there is one; else the server built
+ * FEATURES file beside VERBATIM_BIN (a line per feature, starting with its
+ * name, as on machines that share a prebuilt server) decides when there is one; else the server built
  * from this repository does when its source sends `verbatim/diagnostics`.
  */
 function missingServerFeature() {
@@ -59,7 +59,8 @@ function missingServerFeature() {
     const missing = `the server binary ${bin} does not ask verbatim/diagnostics yet (the server's half of issue 14, "diagnostics" in FEATURES)`;
     const featuresFile = path.join(path.dirname(bin), "FEATURES");
     if (existsSync(featuresFile)) {
-        return readFileSync(featuresFile, "utf8").split(/\s+/).includes("diagnostics") ? undefined : missing;
+        // One feature a line, its name first: "hunks: params.verbatim {…} (since 23:14)".
+        return readFileSync(featuresFile, "utf8").split("\n").some((line) => /^\s*diagnostics\b/.test(line)) ? undefined : missing;
     }
     const sources = path.join(here, "..", "..", "..", "server", "src");
     const rustFiles = (dir) =>
