@@ -178,7 +178,7 @@ describe("an agent's edit with diagnostics: true, through the real server", { co
         await editor?.close();
     });
 
-    test("result.diagnostics.introduced names TypeScript's 2304 at the new line", { skip }, async () => {
+    test("result.diagnostics.introduced names TypeScript's 2304 at the new line", { skip }, async (t) => {
         const { page } = editor;
         await editor.openFromExplorer("check.js", "console.log(count);");
         await waitForTypeScript(page);
@@ -200,6 +200,7 @@ describe("an agent's edit with diagnostics: true, through the real server", { co
         assert.equal(result.applied, true);
         const report = result.diagnostics;
         assert.ok(report, `no diagnostics in ${JSON.stringify(result)}`);
+        t.diagnostic(`result.diagnostics: ${JSON.stringify(report)}`);
         assert.equal(report.status, "settled", JSON.stringify(report));
         const introduced = report.introduced.find((item) => String(item.code) === "2304");
         assert.ok(introduced, `no 2304 introduced: ${JSON.stringify(report)}`);
