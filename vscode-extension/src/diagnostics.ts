@@ -22,6 +22,14 @@
  * change. A watched document that got no fresh quiet change in time is
  * `timedOut`.
  *
+ * The baseline (no wait) is `settled` only for a document whose diagnostics
+ * can be trusted to be its own: it was reported on, or its language is
+ * watched and it has been open for {@link OPEN_GRACE_MS} (long enough for its
+ * language server to have checked it; a clean document gets no report at
+ * all). Otherwise it is `unavailable`, and the server then claims nothing
+ * about problems the edit introduced there, rather than calling a problem
+ * that was already there but not yet reported new.
+ *
  * This module does not import `vscode`: the clock and the editor's
  * diagnostics come in through {@link Clock} and {@link DiagnosticsSource}, so
  * the timing is unit-tested without an editor.
@@ -68,6 +76,8 @@ export const MAX_TIMEOUT_MS = 60_000;
 /** The protocol's defaults, for a request that leaves them out. */
 const DEFAULT_QUIET_MS = 300;
 const DEFAULT_TIMEOUT_MS = 2500;
+/** How long a document of a watched language must have been open before an empty baseline is believed. */
+export const OPEN_GRACE_MS = 2000;
 /** Changes remembered per document: a wait only looks for one at a recent version. */
 const HISTORY_LENGTH = 16;
 /** Languages no language server reports on unless it says so with a change. */
@@ -102,6 +112,19 @@ export class DiagnosticsTracker {
         private readonly clock: Clock = systemClock,
     ) {}
 
+    /** When each open document was opened (or the tracker started, for those open before). */
+    private readonly openedAt = new Map<string, number>();
+
+    /** Records that the editor opened `uri` (VS Code's `onDidOpenTextDocument`). */
+    didOpen(uri: string): void {
+        if (!this.openedAt.has(uri)) this.openedAt.set(uri, this.clock.now());
+    }
+
+    /** Records that the editor closed `uri`. */
+    didClose(uri: string): void {
+        this.openedAt.delete(uri);
+    }
+
     /** Records a diagnostics change of `uris` (VS Code's `onDidChangeDiagnostics`). */
     didChange(uris: readonly string[]): void {
         const time = this.clock.now();
@@ -127,7 +150,7 @@ export class DiagnosticsTracker {
         const minSeverity = params.minSeverity === "warning" ? "warning" : "error";
         if (params.wait === undefined) {
             const documents = params.uris.map((uri) =>
-                this.document(uri, minSeverity, { status: this.isWatched(uri) ? "settled" : "unavailable", waitedMs: 0 }),
+                this.document(uri, minSeverity, { status: this.hasTrustedBaseline(uri) ? "settled" : "unavailable", waitedMs: 0 }),
             );
             return Promise.resolve({ documents, others: [] });
         }
@@ -208,6 +231,19 @@ export class DiagnosticsTracker {
             version === undefined ? change.time >= since : change.version !== undefined && change.version >= version,
         );
         return fresh ? changes.at(-1)?.time : undefined;
+    }
+
+    /** Whether the document's diagnostics now are its own: see the module's comment on the baseline. */
+    private hasTrustedBaseline(uri: string): boolean {
+        if (this.history.has(uri) || this.source.diagnostics(uri).length > 0) return true;
+        const language = this.source.languageId(uri);
+        const opened = this.openedAt.get(uri);
+        return (
+            language !== undefined &&
+            this.languagesSeen.has(language) &&
+            opened !== undefined &&
+            this.clock.now() - opened >= OPEN_GRACE_MS
+        );
     }
 
     /** Whether something reports on the document: a change was seen for it or its language, or it has diagnostics now. */

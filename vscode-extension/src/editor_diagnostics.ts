@@ -1,6 +1,7 @@
 /**
  * VS Code's side of `verbatim/diagnostics`: feeds the {@link DiagnosticsTracker}
- * from `vscode.languages.onDidChangeDiagnostics`, from the extension's start
+ * from `vscode.languages.onDidChangeDiagnostics` (and the documents' opening
+ * and closing), from the extension's start
  * (so a change that came before the server asked still counts), and reads
  * diagnostics and document versions from VS Code. URIs are keyed by
  * `Uri.toString()`, the spelling the language client sends the server.
@@ -12,7 +13,7 @@ import { DiagnosticsTracker, toWireDiagnostic, type DiagnosticsSource } from "./
 
 export class EditorDiagnostics implements vscode.Disposable {
     readonly tracker: DiagnosticsTracker;
-    private readonly subscription: vscode.Disposable;
+    private readonly subscriptions: vscode.Disposable[];
 
     constructor() {
         const source: DiagnosticsSource = {
@@ -22,13 +23,16 @@ export class EditorDiagnostics implements vscode.Disposable {
             languageId: (uri) => openDocument(uri)?.languageId,
         };
         this.tracker = new DiagnosticsTracker(source);
-        this.subscription = vscode.languages.onDidChangeDiagnostics((event) =>
-            this.tracker.didChange(event.uris.map((uri) => uri.toString())),
-        );
+        for (const document of vscode.workspace.textDocuments) this.tracker.didOpen(document.uri.toString());
+        this.subscriptions = [
+            vscode.languages.onDidChangeDiagnostics((event) => this.tracker.didChange(event.uris.map((uri) => uri.toString()))),
+            vscode.workspace.onDidOpenTextDocument((document) => this.tracker.didOpen(document.uri.toString())),
+            vscode.workspace.onDidCloseTextDocument((document) => this.tracker.didClose(document.uri.toString())),
+        ];
     }
 
     dispose(): void {
-        this.subscription.dispose();
+        for (const subscription of this.subscriptions) subscription.dispose();
     }
 }
 

@@ -30,8 +30,19 @@ const output = path.join(requiredEnv("VERBATIM_TEST_OUTPUT"), "diagnostics");
 /** Line 3 (1-based) has TypeScript error 2322, so the test can tell when TypeScript is up. */
 const CHECKED_JS = ['// @ts-check', 'let count = "one";', "count = 1;", "console.log(count);", ""].join("\n");
 
+/**
+ * Two scripts of one program: use.js calls the function lib.js declares
+ * (globals are shared). lib.js has an error of its own (2362) on the line
+ * that a rename changes, so that TypeScript publishes it again after the edit.
+ */
+const LIB_JS = ["// @ts-check", "/** @param {string} name */", "function greet(name) { return name * 2; }", ""].join("\n");
+const USE_JS = ["// @ts-check", 'console.log(greet("ada"));', ""].join("\n");
+
 function writeFixture(workspace) {
     writeFileSync(path.join(workspace, "check.js"), CHECKED_JS);
+    writeFileSync(path.join(workspace, "clean.js"), ["// @ts-check", "const answer = 42;", "console.log(answer);", ""].join("\n"));
+    writeFileSync(path.join(workspace, "lib.js"), LIB_JS);
+    writeFileSync(path.join(workspace, "use.js"), USE_JS);
     writeFileSync(path.join(workspace, "notes.txt"), "alpha\nbeta\n");
 }
 
@@ -156,6 +167,26 @@ describe("verbatim/diagnostics answered by VS Code (a stand-in server asks)", { 
         assert.ok(document.diagnostics.some((d) => d.code === 2322 && d.range.start.line === 2), "the existing error is still there");
         assert.ok(document.diagnostics.every((d) => d.severity === 1), "minSeverity error leaves the rest out");
     });
+    test("a file that stays clean: no change comes, so the wait ends timedOut with an empty list, never settled", async () => {
+        // TypeScript publishes only what differs, and VS Code fires no change
+        // for an empty set replacing an empty set: nothing says the file was
+        // checked again, so the honest answer is timedOut, after the cap.
+        const uri = pathToFileURL(path.join(editor.workspace, "clean.js")).href;
+        await editor.openFromExplorer("clean.js", "console.log(answer);");
+        await page.locator(".monaco-editor .view-line", { hasText: "const answer = 42;" }).first().click();
+        await page.keyboard.press("End");
+        await page.keyboard.press("Enter");
+        const version = await waitFor("the didChange of clean.js", () =>
+            entries().find((entry) => entry.kind === "didChange" && entry.uri === uri)?.version,
+        );
+        const wait = await waitFor("the answer for that version", () =>
+            entries().find((entry) => entry.kind === "wait" && entry.params.wait.versions[uri] === version),
+        );
+        const [document] = wait.result.documents;
+        assert.equal(document.status, "timedOut", JSON.stringify(wait));
+        assert.deepEqual(document.diagnostics, []);
+        assert.equal(document.waitedMs, 2500);
+    });
 });
 
 describe("an agent's edit with diagnostics: true, through the real server", { concurrency: false }, () => {
@@ -167,7 +198,8 @@ describe("an agent's edit with diagnostics: true, through the real server", { co
         if (skip) return;
         editor = await launchEditor({
             setup: writeFixture,
-            settings: { "verbatim.logLevel": "debug", "verbatim.reviewMode": "auto" },
+            // No preview tabs: opening lib.js must leave use.js open, for TypeScript to check it.
+            settings: { "verbatim.logLevel": "debug", "verbatim.reviewMode": "auto", "workbench.editor.enablePreview": false },
             output: path.join(output, "server"),
         });
     });
@@ -209,5 +241,39 @@ describe("an agent's edit with diagnostics: true, through the real server", { co
         assert.match(introduced.message, /Cannot find name 'missingName'/);
         assert.equal(report.resolved.length, 0);
         assert.ok(report.existing >= 1, "the 2322 that was there before is counted as existing");
+    });
+
+    test("an edit that breaks a caller in another open file: otherFiles names it", { skip }, async (t) => {
+        await editor.openFromExplorer("use.js", "greet");
+        await editor.openFromExplorer("lib.js", "function greet");
+        await waitForTypeScript(editor.page);
+        const uri = pathToFileURL(path.join(editor.workspace, "lib.js")).href;
+        const seen = await waitFor("the server to hold lib.js from the editor", async () => {
+            const read = await agent.request("verbatim/read", { uri });
+            return read.source === "editor" ? read : undefined;
+        });
+        const result = await withTimeout(
+            agent.request("verbatim/strReplace", {
+                uri,
+                oldStr: "function greet(name)",
+                newStr: "function welcome(name)",
+                baseRev: seen.rev,
+                summary: "Rename greet",
+                diagnostics: true,
+            }),
+            "the agent's answer",
+        );
+        await editor.page.screenshot({ path: path.join(output, "server-others.png") });
+        const report = result.diagnostics;
+        t.diagnostic(`result.diagnostics: ${JSON.stringify(report)}`);
+        assert.equal(report.status, "settled");
+        assert.deepEqual(report.introduced, []);
+        assert.deepEqual(report.resolved, []);
+        assert.equal(report.existing, 1, "lib.js's own 2362 moved with its line");
+        // 2552 is 2304 with a "Did you mean" suggestion.
+        const broken = report.otherFiles.find((item) => item.path === "use.js" && ["2304", "2552"].includes(String(item.code)));
+        assert.ok(broken, `use.js is not in otherFiles: ${JSON.stringify(report)}`);
+        assert.equal(broken.line, 2);
+        assert.match(broken.message, /Cannot find name 'greet'/);
     });
 });

@@ -1,7 +1,15 @@
 import * as assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { atLeast, DiagnosticsTracker, sameDiagnostics, toWireDiagnostic, type Clock, type DiagnosticsSource } from "../../src/diagnostics";
+import {
+    atLeast,
+    DiagnosticsTracker,
+    OPEN_GRACE_MS,
+    sameDiagnostics,
+    toWireDiagnostic,
+    type Clock,
+    type DiagnosticsSource,
+} from "../../src/diagnostics";
 import type { DiagnosticsParams, DiagnosticsResult, WireDiagnostic } from "../../src/lsp_ext";
 
 /** A clock that moves only when the test says so. */
@@ -62,6 +70,7 @@ class FakeEditor implements DiagnosticsSource {
 
     open(uri: string, version: number, languageId = "javascript"): void {
         this.documents.set(uri, { version, languageId });
+        this.tracker.didOpen(uri);
     }
     edit(uri: string, version: number): void {
         const document = this.documents.get(uri);
@@ -305,6 +314,43 @@ describe("verbatim/diagnostics: the baseline (no wait)", () => {
             ],
             others: [],
         });
+    });
+});
+
+describe("verbatim/diagnostics: whether a baseline is believed", () => {
+    test("a document of a watched language that has not been open long, and got no report, is unavailable until OPEN_GRACE_MS", async () => {
+        const editor = new FakeEditor();
+        editor.open(B, 1);
+        editor.publish(B, [problem(0, "b")]);
+        editor.open(A, 1);
+        editor.clock.advance(OPEN_GRACE_MS - 1);
+        const early = await peek(editor.tracker.handle({ uris: [A], minSeverity: "error" }));
+        assert.equal(early?.documents[0]?.status, "unavailable", "its language server may not have checked it yet");
+        editor.clock.advance(1);
+        const later = await peek(editor.tracker.handle({ uris: [A], minSeverity: "error" }));
+        assert.equal(later?.documents[0]?.status, "settled", "long enough: a clean document gets no report at all");
+    });
+
+    test("a document reported on is believed at once; one of a language nothing reported on never is", async () => {
+        const editor = new FakeEditor();
+        editor.open(A, 1);
+        editor.publish(A, [problem(0, "a")]);
+        editor.open(C, 1, "markdown");
+        editor.clock.advance(10 * OPEN_GRACE_MS);
+        const result = await peek(editor.tracker.handle({ uris: [A, C], minSeverity: "error" }));
+        assert.deepEqual(result?.documents.map((d) => d.status), ["settled", "unavailable"]);
+    });
+
+    test("a closed and reopened document starts its grace again", async () => {
+        const editor = new FakeEditor();
+        editor.open(B, 1);
+        editor.publish(B, []);
+        editor.open(A, 1);
+        editor.clock.advance(OPEN_GRACE_MS);
+        editor.tracker.didClose(A);
+        editor.tracker.didOpen(A);
+        const result = await peek(editor.tracker.handle({ uris: [A], minSeverity: "error" }));
+        assert.equal(result?.documents[0]?.status, "unavailable");
     });
 });
 
