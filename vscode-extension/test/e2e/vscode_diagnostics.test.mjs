@@ -185,7 +185,7 @@ describe("verbatim/diagnostics answered by VS Code (a stand-in server asks)", { 
         const [document] = wait.result.documents;
         assert.equal(document.status, "timedOut", JSON.stringify(wait));
         assert.deepEqual(document.diagnostics, []);
-        assert.equal(document.waitedMs, 2500);
+        assert.ok(document.waitedMs >= 2500 && document.waitedMs < 2700, `waited ${document.waitedMs} ms: the whole cap (a timer may fire a little late)`);
     });
 });
 
