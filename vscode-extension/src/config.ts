@@ -94,12 +94,12 @@ export function needsRestart(affected: (key: string) => boolean): boolean {
     return RESTART_SETTINGS.some((key) => affected(`${SECTION}.${key}`));
 }
 
-/** The `initializationOptions` the extension sends to the server. */
+/** The `initializationOptions` the extension sends to the server (it always answers `verbatim/diagnostics`). */
 export function initializationOptions(
     reviewMode: ReviewMode,
     externalChanges: ExternalChanges,
-): { needsConfirmation: boolean; statusNotifications: boolean; externalChanges: ExternalChanges } {
-    return { needsConfirmation: reviewMode === "confirm", statusNotifications: true, externalChanges };
+): { needsConfirmation: boolean; statusNotifications: boolean; externalChanges: ExternalChanges; diagnostics: boolean } {
+    return { needsConfirmation: reviewMode === "confirm", statusNotifications: true, externalChanges, diagnostics: true };
 }
 
 /** The environment of the server process: the extension host's, plus the log level. */

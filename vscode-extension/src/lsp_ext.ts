@@ -34,6 +34,8 @@ export interface InitializationOptions {
     allowWritesOutsideWorkspace?: boolean;
     /** What to do when an open file changes on disk outside the editor (default `"review"`). */
     externalChanges?: ExternalChanges;
+    /** The editor answers `verbatim/diagnostics` (default `false`). */
+    diagnostics?: boolean;
 }
 
 /** What an agent connection may do. */
@@ -107,6 +109,9 @@ export interface StrReplaceParams {
     /** Match quotes exactly: no normalization ladder, no deletion nicety. */
     exact?: boolean;
     dryRun?: boolean;
+    /** Report what the editor's language servers say after the edit; every write method takes it. */
+    diagnostics?: DiagnosticsOption;
+    diagnosticsTimeoutMs?: number;
 }
 
 export interface ReplaceRangeParams {
@@ -120,6 +125,8 @@ export interface ReplaceRangeParams {
     before?: string;
     exact?: boolean;
     dryRun?: boolean;
+    diagnostics?: DiagnosticsOption;
+    diagnosticsTimeoutMs?: number;
 }
 
 /** One replacement, with its range in the document *before* the edit. */
@@ -167,6 +174,8 @@ export type Normalization =
 export interface EditResult extends DocumentResult {
     applied: boolean;
     dryRun: boolean;
+    /** Only when asked for: what the editor's language servers report after the edit. */
+    diagnostics?: DiagnosticsReport;
 }
 
 export const strReplace = new RequestType<StrReplaceParams, EditResult, ErrorData>("verbatim/strReplace");
@@ -199,6 +208,8 @@ export interface BatchEditParams {
     summary: string;
     dryRun?: boolean;
     edits: (StrReplaceEntry | ReplaceRangeEntry)[];
+    diagnostics?: DiagnosticsOption;
+    diagnosticsTimeoutMs?: number;
 }
 
 export interface BatchResult {
@@ -207,6 +218,8 @@ export interface BatchResult {
     modifiedByEditor: boolean;
     /** One per document, in first-mention order. */
     documents: DocumentResult[];
+    /** Only when asked for: for the whole write. */
+    diagnostics?: DiagnosticsReport;
 }
 
 export const batchEdit = new RequestType<BatchEditParams, BatchResult, ErrorData>("verbatim/batchEdit");
@@ -217,6 +230,8 @@ export interface WriteParams {
     summary: string;
     /** Absent to create a file; required to replace an existing document's text. */
     baseRev?: string;
+    diagnostics?: DiagnosticsOption;
+    diagnosticsTimeoutMs?: number;
 }
 
 export const write = new RequestType<WriteParams, EditResult, ErrorData>("verbatim/write");
@@ -230,6 +245,8 @@ export interface ApplyPatchParams {
     dryRun?: boolean;
     /** Match hunks exactly: no normalization ladder. */
     exact?: boolean;
+    diagnostics?: DiagnosticsOption;
+    diagnosticsTimeoutMs?: number;
 }
 
 export interface ApplyPatchResult extends BatchResult {
@@ -271,6 +288,94 @@ export const status = new RequestType0<StatusResult, void>("verbatim/status");
 
 /** Server → editor, only when `statusNotifications` was asked for. */
 export const statusChanged = new NotificationType<StatusResult>("verbatim/statusChanged");
+
+// --- Diagnostics after an edit ------------------------------------------------
+
+/** A write's `diagnostics`: `true` is `"errors"`. */
+export type DiagnosticsOption = boolean | "errors" | "warnings";
+
+/** `settled`: fresh and quiet; `timedOut`: incomplete, never a clean bill; `unavailable`: nothing reports. */
+export type DiagnosticsStatus = "settled" | "timedOut" | "unavailable";
+
+/** One problem in a {@link DiagnosticsReport}: 1-based line and column (in characters). */
+export interface ReportedProblem {
+    location: string;
+    path: string;
+    line: number;
+    column: number;
+    severity: "error" | "warning";
+    source: string;
+    code: string;
+    message: string;
+    /** The source line, trimmed (for a resolved problem, as it was). */
+    text: string;
+}
+
+/** The `diagnostics` field of an edit's result: what the edit changed. */
+export interface DiagnosticsReport {
+    status: DiagnosticsStatus;
+    waitedMs: number;
+    sources: string[];
+    severity: "errors" | "warnings";
+    introduced: ReportedProblem[];
+    resolved: ReportedProblem[];
+    existing: number;
+    otherFiles: ReportedProblem[];
+    omitted: number;
+    unsaved: boolean;
+    note?: string;
+}
+
+export type MinSeverity = "error" | "warning";
+
+/** An LSP `Diagnostic`, with the fields the editor sends (`code`: a VS Code `{ value, target }` code sends its value). */
+export interface WireDiagnostic {
+    range: Range;
+    /** LSP's `DiagnosticSeverity`: 1 error, 2 warning, 3 information, 4 hint. */
+    severity?: number;
+    code?: number | string;
+    source?: string;
+    message: string;
+}
+
+export interface DiagnosticsWait {
+    /** Per document: the version the edit reached; a diagnostics change at it or later counts as fresh. */
+    versions: Record<string, number>;
+    quietMs: number;
+    timeoutMs: number;
+}
+
+export interface DiagnosticsParams {
+    uris: string[];
+    minSeverity: MinSeverity;
+    /** Absent for the baseline: answer at once. */
+    wait?: DiagnosticsWait;
+}
+
+export interface DocumentDiagnostics {
+    uri: string;
+    /** The document's version when answered; `null` when it is not open. */
+    version: number | null;
+    status: DiagnosticsStatus;
+    waitedMs: number;
+    sources: string[];
+    diagnostics: WireDiagnostic[];
+}
+
+/** Another document whose diagnostics at `minSeverity` or worse changed during the wait. */
+export interface OtherDocumentDiagnostics {
+    uri: string;
+    before: WireDiagnostic[];
+    after: WireDiagnostic[];
+}
+
+export interface DiagnosticsResult {
+    documents: DocumentDiagnostics[];
+    others: OtherDocumentDiagnostics[];
+}
+
+/** Server → editor, only to an editor that set `diagnostics: true` in its `initializationOptions`. */
+export const diagnostics = new RequestType<DiagnosticsParams, DiagnosticsResult, void>("verbatim/diagnostics");
 
 // --- Changes made on disk outside the editor -----------------------------------
 

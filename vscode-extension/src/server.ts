@@ -20,6 +20,7 @@ import {
 } from "vscode-languageclient/node";
 
 import { DiskChanges } from "./disk_changes";
+import { EditorDiagnostics } from "./editor_diagnostics";
 import { bundledServerPath, findServer, nodeBootstrapHost, ServerNotFoundError, type FoundServer } from "./bootstrap";
 import { errorMessage } from "./errors";
 import { initializationOptions, readConfig, SECTION, serverEnvironment, type Config, type ReviewMode } from "./config";
@@ -41,6 +42,8 @@ export class Server implements vscode.Disposable {
     private readonly clientDisposables: vscode.Disposable[] = [];
     private readonly diskChanges: DiskChanges;
     private readonly stalePreviews: StalePreviews;
+    /** Hears diagnostics changes from the extension's start, across restarts; answers `verbatim/diagnostics`. */
+    private readonly editorDiagnostics = new EditorDiagnostics();
 
     /** Fires whenever the state or the status changes. */
     readonly onDidChangeState = this.stateEmitter.event;
@@ -174,6 +177,12 @@ export class Server implements vscode.Disposable {
             }),
             client.onNotification(lsp_ext.statusChanged, (status) => this.setState({ kind: "running", status })),
             client.onNotification(lsp_ext.externalChange, (params) => this.diskChanges.onExternalChange(params)),
+            client.onRequest(lsp_ext.diagnostics, async (params) => {
+                const result = await this.editorDiagnostics.tracker.handle(params);
+                const outcome = result.documents.map((d) => `${d.uri} v${d.version}: ${d.status} after ${d.waitedMs} ms, ${d.diagnostics.length} problems`);
+                this.log.debug(`verbatim/diagnostics (${params.wait ? "wait" : "baseline"}): ${outcome.join("; ")}`);
+                return result;
+            }),
         );
 
         try {
@@ -220,6 +229,7 @@ export class Server implements vscode.Disposable {
     /** Releases what the server object holds; stopping the server is {@link shutdown}'s job. */
     dispose(): void {
         this.stalePreviews.dispose();
+        this.editorDiagnostics.dispose();
         this.stateEmitter.dispose();
     }
 

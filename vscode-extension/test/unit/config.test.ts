@@ -44,8 +44,14 @@ test("initializationOptions follow the review mode and the externalChanges setti
         needsConfirmation: true,
         statusNotifications: true,
         externalChanges: "review",
+        diagnostics: true,
     });
-    assert.deepEqual(initializationOptions("auto", "off"), { needsConfirmation: false, statusNotifications: true, externalChanges: "off" });
+    assert.deepEqual(initializationOptions("auto", "off"), {
+        needsConfirmation: false,
+        statusNotifications: true,
+        externalChanges: "off",
+        diagnostics: true,
+    });
 });
 
 test("the server inherits the environment and gets the log level", () => {
