@@ -473,6 +473,7 @@ pub(crate) async fn deliver(
     let mut offer = Offer::default();
     let mut baseline = None;
     let applied = loop {
+        adopt_opened(state, &mut planned);
         if let Some(ask) = diagnostics {
             baseline = Some(diagnostics::baseline(state, &planned, ask).await);
         }
@@ -878,6 +879,20 @@ pub(crate) fn check_base_rev(
 }
 
 /// Just before sending, a file that is not open must still hold what was planned against.
+/// A file planned on disk that the editor opened meanwhile, with the same text, is
+/// edited in the editor instead (otherwise `recheck_disk` refuses it as stale).
+fn adopt_opened(state: &State, planned: &mut [PlannedDocument]) {
+    let store = state.documents.lock();
+    for document in planned.iter_mut().filter(|document| document.open.is_none() && !document.create) {
+        let Some(current) = store.get(&document.key) else { continue };
+        if current.text == document.base {
+            document.open = Some((current.session, current.version));
+            document.base_rev = Some(current.rev());
+            document.editor_uri = current.editor_uri.clone();
+        }
+    }
+}
+
 fn recheck_disk(state: &State, planned: &[PlannedDocument]) -> Result<(), ProtocolError> {
     for document in planned.iter().filter(|document| document.open.is_none()) {
         let Some(path) = document.key.path() else { continue };
