@@ -348,6 +348,8 @@ async fn diagnostics_and_left_out_hunks_are_told_in_the_tool_s_text() {
     assert!(said.contains("Diagnostics after the edit (errors, settled after"), "{said}");
     assert!(said.contains("Introduced:\n  app.py:3:5 error [ruff F821]: Undefined name `z`\n      x = z"), "{said}");
     assert!(editor.diagnostics_requests()[1]["wait"].is_object());
+    let structured = result.structured_content.clone().expect("the result as JSON too");
+    assert_eq!(structured["diagnostics"]["introduced"][0]["code"], "F821");
 
     // Two hunks, the person keeps one and says why.
     editor.set_review(Review::AcceptHunks { keep: vec![1], reason: Some("x stays".into()), report: true });
