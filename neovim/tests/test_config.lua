@@ -132,7 +132,8 @@ H.test("protocol.lua mirrors docs/protocol.md", function()
   for method in doc:gmatch("### `(verbatim/%a+)`") do
     H.truthy(vim.tbl_contains(vim.tbl_values(protocol.methods), method), method .. " is mirrored")
   end
-  for _, option in ipairs({ "needsConfirmation", "statusNotifications", "externalChanges" }) do
+  -- Every initialization option the plugin sends is documented.
+  for _, option in ipairs(vim.tbl_keys(require("verbatim.lsp").init_options())) do
     H.truthy(doc:find("| `" .. option .. "` |", 1, true), option .. " is documented")
   end
 end)

@@ -21,10 +21,13 @@ H.test("the client advertises what the plugin implements", function()
   H.eq({ "create" }, caps.workspace.workspaceEdit.resourceOperations)
   H.truthy(caps.workspace.workspaceEdit.changeAnnotationSupport, "changeAnnotationSupport")
   H.eq({ "utf-8", "utf-16", "utf-32" }, caps.general.positionEncodings)
-  H.eq(
-    { needsConfirmation = true, statusNotifications = true, externalChanges = "review" },
-    client.config.init_options
-  )
+  H.eq({
+    needsConfirmation = true,
+    statusNotifications = true,
+    externalChanges = "review",
+    diagnostics = true,
+    hunkOutcomes = true,
+  }, client.config.init_options)
   H.eq(0, client.flags.debounce_text_changes)
   H.eq("utf-8", client.offset_encoding)
   H.eq(root, client.root_dir)

@@ -96,13 +96,23 @@ H.test("reject with a reason: the agent gets `rejected` with it", function()
   H.eq(false, vim.bo[s.buf].modified)
 end)
 
---- Waits until the server offered the pending edit again (a new pending id).
+--- Waits until the server offered the pending edit again.
+--- The server keeps the edit's id across offers and counts them in
+--- `verbatim.offer`.
 ---@param old_id integer
 ---@return verbatim.PendingInfo
 local function wait_reoffer(old_id)
+  local queue = require("verbatim.queue")
+  local first = queue.items[1].proposal
   return H.wait_for("the edit offered again", function()
     local pending = verbatim.pending()
-    return #pending == 1 and pending[1].id ~= old_id and pending[1] or nil
+    local item = queue.items[1]
+    local again = #pending == 1 and not item.moved and item.proposal ~= first
+    if again then
+      H.eq(old_id, pending[1].id, "the same id")
+      H.eq(first.offer + 1, item.proposal.offer, "the next offer")
+    end
+    return again and pending[1] or nil
   end)
 end
 
@@ -304,37 +314,171 @@ H.test("a new file becomes a buffer; the disk stays untouched until :write", fun
   H.eq("fn main() {}\n", H.read_file(path), ":write creates the file and its directory")
 end)
 
-H.test("leaving out one change applies the rest and is reported honestly", function()
+--- A file of 20 lines with "old value" on lines 2 and 18: an edit of both
+--- makes two changes (hunks) far apart.
+---@param name string
+---@return verbatim.test.Scenario
+---@return integer request id
+local function two_change_edit(name)
   local lines = {}
   for i = 1, 20 do
     lines[i] = "line " .. i
   end
   lines[2], lines[18] = "old value", "old value"
-  local s = H.scenario({ ["p.txt"] = table.concat(lines, "\n") .. "\n" }, "p.txt", "partial-agent")
+  local s = H.scenario({ ["p.txt"] = table.concat(lines, "\n") .. "\n" }, "p.txt", name)
   local id = s:str_replace("old value", "new value", "Renew", { replaceAll = true })
   H.wait_pending(1)
-  local _, review_lines = H.review_window()
-  local first_change
-  for i, line in ipairs(review_lines or {}) do
+  return s, id
+end
+
+--- Records what the plugin answers the server for the first pending edit.
+---@return table answers
+local function capture_answers()
+  local answers = {}
+  local item = require("verbatim.queue").items[1]
+  local answer = item.answer
+  item.answer = function(result)
+    table.insert(answers, vim.deepcopy(result))
+    answer(result)
+  end
+  return answers
+end
+
+--- Answers the next vim.ui.input() with `reply` and records its prompt.
+---@param reply string|nil
+---@return table prompts
+---@return fun() restore vim.ui.input when it was not called
+local function answer_input(reply)
+  local prompts = {}
+  local input = vim.ui.input
+  local function restore()
+    vim.ui.input = input
+  end
+  vim.ui.input = function(opts, on_confirm)
+    restore()
+    table.insert(prompts, opts.prompt)
+    on_confirm(reply)
+  end
+  return prompts, restore
+end
+
+--- The window lines (1-based) of the changes' removed lines "-old value".
+---@return integer[]
+local function change_rows()
+  local rows = {}
+  for i, line in ipairs(select(2, H.review_window()) or {}) do
     if line == "-old value" then
-      first_change = first_change or i
+      table.insert(rows, i)
     end
   end
-  H.truthy(first_change, "the first change is shown")
-  -- In the review window: leave out the first change, then accept with the key.
+  return rows
+end
+
+H.test(
+  "leave out one change of two and accept with a reason: the agent learns which and why",
+  function()
+    local s, id = two_change_edit("partial-agent")
+    local proposal = require("verbatim.queue").items[1].proposal
+    H.eq(true, proposal.by_server_hunk, "the review's changes are the server's hunks")
+    H.eq(2, #proposal.documents[1].hunks)
+    local answers = capture_answers()
+    local rows = change_rows()
+    H.eq(2, #rows, "two changes are shown")
+    -- In the review window: leave out the first change, then accept with the key.
+    press_in_review("")
+    api.nvim_win_set_cursor(0, { rows[1], 0 })
+    api.nvim_feedkeys("x", "xt", false)
+    H.truthy(has_line(select(2, H.review_window()), "-old value"), "still listed")
+    local prompts = answer_input("keep the old name in the public API")
+    api.nvim_feedkeys("a", "xt", false)
+    H.eq({ "Why leave out 1 change? (optional, for the agent): " }, prompts)
+    local response = s.agent:wait(id)
+    local now = H.lines(s.buf)
+    H.eq({ "old value", "new value" }, { now[2], now[18] }, "exactly the kept change")
+    H.eq(nil, response.error)
+    H.eq(true, response.result.applied)
+    H.eq({
+      {
+        applied = true,
+        hunks = { { index = 0, accepted = false }, { index = 1, accepted = true } },
+        reason = "keep the old name in the public API",
+      },
+    }, answers, "what the plugin answers")
+    H.eq(true, response.result.partial, vim.inspect(response.result))
+    H.eq(false, response.result.modifiedByEditor)
+    H.eq("keep the old name in the public API", response.result.reason)
+    local outcome = vim.tbl_map(function(h)
+      return { h.index, h.accepted, h.line }
+    end, response.result.hunks)
+    H.eq({ { 0, false, 2 }, { 1, true, 18 } }, outcome)
+  end
+)
+
+H.test("a change left out stays left out when the edit is offered again", function()
+  local s, id = two_change_edit("moved-agent")
+  local rows = change_rows()
   press_in_review("")
-  api.nvim_win_set_cursor(0, { first_change, 0 })
+  api.nvim_win_set_cursor(0, { rows[1], 0 })
   api.nvim_feedkeys("x", "xt", false)
-  local _, marked = H.review_window()
-  H.truthy(has_line(marked, "-old value"), "still listed")
-  api.nvim_feedkeys("a", "xt", false)
+  local first = verbatim.pending()[1]
+  -- The person types between the two changes while the edit waits.
+  api.nvim_buf_set_lines(s.buf, 9, 10, true, { "line 10, typed" })
+  wait_reoffer(first.id)
+  H.eq({ { true } }, require("verbatim.queue").items[1].skipped)
+  H.eq(true, (verbatim.accept(nil, "not that one")))
   local response = s.agent:wait(id)
   H.eq(nil, response.error)
-  H.eq(true, response.result.applied)
-  H.eq(true, response.result.modifiedByEditor, "the server sees what was left out")
+  H.eq(true, response.result.partial, vim.inspect(response.result))
+  H.eq("not that one", response.result.reason)
   local now = H.lines(s.buf)
-  H.eq("old value", now[2])
-  H.eq("new value", now[18])
+  H.eq({ "old value", "line 10, typed", "new value" }, { now[2], now[10], now[18] })
+end)
+
+H.test("a full accept reports every hunk kept; no question asked", function()
+  local s, id = two_change_edit("full-agent")
+  local answers = capture_answers()
+  local prompts, restore = answer_input("unused")
+  press_in_review("a")
+  restore()
+  local response = s.agent:wait(id)
+  H.eq(nil, response.error)
+  H.eq({}, prompts, "nothing left out: no question")
+  H.eq({
+    { applied = true, hunks = { { index = 0, accepted = true }, { index = 1, accepted = true } } },
+  }, answers)
+  H.eq(nil, response.result.partial)
+  H.eq(false, response.result.modifiedByEditor)
+end)
+
+H.test("leaving out every change with a reason: the agent gets `rejected` with it", function()
+  local s, id = two_change_edit("none-agent")
+  local answers = capture_answers()
+  press_in_review("ggVGx")
+  answer_input("not now")
+  api.nvim_feedkeys("a", "xt", false)
+  local response = s.agent:wait(id)
+  H.eq({ { applied = false, failureReason = "not now" } }, answers)
+  H.eq("rejected", response.error.data.kind)
+  H.eq("not now", response.error.data.reason)
+  H.eq(false, vim.bo[s.buf].modified, "the buffer is untouched")
+end)
+
+H.test("cancelling the question keeps the edit waiting; :Verbatim accept {reason}", function()
+  local s, id = two_change_edit("cancel-agent")
+  local answers = capture_answers()
+  local rows = change_rows()
+  press_in_review("")
+  api.nvim_win_set_cursor(0, { rows[2], 0 })
+  api.nvim_feedkeys("x", "xt", false)
+  answer_input(nil)
+  api.nvim_feedkeys("a", "xt", false)
+  H.eq(1, #verbatim.pending(), "still waiting")
+  H.eq(false, s.agent:answered(id))
+  vim.cmd("Verbatim accept only the first one for now")
+  s.agent:wait(id)
+  H.eq("only the first one for now", answers[1].reason)
+  local now = H.lines(s.buf)
+  H.eq({ "new value", "old value" }, { now[2], now[18] })
 end)
 
 H.test("]c and [c move between changes; x over a visual range leaves them all out", function()
@@ -403,14 +547,62 @@ H.test("]c and [c move between changes; x over a visual range leaves them all ou
   -- Take the last one back with x in Normal mode; only it lands.
   api.nvim_feedkeys("G[cx", "xt", false)
   H.eq({ 1, 2 }, left_out())
+  answer_input("")
   api.nvim_feedkeys("a", "xt", false)
   local response = s.agent:wait(id)
   H.eq(nil, response.error)
   H.eq(true, response.result.applied)
-  H.eq(true, response.result.modifiedByEditor)
+  H.eq(true, response.result.partial, vim.inspect(response.result))
+  H.eq(false, response.result.modifiedByEditor)
+  H.eq(nil, response.result.reason, "an empty answer gives no reason")
   local now = H.lines(s.buf)
   H.eq({ "old value", "old value", "new value" }, { now[2], now[14], now[26] })
 end)
+
+H.test(
+  "server hunks become changes: an insertion and a deletion, as vim.diff() sees them",
+  function()
+    local proposal = require("verbatim.proposal")
+    local text = require("verbatim.text")
+    local lines = { "a", "b", "c", "d", "e", "f", "g", "h" }
+    local snapshot = { lines = lines, eol = true, line_ending = "\n" }
+    local function range(l1, c1, l2, c2)
+      return { start = { line = l1, character = c1 }, ["end"] = { line = l2, character = c2 } }
+    end
+    local edits = {
+      { range = range(1, 0, 1, 0), newText = "x\n" }, -- insert a line before b
+      { range = range(5, 0, 6, 0), newText = "" }, -- delete f
+      { range = range(7, 0, 7, 1), newText = "H" }, -- h -> H, next to the deletion
+    }
+    local layout = proposal.server_hunk_layout(snapshot, edits, {
+      { index = 0, edits = { 1 } },
+      { index = 1, edits = { 2, 3 } },
+    }, "utf-8")
+    assert(layout)
+    local after = text.split_lines(text.apply_to_text(snapshot, edits, "utf-8"))
+    table.remove(after) -- the empty item after the final line ending
+    local expected = proposal.hunks(lines, after)
+    H.eq(
+      { { 1, 0, 2, 1 }, { 6, 3, 7, 2 } },
+      vim.tbl_map(function(h)
+        return { h.start_a, h.count_a, h.start_b, h.count_b }
+      end, layout.hunks)
+    )
+    H.eq(3, #expected, "vim.diff() splits the second hunk at the unchanged g")
+    H.eq(
+      { 1, 0, 2, 1 },
+      { expected[1].start_a, expected[1].count_a, expected[1].start_b, expected[1].count_b }
+    )
+    H.eq({ 0 }, layout.hunks[1].indexes)
+    H.eq({ 2, 3 }, layout.hunks[2].edits)
+    H.eq({ "x" }, { layout.after_lines[2] })
+    H.eq({ "g", "H" }, { layout.after_lines[7], layout.after_lines[8] })
+    H.eq(
+      { "f", "g", "h" },
+      { layout.before_lines[6], layout.before_lines[7], layout.before_lines[8] }
+    )
+  end
+)
 
 H.test("word_changes marks the words that differ", function()
   local word_changes = require("verbatim.highlight").word_changes

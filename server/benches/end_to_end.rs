@@ -71,7 +71,7 @@ async fn editor_role() {
     let documents: usize = std::env::var("VERBATIM_BENCH_DOCS").unwrap().parse().unwrap();
     let doc_bytes: usize = std::env::var("VERBATIM_BENCH_DOC_BYTES").unwrap().parse().unwrap();
     let (mut server, mut to_server, mut from_server) =
-        start_server(Command::new(binary), &workspace, json!({"needsConfirmation": false})).await;
+        start_server(Command::new(binary), &workspace, json!({"needsConfirmation": false, "diagnostics": true})).await;
     let mut texts: HashMap<String, (Rope, i32)> = HashMap::new();
     for index in 0..documents {
         let mut text = String::with_capacity(doc_bytes + 100);
@@ -136,6 +136,18 @@ async fn editor_role() {
         tokio::select! {
             message = read_frame(&mut from_server) => {
                 let Some(message) = message else { return };
+                if message["method"] == "verbatim/diagnostics" {
+                    // A language server that has settled at once: 50 problems per document,
+                    // the same before and after, so the bench measures Verbatim's own cost.
+                    let documents: Vec<Value> = message["params"]["uris"].as_array().unwrap().iter().map(|uri| {
+                        let diagnostics: Vec<Value> = (0..50u64).map(|k| json!({
+                            "range": {"start": {"line": k * 97 + 13, "character": 4}, "end": {"line": k * 97 + 13, "character": 9}},
+                            "severity": 1, "source": "bench", "code": format!("E{k}"), "message": format!("problem {k}")})).collect();
+                        json!({"uri": uri, "status": "settled", "sources": ["bench"], "diagnostics": diagnostics})
+                    }).collect();
+                    write_frame(&mut to_server, &json!({"jsonrpc": "2.0", "id": message["id"], "result": {"documents": documents}})).await;
+                    continue;
+                }
                 if message["method"] != "workspace/applyEdit" {
                     if message.get("id").is_some() && message.get("method").is_some() {
                         write_frame(&mut to_server, &json!({"jsonrpc": "2.0", "id": message["id"], "result": null})).await;
@@ -302,7 +314,19 @@ impl Agent {
 }
 
 /// Runs `edits` strReplace calls on one document; returns each call's latency.
-async fn edit_loop(mut agent: Agent, uri: String, lines: usize, edits: usize, seed: u64) -> Vec<Duration> {
+async fn edit_loop(agent: Agent, uri: String, lines: usize, edits: usize, seed: u64) -> Vec<Duration> {
+    edit_loop_asking(agent, uri, lines, edits, seed, false).await
+}
+
+/// `edit_loop`, each edit asking for diagnostics when `diagnostics` is set.
+async fn edit_loop_asking(
+    mut agent: Agent,
+    uri: String,
+    lines: usize,
+    edits: usize,
+    seed: u64,
+    diagnostics: bool,
+) -> Vec<Duration> {
     let mut states = vec![0u64; lines];
     let mut random = support::Random::new(seed);
     let mut latencies = Vec::with_capacity(edits);
@@ -311,10 +335,15 @@ async fn edit_loop(mut agent: Agent, uri: String, lines: usize, edits: usize, se
         let k = states[i];
         let started = Instant::now();
         let result = agent
-            .call("verbatim/strReplace", json!({"uri": uri, "oldStr": format!("let v{i} = {k};"), "newStr": format!("let v{i} = {};", k + 1), "summary": "bench"}))
+            .call("verbatim/strReplace", json!({"uri": uri, "oldStr": format!("let v{i} = {k};"), "newStr": format!("let v{i} = {};", k + 1), "summary": "bench", "diagnostics": diagnostics}))
             .await;
         latencies.push(started.elapsed());
-        assert_eq!(result.unwrap()["applied"], true);
+        let result = result.unwrap();
+        assert_eq!(result["applied"], true);
+        if diagnostics {
+            assert_eq!(result["diagnostics"]["status"], "settled", "{result}");
+            assert_eq!(result["diagnostics"]["existing"], 50, "{result}");
+        }
         states[i] = k + 1;
     }
     latencies
@@ -349,6 +378,28 @@ async fn latency(quick: bool) {
         percentile(&latencies, 0.99).as_secs_f64() * 1e3,
         latencies.last().unwrap().as_secs_f64() * 1e3
     );
+    drop(editor.child);
+}
+
+/// The cost of diagnostics after an edit to Verbatim itself: the editor answers at
+/// once (its language servers' wait is measured in the editors' own suites).
+async fn diagnostics(quick: bool) {
+    let bytes = DOC_10K_LINES * doc_line(5000, 0).len();
+    let editor = start_editor(4, bytes).await;
+    let edits = if quick { 20 } else { 1000 };
+    // Alternate, each round on a document of its own.
+    for (round, asking) in [false, true, false, true].into_iter().enumerate() {
+        let agent = Agent::connect(&editor.socket, "bench-agent").await;
+        let uri = doc_uri(editor.workspace.path(), round);
+        let mut latencies = edit_loop_asking(agent, uri, DOC_10K_LINES, edits, round as u64, asking).await;
+        latencies.sort();
+        println!(
+            "end_to_end/diagnostics_{}: {edits} edits on 10k lines, median {:.3} ms, p99 {:.3} ms",
+            if asking { "on" } else { "off" },
+            percentile(&latencies, 0.5).as_secs_f64() * 1e3,
+            percentile(&latencies, 0.99).as_secs_f64() * 1e3,
+        );
+    }
     drop(editor.child);
 }
 
@@ -595,6 +646,9 @@ fn main() {
         }
         if selected("external") {
             external(quick).await;
+        }
+        if selected("diagnostics") {
+            diagnostics(quick).await;
         }
     });
 }

@@ -61,7 +61,7 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Mcp { route, log_file } => {
+        Command::Mcp { route, log_file, diagnostics } => {
             if let Err(message) = init_logging(log_file.as_ref(), "warn") {
                 eprintln!("verbatim: {message}");
                 return ExitCode::FAILURE;
@@ -82,8 +82,16 @@ fn main() -> ExitCode {
                 Ok(runtime) => runtime,
                 Err(code) => return code,
             };
-            let outcome = runtime
-                .block_on(verbatim::frontend::mcp::serve(verbatim::frontend::Frontend::new(options), agent_fixed));
+            let diagnostics = match diagnostics.as_deref() {
+                Some("warnings") => Some(verbatim::frontend::mcp::DiagnosticsChoice::Warnings),
+                Some(_) => Some(verbatim::frontend::mcp::DiagnosticsChoice::Errors),
+                None => None,
+            };
+            let outcome = runtime.block_on(verbatim::frontend::mcp::serve(
+                verbatim::frontend::Frontend::new(options),
+                agent_fixed,
+                diagnostics,
+            ));
             runtime.shutdown_timeout(std::time::Duration::from_millis(100));
             match outcome {
                 Ok(()) => ExitCode::SUCCESS,

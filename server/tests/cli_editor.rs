@@ -385,3 +385,57 @@ async fn a_patch_goes_to_the_editor_as_one_change() {
         "{refused:?}"
     );
 }
+
+#[tokio::test]
+async fn diagnostics_and_a_partial_review_are_printed_and_journaled() {
+    let editor = ScriptedEditor::start_with(EditorOptions {
+        initialization_options: json!({"needsConfirmation": true, "syncTimeoutMs": 3000, "diagnostics": true}),
+        ..EditorOptions::default()
+    })
+    .await;
+    let uri = editor.open("main.rs", MAIN, MAIN).await;
+    let problem = json!({"range": {"start": {"line": 1, "character": 12}, "end": {"line": 1, "character": 13}},
+                         "severity": 1, "source": "rustc", "code": "E0425", "message": "cannot find value `y`"});
+    editor.answer_diagnostics(vec![
+        Some(json!({"documents": [{"uri": uri, "status": "settled", "diagnostics": []}]})),
+        Some(json!({"documents": [{"uri": uri, "status": "timedOut", "diagnostics": [problem]}]})),
+    ]);
+    let cli = cli_of(&editor);
+    let run = cli
+        .run(&[
+            "edit",
+            "main.rs",
+            "--old",
+            "let x = 1;\n    run",
+            "--new",
+            "let x = y;\n    run",
+            "-m",
+            "Use y",
+            "--diagnostics",
+        ])
+        .await;
+    run.expect_code(0);
+    assert!(run.stdout.contains("Diagnostics after the edit (errors, incomplete: not settled after"), "{run:?}");
+    assert!(run.stdout.contains("main.rs:2:13 error [rustc E0425]: cannot find value `y`"), "{run:?}");
+    assert!(run.stdout.contains("This is not a clean bill."), "{run:?}");
+    let journal = cli.run(&["log", "--json"]).await;
+    let last: Value = serde_json::from_str(journal.stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(last["diagnostics"]["status"], "timedOut", "{last}");
+    assert_eq!(last["diagnostics"]["introduced"], 1);
+
+    // The person keeps one hunk of two.
+    editor.set_review(Review::AcceptHunks { keep: vec![0], reason: Some("other stays".into()), report: true });
+    let old = "    run(x);\n}\n\nfn other() {\n    let x = 1;";
+    let new = "    run(x + 1);\n}\n\nfn other() {\n    let x = 2;";
+    let run = cli.run(&["edit", "main.rs", "--old", old, "--new", new, "-m", "Both"]).await;
+    run.expect_code(0);
+    assert!(run.stdout.contains("main.rs: 1 of 2 hunks applied in the editor"), "{run:?}");
+    assert!(run.stdout.contains("the person left out line 7"), "{run:?}");
+    assert!(run.stdout.contains("Their reason: other stays"), "{run:?}");
+    assert!(editor.buffer(&uri).contains("run(x + 1);") && editor.buffer(&uri).contains("let x = 1;\n}"));
+    let journal = cli.run(&["log", "--json"]).await;
+    let last: Value = serde_json::from_str(journal.stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(last["outcome"], "partial", "{last}");
+    assert_eq!(last["reason"], "other stays");
+    assert_eq!(last["hunksLeftOut"], json!([1]));
+}

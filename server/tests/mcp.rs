@@ -321,3 +321,49 @@ async fn a_quote_with_a_typo_returns_the_real_lines_in_the_tool_s_text() {
     assert!(message.contains("\n     2 |     return compute(alpha, beta)"), "{message}");
     assert!(message.contains("+    return compute(alpha, beta)"), "{message}");
 }
+
+#[tokio::test]
+async fn diagnostics_and_left_out_hunks_are_told_in_the_tool_s_text() {
+    let editor = ScriptedEditor::start_with(common::EditorOptions {
+        initialization_options: json!({"needsConfirmation": true, "syncTimeoutMs": 3000, "diagnostics": true}),
+        ..common::EditorOptions::default()
+    })
+    .await;
+    let text_before = "import os\n\nx = 1\n\ny = 2\n";
+    let uri = editor.open("app.py", text_before, text_before).await;
+    let problem = |line: u64, code: &str, message: &str| {
+        json!({"range": {"start": {"line": line, "character": 4}, "end": {"line": line, "character": 5}},
+               "severity": 1, "source": "ruff", "code": code, "message": message})
+    };
+    let answer = |diagnostics: Vec<Value>| json!({"documents": [{"uri": uri, "status": "settled", "sources": ["ruff"], "diagnostics": diagnostics}]});
+    editor.answer_diagnostics(vec![Some(answer(vec![])), Some(answer(vec![problem(2, "F821", "Undefined name `z`")]))]);
+    // `--diagnostics` makes every write ask.
+    let mcp =
+        start(editor.workspace.path(), editor.runtime_dir.path(), editor.state_dir.path(), &["--diagnostics"]).await;
+    let result = mcp
+        .call("str_replace", json!({"path": "app.py", "old_str": "x = 1", "new_str": "x = z", "summary": "Use z"}))
+        .await;
+    assert!(!is_error(&result), "{result:?}");
+    let said = text(&result);
+    assert!(said.contains("Diagnostics after the edit (errors, settled after"), "{said}");
+    assert!(said.contains("Introduced:\n  app.py:3:5 error [ruff F821]: Undefined name `z`\n      x = z"), "{said}");
+    assert!(editor.diagnostics_requests()[1]["wait"].is_object());
+    let structured = result.structured_content.clone().expect("the result as JSON too");
+    assert_eq!(structured["diagnostics"]["introduced"][0]["code"], "F821");
+
+    // Two hunks, the person keeps one and says why.
+    editor.set_review(Review::AcceptHunks { keep: vec![1], reason: Some("x stays".into()), report: true });
+    let result = mcp
+        .call(
+            "str_replace",
+            json!({"path": "app.py", "old_str": "x = z\n\ny = 2", "new_str": "x = 3\n\ny = 4", "summary": "Both", "diagnostics": "warnings"}),
+        )
+        .await;
+    let said = text(&result);
+    assert!(said.contains("1 of 2 hunks applied in the editor"), "{said}");
+    assert!(said.contains("the person left out line 3"), "{said}");
+    assert!(said.contains("Their reason: x stays"), "{said}");
+    assert!(said.contains("Diagnostics after the edit (warnings,"), "{said}");
+    assert_eq!(editor.buffer(&uri), "import os\n\nx = z\n\ny = 4\n");
+    mcp.client.cancel().await.unwrap();
+}

@@ -101,15 +101,21 @@ export function needsRestart(affected: (key: string) => boolean): boolean {
     return RESTART_SETTINGS.some((key) => affected(`${SECTION}.${key}`));
 }
 
-/** The `initializationOptions` the extension sends to the server. */
+/** The `initializationOptions` the extension sends to the server (it always answers `verbatim/diagnostics`). */
 export function initializationOptions(
     reviewMode: ReviewMode,
     externalChanges: ExternalChanges,
     reviewUi: ReviewUi,
-): { needsConfirmation: boolean; statusNotifications: boolean; externalChanges: ExternalChanges; hunkOutcomes: boolean } {
+): { needsConfirmation: boolean; statusNotifications: boolean; externalChanges: ExternalChanges; diagnostics: boolean; hunkOutcomes: boolean } {
     // The in-editor review answers with the hunks it kept; the Refactor Preview does not, and the server copes.
     // (Informational only: the server reads `hunks` from any answer that has it, so changing the setting needs no restart.)
-    return { needsConfirmation: reviewMode === "confirm", statusNotifications: true, externalChanges, hunkOutcomes: reviewUi === "inline" };
+    return {
+        needsConfirmation: reviewMode === "confirm",
+        statusNotifications: true,
+        externalChanges,
+        diagnostics: true,
+        hunkOutcomes: reviewUi === "inline",
+    };
 }
 
 /** The environment of the server process: the extension host's, plus the log level. */

@@ -23,6 +23,7 @@ import {
 } from "vscode-languageclient/node";
 
 import { DiskChanges } from "./disk_changes";
+import { EditorDiagnostics } from "./editor_diagnostics";
 import { bundledServerPath, findServer, nodeBootstrapHost, ServerNotFoundError, type FoundServer } from "./bootstrap";
 import { errorMessage } from "./errors";
 import { initializationOptions, readConfig, SECTION, serverEnvironment, type Config, type ReviewMode } from "./config";
@@ -46,6 +47,8 @@ export class Server implements vscode.Disposable {
     private readonly diskChanges: DiskChanges;
     private readonly stalePreviews: StalePreviews;
     private readonly inlineReview: InlineReview;
+    /** Hears diagnostics changes from the extension's start, across restarts; answers `verbatim/diagnostics`. */
+    private readonly editorDiagnostics = new EditorDiagnostics();
 
     /** Fires whenever the state or the status changes. */
     readonly onDidChangeState = this.stateEmitter.event;
@@ -177,6 +180,12 @@ export class Server implements vscode.Disposable {
             }),
             client.onNotification(lsp_ext.statusChanged, (status) => this.setState({ kind: "running", status })),
             client.onNotification(lsp_ext.externalChange, (params) => this.diskChanges.onExternalChange(params)),
+            client.onRequest(lsp_ext.diagnostics, async (params) => {
+                const result = await this.editorDiagnostics.tracker.handle(params);
+                const outcome = result.documents.map((d) => `${d.uri} v${d.version}: ${d.status} after ${d.waitedMs} ms, ${d.diagnostics.length} problems`);
+                this.log.debug(`verbatim/diagnostics (${params.wait ? "wait" : "baseline"}): ${outcome.join("; ")}`);
+                return result;
+            }),
         );
 
         try {
@@ -246,6 +255,7 @@ export class Server implements vscode.Disposable {
     dispose(): void {
         this.stalePreviews.dispose();
         this.inlineReview.dispose();
+        this.editorDiagnostics.dispose();
         this.stateEmitter.dispose();
     }
 

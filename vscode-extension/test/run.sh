@@ -195,7 +195,7 @@ mkdir -p "$VERBATIM_TEST_OUTPUT"
 cd "$EXT_DIR"
 log "type-checking, building and packaging the extension"
 npm run --silent check
-npm run --silent package | tail -n 1
+npm run --silent package:universal | tail -n 1
 
 if [[ "$MODE" == bench ]]; then
     [[ -x "$VERBATIM_BIN" ]] || { log "no server binary at $VERBATIM_BIN: build it (cargo build --release -p verbatim) or set VERBATIM_BIN"; exit 1; }

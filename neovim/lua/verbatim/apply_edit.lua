@@ -64,7 +64,7 @@ function M.handler(_, params, ctx)
       vim.notify("verbatim: applied " .. proposal.label, vim.log.levels.INFO)
       require("verbatim.external").settled(proposal)
     end
-    return { applied = applied, failureReason = why }
+    return queue.answer_for(proposal, {}, applied, why, false, nil)
   end
 
   local co = coroutine.running()

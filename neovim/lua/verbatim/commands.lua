@@ -115,8 +115,8 @@ local subcommands = {
   log = function()
     M.log()
   end,
-  accept = function()
-    local applied, reason, later = require("verbatim").accept()
+  accept = function(rest)
+    local applied, reason, later = require("verbatim").accept(nil, rest ~= "" and rest or nil)
     if not applied and not later and reason then
       say("verbatim: %s", reason)
     end

@@ -6,8 +6,9 @@
 --- concern: config (options), lsp (starting the server), apply_edit (the
 --- workspace/applyEdit handler), proposal (one edit, checked and applied),
 --- text (positions and text edits), queue (pending edits), review (the
---- window), external (files changed on disk outside Neovim), health
---- (:checkhealth), commands (:Verbatim).
+--- window), external (files changed on disk outside Neovim), diagnostics
+--- (what language servers report after an edit), health (:checkhealth),
+--- commands (:Verbatim).
 
 local M = {}
 
@@ -35,13 +36,16 @@ function M.setup(opts)
   M.did_setup = true
 end
 
---- Applies the edit under review (or the one with `key`).
+--- Applies the edit under review (or the one with `key`), without the
+--- changes left out with `x`; `reason` says why they were left out and goes
+--- back to the agent.
 ---@param key? integer
+---@param reason? string
 ---@return boolean applied
 ---@return string|nil reason why it did not apply
 ---@return boolean|nil later the person typed: it applies once the server moved it over that
-function M.accept(key)
-  return require("verbatim.review").accept(key)
+function M.accept(key, reason)
+  return require("verbatim.review").accept(key, reason)
 end
 
 --- Refuses the edit under review (or the one with `key`); `reason` goes back

@@ -41,6 +41,8 @@ function M.init_options()
     needsConfirmation = config.options.review == "confirm",
     statusNotifications = true,
     externalChanges = config.options.external_changes,
+    diagnostics = true,
+    hunkOutcomes = true,
   }
 end
 
@@ -147,6 +149,9 @@ function M.client_config(bufnr)
       [protocol.methods.external_change] = function(err, params, ctx)
         require("verbatim.external").handler(err, params, ctx)
       end,
+      [protocol.methods.diagnostics] = function(err, params, ctx)
+        return require("verbatim.diagnostics").handler(err, params, ctx)
+      end,
     },
     on_exit = function(_, _, client_id)
       vim.schedule(function()
@@ -217,6 +222,7 @@ end
 function M.enable()
   api.nvim_clear_autocmds({ group = group })
   require("verbatim.external").enable()
+  require("verbatim.diagnostics").enable()
   api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufFilePost" }, {
     group = group,
     desc = "verbatim: start the server for file buffers",

@@ -22,6 +22,12 @@ M.CONTEXT = 3
 ---@field count_a integer
 ---@field start_b integer first line in the proposed text
 ---@field count_b integer
+---@field indexes? integer[] the server's hunks it shows (0-based, numbered across the edit)
+---@field edits? integer[] indexes into the document's `edits` (1-based) of those hunks
+
+---@class verbatim.ServerHunk One hunk of `params.verbatim.hunks`.
+---@field uri string
+---@field edits integer[] 0-based indexes into the edits of that document
 
 ---@class verbatim.DocumentChange
 ---@field uri string
@@ -49,6 +55,9 @@ M.CONTEXT = 3
 ---@field origin "agent"|"disk" an agent's edit, or a change made on disk outside the editor merged into the buffer
 ---@field needs_confirmation boolean
 ---@field documents verbatim.DocumentChange[]
+---@field offer? integer `verbatim.offer`: 1 for the first offer of an edit, then 2, 3… as the server moves it
+---@field server_hunks? verbatim.ServerHunk[] `verbatim.hunks`; nil when the server sent none
+---@field by_server_hunk? boolean every document's hunks are the server's: answers report `hunks`
 local Proposal = {}
 Proposal.__index = Proposal
 
@@ -209,6 +218,7 @@ function M.build(params, client)
     return fail(annotation_ids --[[@as string]])
   end
   local about = describe(params, annotation_ids --[[@as string[] ]])
+  local extra = type(params.verbatim) == "table" and params.verbatim or {}
   return setmetatable({
     client_id = client.id,
     encoding = client.offset_encoding or "utf-16",
@@ -219,6 +229,8 @@ function M.build(params, client)
     origin = about.origin,
     needs_confirmation = about.needs_confirmation,
     documents = documents,
+    offer = type(extra.offer) == "number" and extra.offer or nil,
+    server_hunks = type(extra.hunks) == "table" and extra.hunks or nil,
   }, Proposal)
 end
 
@@ -383,7 +395,196 @@ function Proposal:prepare()
       M.diff_changes(doc, snapshot, text.line_changes(snapshot, doc.edits, self.encoding))
     end
   end
+  self:use_server_hunks()
   return true
+end
+
+--- The server's hunks of each document (`verbatim.hunks`), as lists of
+--- 1-based edit indexes with the hunks' numbers; nil when they do not cover
+--- every edit of every document exactly once.
+---@return table<integer, { index: integer, edits: integer[] }[]>|nil by document index
+function Proposal:server_groups()
+  if type(self.server_hunks) ~= "table" or #self.server_hunks == 0 then
+    return nil
+  end
+  local doc_index = {}
+  for i, doc in ipairs(self.documents) do
+    doc_index[doc.uri] = i
+  end
+  local groups, seen = {}, {}
+  for i, hunk in ipairs(self.server_hunks) do
+    local d = type(hunk) == "table" and doc_index[hunk.uri]
+    if not d or type(hunk.edits) ~= "table" or #hunk.edits == 0 then
+      return nil
+    end
+    local edits = {}
+    for _, e in ipairs(hunk.edits) do
+      local index = type(e) == "number" and e + 1 or nil
+      if not index or not self.documents[d].edits[index] or seen[d .. ":" .. index] then
+        return nil
+      end
+      seen[d .. ":" .. index] = true
+      table.insert(edits, index)
+    end
+    table.sort(edits)
+    groups[d] = groups[d] or {}
+    table.insert(groups[d], { index = i - 1, edits = edits })
+  end
+  for d, doc in ipairs(self.documents) do
+    for index = 1, #doc.edits do
+      if not seen[d .. ":" .. index] then
+        return nil
+      end
+    end
+    -- Hunks of one document come in document order; keep it even if not.
+    table.sort(groups[d] or {}, function(a, b)
+      return a.edits[1] < b.edits[1]
+    end)
+  end
+  return groups
+end
+
+--- Makes the review's changes the server's hunks, when the server sent them:
+--- one change per hunk, so that what the person leaves out is what the
+--- answer reports. A file created or emptied by the edit is one change.
+function Proposal:use_server_hunks()
+  local groups = self:server_groups()
+  if not groups then
+    return
+  end
+  -- Every document's changes first, so that a failure leaves them all as they were.
+  local layouts = {}
+  for d, doc in ipairs(self.documents) do
+    if not (doc.empty_base or #doc.edits == 0) then
+      local snapshot = text.snapshot(doc.bufnr --[[@as integer]])
+      layouts[d] = M.server_hunk_layout(snapshot, doc.edits, groups[d] or {}, self.encoding)
+      if not layouts[d] then
+        return
+      end
+    end
+  end
+  for d, doc in ipairs(self.documents) do
+    local doc_groups = groups[d] or {}
+    if doc.empty_base or #doc.edits == 0 then
+      local indexes, edits = {}, {}
+      for _, group in ipairs(doc_groups) do
+        table.insert(indexes, group.index)
+        vim.list_extend(edits, group.edits)
+      end
+      table.sort(edits)
+      if #doc.hunks > 0 then
+        local first, last = doc.hunks[1], doc.hunks[#doc.hunks]
+        doc.hunks = {
+          {
+            start_a = first.start_a,
+            count_a = last.start_a + last.count_a - first.start_a,
+            start_b = first.start_b,
+            count_b = last.start_b + last.count_b - first.start_b,
+            indexes = indexes,
+            edits = edits,
+          },
+        }
+      end
+    else
+      local layout = layouts[d]
+      doc.line_count = layout.line_count
+      doc.before_lines = layout.before_lines
+      doc.after_lines = layout.after_lines
+      doc.hunks = layout.hunks
+    end
+  end
+  self.by_server_hunk = true
+end
+
+--- A document's lines and hunks from the server's hunks: each hunk becomes
+--- one change, its lines those its edits touch, less the unchanged lines at
+--- its start and end. Nil when a hunk changes no line.
+---@param snapshot verbatim.Snapshot
+---@param doc_edits lsp.TextEdit[] the document's edits
+---@param groups { index: integer, edits: integer[] }[] in document order
+---@param encoding string
+---@return { line_count: integer, before_lines: table<integer, string>, after_lines: table<integer, string>, hunks: verbatim.Hunk[] }|nil
+function M.server_hunk_layout(snapshot, doc_edits, groups, encoding)
+  local count = text.line_count(snapshot)
+  local before, after, hunks = {}, {}, {}
+  local function keep_before(first, last)
+    first, last = math.max(first, 0), math.min(last, count)
+    for k, line in ipairs(text.get_lines(snapshot, first, last)) do
+      before[first + k] = line
+    end
+  end
+  local delta = 0 -- lines added by the hunks so far
+  for _, group in ipairs(groups) do
+    local edits = {}
+    for _, i in ipairs(group.edits) do
+      table.insert(edits, doc_edits[i])
+    end
+    local changes = text.line_changes(snapshot, edits, encoding)
+    if #changes == 0 then
+      return nil
+    end
+    local first = changes[1].first
+    local old, new = {}, {}
+    local row = first
+    for _, change in ipairs(changes) do
+      -- Unchanged lines between two changes of one hunk.
+      for _, line in ipairs(text.get_lines(snapshot, row, change.first)) do
+        table.insert(old, line)
+        table.insert(new, line)
+      end
+      vim.list_extend(old, change.before)
+      vim.list_extend(new, change.after)
+      row = change.first + #change.before
+    end
+    local head = 0
+    while head < #old and head < #new and old[head + 1] == new[head + 1] do
+      head = head + 1
+    end
+    local tail = 0
+    while tail < #old - head and tail < #new - head and old[#old - tail] == new[#new - tail] do
+      tail = tail + 1
+    end
+    local count_a, count_b = #old - head - tail, #new - head - tail
+    local start = first + head -- 0-based first changed line
+    keep_before(start - M.CONTEXT, start + count_a + M.CONTEXT)
+    for k = 1, count_b do
+      after[start + delta + k] = new[head + k]
+    end
+    table.insert(hunks, {
+      -- vim.diff()'s convention: an empty side names the line before.
+      start_a = count_a > 0 and start + 1 or start,
+      count_a = count_a,
+      start_b = count_b > 0 and start + delta + 1 or start + delta,
+      count_b = count_b,
+      indexes = { group.index },
+      edits = group.edits,
+    })
+    delta = delta + count_b - count_a
+  end
+  return { line_count = count, before_lines = before, after_lines = after, hunks = hunks }
+end
+
+--- What became of each of the server's hunks, for the answer: nil when the
+--- review's changes are not the server's hunks.
+---@param skipped? table<integer, table<integer, boolean>> as for `apply`
+---@return { index: integer, accepted: boolean }[]|nil
+function Proposal:hunk_outcomes(skipped)
+  if not self.by_server_hunk then
+    return nil
+  end
+  skipped = skipped or {}
+  local outcomes = {}
+  for d, doc in ipairs(self.documents) do
+    for i, hunk in ipairs(doc.hunks or {}) do
+      for _, index in ipairs(hunk.indexes or {}) do
+        table.insert(outcomes, { index = index, accepted = not (skipped[d] or {})[i] })
+      end
+    end
+  end
+  table.sort(outcomes, function(a, b)
+    return a.index < b.index
+  end)
+  return outcomes
 end
 
 --- Fills a document's lines and hunks from the changed lines, reading only
@@ -518,8 +719,10 @@ local function apply_hunks(doc, skipped)
 end
 
 --- Applies the proposal to the buffers, each buffer's change as one undo
---- step. `skipped[doc_index][hunk_index] = true` leaves a change out; the
---- server then sees the difference and reports it as `modifiedByEditor`.
+--- step. `skipped[doc_index][hunk_index] = true` leaves a change out: with
+--- the server's hunks, the edits of the other hunks are applied as sent (the
+--- answer says which, see `hunk_outcomes`); without them, the other changed
+--- lines are, and the server finds what the buffer holds.
 ---@param skipped? table<integer, table<integer, boolean>>
 ---@return boolean applied
 ---@return string|nil reason
@@ -549,7 +752,25 @@ function Proposal:apply(skipped)
         -- Start a new undo block, so the edit undoes in one step and never
         -- merges with what the person typed before.
         vim.cmd("let &l:undolevels = &l:undolevels")
-        if left_out > 0 then
+        if left_out > 0 and self.by_server_hunk then
+          -- The kept hunks' edits, as sent: the text the server expects.
+          local kept = {}
+          for i, hunk in ipairs(doc.hunks) do
+            if not doc_skipped[i] then
+              vim.list_extend(kept, hunk.edits or {})
+            end
+          end
+          table.sort(kept)
+          local edits = vim.tbl_map(function(k)
+            return doc.edits[k]
+          end, kept)
+          if doc.empty_base then
+            local empty = { lines = { "" }, eol = false, line_ending = "\n" }
+            text.replace_empty_buffer(bufnr, text.apply_to_text(empty, edits, self.encoding))
+          else
+            text.apply_to_buffer(bufnr, edits, self.encoding)
+          end
+        elseif left_out > 0 then
           apply_hunks(doc, doc_skipped)
         elseif doc.empty_base then
           text.replace_empty_buffer(bufnr, doc.after)

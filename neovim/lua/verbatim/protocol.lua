@@ -25,6 +25,9 @@ M.methods = {
   --- Server to editor notification: an open file changed on disk outside the
   --- editor (sent unless `externalChanges` is "off").
   external_change = "verbatim/externalChange",
+  --- Server to editor request, sent when `diagnostics` is on: the
+  --- diagnostics the editor holds for documents, at once or once settled.
+  diagnostics = "verbatim/diagnostics",
 }
 
 --- Error codes by `data.kind`.
@@ -63,6 +66,49 @@ M.DISK_ANNOTATION_PREFIX = "verbatim/disk/"
 ---@field writeDenyList? string[]|vim.NIL paths agents may not write nor read from disk
 ---@field allowWritesOutsideWorkspace? boolean let agents write open documents outside the workspace
 ---@field externalChanges? "review"|"auto"|"off" what to do when an open file changes on disk
+---@field diagnostics? boolean the editor answers `verbatim/diagnostics`
+---@field hunkOutcomes? boolean the editor reports which hunks it applied
+
+---@class verbatim.ProposalInfo `params.verbatim` of `workspace/applyEdit`.
+---@field id integer the pending edit's id, the same across offers
+---@field offer? integer 1 for the first offer, then one more each time the server moves the edit
+---@field agent? string absent for a change made on disk
+---@field summary string
+---@field origin "agent"|"disk"
+---@field hunks? { uri: string, edits: integer[] }[] numbered from 0 across the edit
+
+---@class verbatim.HunkOutcome One entry of the answer's `hunks`.
+---@field index integer
+---@field accepted boolean
+
+---@class verbatim.DiagnosticsWait
+---@field versions table<string, integer> by URI: the version the edit made
+---@field quietMs integer
+---@field timeoutMs integer
+
+---@class verbatim.DiagnosticsParams The params of `verbatim/diagnostics`.
+---@field uris string[]
+---@field minSeverity "error"|"warning"
+---@field wait? verbatim.DiagnosticsWait absent: answer at once (the baseline)
+
+---@alias verbatim.DiagnosticsStatus "settled"|"timedOut"|"unavailable"
+
+---@class verbatim.DocumentDiagnostics
+---@field uri string
+---@field version integer|vim.NIL
+---@field status verbatim.DiagnosticsStatus
+---@field waitedMs integer
+---@field sources string[]
+---@field diagnostics lsp.Diagnostic[]
+
+---@class verbatim.OtherDiagnostics
+---@field uri string
+---@field before lsp.Diagnostic[]
+---@field after lsp.Diagnostic[]
+
+---@class verbatim.DiagnosticsResult The result of `verbatim/diagnostics`.
+---@field documents verbatim.DocumentDiagnostics[]
+---@field others verbatim.OtherDiagnostics[]
 
 ---@class verbatim.ExternalConflict A region kept as the person has it (1-based, inclusive; an empty side has endLine = line - 1).
 ---@field line integer

@@ -24,6 +24,7 @@ local M = {}
 ---@field skipped table<integer, table<integer, boolean>> changes the person left out
 ---@field moved? boolean the buffer changed: answered, waiting for the server's new offer
 ---@field accepted? boolean the person accepted while the edit was moved; it applies on arrival
+---@field accept_reason? string why the person left changes out, given with that accept
 ---@field decision? lsp.ApplyWorkspaceEditResult the person rejected while the edit was moved
 ---@field waits? integer how many times it waited for a new offer (the last wait counts)
 
@@ -202,12 +203,23 @@ local function same_edit(a, b)
   return true
 end
 
---- The moved edit that `proposal` offers again, if any.
+--- The moved edit that `proposal` offers again, if any. A server that
+--- numbers its offers (`verbatim.offer`) keeps the edit's id across them;
+--- an older one gives a new id, and the edit is known by its label and texts.
 ---@param proposal verbatim.Proposal
 ---@return verbatim.PendingEdit|nil
 function M.moved_edit(proposal)
   for _, item in ipairs(moving) do
-    if same_edit(item.proposal, proposal) then
+    local old = item.proposal
+    if proposal.offer and old.offer and proposal.pending_id then
+      if
+        old.client_id == proposal.client_id
+        and old.pending_id == proposal.pending_id
+        and proposal.offer > old.offer
+      then
+        return item
+      end
+    elseif same_edit(old, proposal) then
       return item
     end
   end
@@ -290,7 +302,7 @@ function M.reoffer(item, proposal, answer)
     end
   end
   if item.accepted then
-    M.accept(item)
+    M.accept(item, item.accept_reason)
   else
     changed()
   end
@@ -310,21 +322,63 @@ function M.get(key)
   end
 end
 
+--- Whether the person left out any change of a pending edit.
+---@param item verbatim.PendingEdit
+---@return integer how many changes are left out
+function M.left_out(item)
+  local count = 0
+  for _, doc_skipped in pairs(item.skipped) do
+    for _, skipped in pairs(doc_skipped) do
+      if skipped then
+        count = count + 1
+      end
+    end
+  end
+  return count
+end
+
+--- The answer to the server for an edit applied without the changes in
+--- `skipped`: with the server's hunks, which of them were kept, and the
+--- person's reason when something was left out (see docs/protocol.md, Hunks).
+---@param proposal verbatim.Proposal
+---@param skipped table<integer, table<integer, boolean>>
+---@param applied boolean
+---@param failure string|nil why it did not apply
+---@param partial boolean some change was left out
+---@param reason string|nil the person's words
+---@return lsp.ApplyWorkspaceEditResult
+function M.answer_for(proposal, skipped, applied, failure, partial, reason)
+  if reason == "" then
+    reason = nil
+  end
+  if not applied then
+    -- Nothing kept: the person's reason is the refusal's.
+    return { applied = false, failureReason = (partial and reason) or failure }
+  end
+  return {
+    applied = true,
+    hunks = proposal:hunk_outcomes(skipped),
+    reason = partial and reason or nil,
+  }
+end
+
 --- Applies a pending edit (without the changes the person left out).
 ---@param item verbatim.PendingEdit
+---@param reason? string why the person left changes out (goes back to the agent)
 ---@return boolean applied
 ---@return string|nil reason
 ---@return boolean|nil later it applies when the server offers it again
-function M.accept(item)
+function M.accept(item, reason)
   move_now(item)
   if item.moved then
     item.accepted = true
+    item.accept_reason = reason
     return false,
       "the document changed; the edit applies as soon as it is moved over the change",
       true
   end
-  local applied, reason = item.proposal:apply(item.skipped)
-  M.resolve(item, { applied = applied, failureReason = reason })
+  local applied, failure, partial = item.proposal:apply(item.skipped)
+  M.resolve(item, M.answer_for(item.proposal, item.skipped, applied, failure, partial, reason))
   if applied then
     require("verbatim.external").settled(item.proposal)
   end

@@ -273,7 +273,7 @@ local function ensure_buffer()
     end
   end
   map(keys.accept, function()
-    M.accept()
+    M.accept_with_prompt()
   end, "accept the edit")
   map(keys.reject, function()
     M.reject_with_prompt()
@@ -441,17 +441,20 @@ local function pending_edit(key)
   return M.current()
 end
 
---- Accepts the edit on display (or the pending edit `key`).
+--- Accepts the edit on display (or the pending edit `key`), without the
+--- changes left out; `reason` (why they were left out) goes back to the agent.
 ---@param key? integer
+---@param reason? string
 ---@return boolean applied
 ---@return string|nil reason
 ---@return boolean|nil later the buffer changed: it applies when the server offers it again
-function M.accept(key)
+function M.accept(key, reason)
   local item = pending_edit(key)
   if not item then
     return false, key and ("no pending edit " .. key) or "no edit waits for review"
   end
-  local applied, reason, later = queue.accept(item)
+  local applied, failure, later = queue.accept(item, reason)
+  reason = failure
   if later then
     vim.notify("verbatim: accepted " .. item.proposal.label .. "; " .. reason, vim.log.levels.INFO)
   elseif not applied and reason then
@@ -472,6 +475,32 @@ function M.reject(reason, key)
   end
   queue.reject(item, reason)
   return true
+end
+
+--- Accepts the edit on display; when changes are left out, first asks why
+--- (optional; cancelling the prompt keeps the edit waiting).
+function M.accept_with_prompt()
+  local item = M.current()
+  if not item then
+    return
+  end
+  local left_out = queue.left_out(item)
+  if left_out == 0 then
+    M.accept(item.key)
+    return
+  end
+  vim.ui.input({
+    prompt = string.format(
+      "Why leave out %d change%s? (optional, for the agent): ",
+      left_out,
+      left_out == 1 and "" or "s"
+    ),
+  }, function(reason)
+    if reason == nil or not queue.get(item.key) then
+      return
+    end
+    M.accept(item.key, reason)
+  end)
 end
 
 --- Asks for a reason, then rejects (cancelling the prompt keeps the edit).

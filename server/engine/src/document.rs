@@ -34,7 +34,17 @@ pub struct Document {
     pub reload_expected: Option<Rope>,
     /// The recent revisions and the changes between them (bounded; see [`History`]).
     pub history: History,
+    /// Changes applied since the rope was last packed (see [`Document::apply_changes`]).
+    changes_since_packed: usize,
 }
+
+/// A rope is packed again once it has taken this many changes, or one per this many
+/// bytes of text if that is more: an insertion into a full leaf splits it into two
+/// half-empty ones, so scattered typing would otherwise nearly double a buffer's
+/// memory. Packing copies the text once (O(n)); spaced this way it costs well under a
+/// microsecond per change, amortized.
+const PACK_AFTER_CHANGES: usize = 32;
+const PACK_BYTES_PER_CHANGE: usize = 4096;
 
 /// How a disk baseline is kept.
 #[derive(Debug, Clone)]
@@ -65,6 +75,7 @@ impl Document {
             disk_baseline: None,
             reload_expected: None,
             history: History::default(),
+            changes_since_packed: 0,
         }
     }
 
@@ -119,6 +130,11 @@ impl Document {
             None => self.history.clear(),
         }
         self.version = version;
+        self.changes_since_packed += changes.len();
+        if self.changes_since_packed >= PACK_AFTER_CHANGES.max(self.text.len_bytes() / PACK_BYTES_PER_CHANGE) {
+            self.text = packed(&self.text);
+            self.changes_since_packed = 0;
+        }
         if let Some(expected) = &self.reload_expected
             && expected.len_bytes() == self.text.len_bytes()
             && *expected == self.text
@@ -127,6 +143,15 @@ impl Document {
             self.disk_baseline = Some(DiskBaseline::Version(self.version));
         }
     }
+}
+
+/// The same text in full leaves.
+fn packed(rope: &Rope) -> Rope {
+    let mut builder = ropey::RopeBuilder::new();
+    for chunk in rope.chunks() {
+        builder.append(chunk);
+    }
+    builder.finish()
 }
 
 /// What one change did to a rope.
@@ -281,6 +306,27 @@ mod tests {
                 prop_assert_eq!(rebuilt, Some(expected.clone()));
             }
         }
+    }
+
+    #[test]
+    fn packing_the_rope_keeps_the_text_and_the_history() {
+        let line = "let value = 1234567890; // a line of code\n";
+        let text: String = line.repeat(2000);
+        let mut document = Document::new("file:///t".into(), "rust".into(), 0, 1, Rope::from_str(&text));
+        let mut lines: Vec<String> = text.lines().map(|line| format!("{line}\n")).collect();
+        for version in 1..=200 {
+            let row = (version as u32 * 7919) % 2000;
+            let at = Position::new(row, 4);
+            document.apply_changes(
+                &[TextChange { range: Some(at..at), text: "x".into() }],
+                version,
+                PositionEncoding::Utf16,
+            );
+            lines[row as usize].insert(4, 'x');
+        }
+        assert!(document.text == lines.concat(), "the text survives packing");
+        let at_150 = document.history.text_at(150, &document.text).map(|text| text.len_bytes());
+        assert_eq!(at_150, Some(text.len() + 150));
     }
 
     #[test]

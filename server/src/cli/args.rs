@@ -67,6 +67,8 @@ pub enum Command {
         #[arg(long)]
         dry_run: bool,
         #[command(flatten)]
+        diagnostics: DiagnosticsArgs,
+        #[command(flatten)]
         route: RouteArgs,
         #[command(flatten)]
         output: OutputArgs,
@@ -91,6 +93,8 @@ pub enum Command {
         #[arg(long)]
         exact: bool,
         #[command(flatten)]
+        diagnostics: DiagnosticsArgs,
+        #[command(flatten)]
         route: RouteArgs,
         #[command(flatten)]
         output: OutputArgs,
@@ -109,6 +113,8 @@ pub enum Command {
         /// One line saying why, shown to the person who reviews the write.
         #[arg(long, short = 'm')]
         summary: String,
+        #[command(flatten)]
+        diagnostics: DiagnosticsArgs,
         #[command(flatten)]
         route: RouteArgs,
         #[command(flatten)]
@@ -139,6 +145,11 @@ pub enum Command {
     Mcp {
         #[command(flatten)]
         route: RouteArgs,
+        /// Every write reports the problems it introduced and resolved, from the
+        /// editor's language servers, unless the tool call says otherwise: `errors`
+        /// (the default) or `warnings`.
+        #[arg(long, value_name = "LEVEL", num_args = 0..=1, default_missing_value = "errors", value_parser = ["errors", "warnings"])]
+        diagnostics: Option<String>,
         /// Write logs to this file instead of stderr.
         #[arg(long)]
         log_file: Option<PathBuf>,
@@ -251,6 +262,33 @@ pub struct WriteArgs {
     /// Match quotes exactly, without the normalization ladder.
     #[arg(long)]
     pub exact: bool,
+    #[command(flatten)]
+    pub diagnostics: DiagnosticsArgs,
+}
+
+/// Ask the editor's language servers what the write changed.
+#[derive(Debug, Clone, Args)]
+pub struct DiagnosticsArgs {
+    /// After the write, report the problems it introduced and resolved, from the
+    /// editor's own language servers: `errors` (the default) or `warnings` (errors
+    /// and warnings).
+    #[arg(long, value_name = "LEVEL", num_args = 0..=1, default_missing_value = "errors", value_parser = ["errors", "warnings"])]
+    pub diagnostics: Option<String>,
+    /// How long to wait for the language servers to settle (default 2500).
+    #[arg(long, value_name = "MS", requires = "diagnostics")]
+    pub diagnostics_timeout_ms: Option<u64>,
+}
+
+impl DiagnosticsArgs {
+    /// Adds `diagnostics` and `diagnosticsTimeoutMs` to a write's params.
+    pub fn add_to(&self, params: &mut serde_json::Value) {
+        if let Some(level) = &self.diagnostics {
+            params["diagnostics"] = serde_json::json!(level);
+        }
+        if let Some(timeout) = self.diagnostics_timeout_ms {
+            params["diagnosticsTimeoutMs"] = serde_json::json!(timeout);
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]

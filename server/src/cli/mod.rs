@@ -141,7 +141,7 @@ fn call(command: args::Command) -> Result<(), Failure> {
             let routed = runtime.block_on(frontend.call(method::REPLACE_RANGE, params))?;
             print_edit(&routed, args.output.json)?;
         }
-        Command::Write { path, text_file, base_rev, summary, route, output } => {
+        Command::Write { path, text_file, base_rev, summary, diagnostics, route, output } => {
             let frontend = frontend(&route)?;
             let text = stdin
                 .text_of(None, Some(text_file.unwrap_or_else(|| PathBuf::from("-"))), "the text")?
@@ -150,17 +150,19 @@ fn call(command: args::Command) -> Result<(), Failure> {
             if let Some(base_rev) = base_rev {
                 params["baseRev"] = json!(base_rev);
             }
+            diagnostics.add_to(&mut params);
             let routed = runtime.block_on(frontend.call(method::WRITE, params))?;
             print_edit(&routed, output.json)?;
         }
-        Command::Batch { summary, dry_run, route, output } => {
+        Command::Batch { summary, dry_run, diagnostics, route, output } => {
             let frontend = frontend(&route)?;
-            let params = batch_params(
+            let mut params = batch_params(
                 &frontend,
                 &stdin.text_of(None, Some(PathBuf::from("-")), "the batch")?.unwrap_or_default(),
                 summary,
                 dry_run,
             )?;
+            diagnostics.add_to(&mut params);
             let routed = runtime.block_on(frontend.call(method::BATCH_EDIT, params))?;
             if output.json {
                 output::json(&with_via(&routed));
@@ -170,12 +172,13 @@ fn call(command: args::Command) -> Result<(), Failure> {
                 commit_notes(&routed);
             }
         }
-        Command::Patch { patch_file, summary, dry_run, exact, route, output } => {
+        Command::Patch { patch_file, summary, dry_run, exact, diagnostics, route, output } => {
             let frontend = frontend(&route)?;
             let patch = stdin
                 .text_of(None, Some(patch_file.unwrap_or_else(|| PathBuf::from("-"))), "the patch")?
                 .unwrap_or_default();
-            let params = json!({"patch": patch, "summary": summary, "dryRun": dry_run, "exact": exact});
+            let mut params = json!({"patch": patch, "summary": summary, "dryRun": dry_run, "exact": exact});
+            diagnostics.add_to(&mut params);
             let routed = runtime.block_on(frontend.call(method::APPLY_PATCH, params))?;
             if output.json {
                 output::json(&with_via(&routed));
@@ -326,6 +329,7 @@ fn edit_params(frontend: &Frontend, args: &EditArgs, stdin: &mut StdinOnce) -> R
     if let Some(base_rev) = &args.write.base_rev {
         params["baseRev"] = json!(base_rev);
     }
+    args.write.diagnostics.add_to(&mut params);
     Ok(params)
 }
 
@@ -341,6 +345,7 @@ fn replace_range_params(frontend: &Frontend, args: &ReplaceRangeArgs, stdin: &mu
     if let Some(base_rev) = &args.write.base_rev {
         params["baseRev"] = json!(base_rev);
     }
+    args.write.diagnostics.add_to(&mut params);
     Ok(params)
 }
 

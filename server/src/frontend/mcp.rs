@@ -135,6 +135,9 @@ pub struct StrReplaceArgs {
     /// Match quotes exactly: no forgiving of line numbers, typography, line endings, trailing whitespace or indentation.
     #[serde(default)]
     pub exact: bool,
+    /// After the edit, report the problems it introduced and resolved, from the editor's own language servers: "errors", or "warnings" (errors and warnings). Off unless asked.
+    #[serde(default)]
+    pub diagnostics: Option<DiagnosticsChoice>,
 }
 
 /// `replace_range` params.
@@ -166,6 +169,9 @@ pub struct ReplaceRangeArgs {
     /// Match quotes exactly: no forgiving of line numbers, typography, line endings, trailing whitespace or indentation.
     #[serde(default)]
     pub exact: bool,
+    /// After the edit, report the problems it introduced and resolved, from the editor's own language servers: "errors", or "warnings" (errors and warnings). Off unless asked.
+    #[serde(default)]
+    pub diagnostics: Option<DiagnosticsChoice>,
 }
 
 /// One entry of `batch_edit`: old_str, or from_str and to_str.
@@ -213,6 +219,9 @@ pub struct BatchEditArgs {
     /// Compute and show the edits without applying them.
     #[serde(default)]
     pub dry_run: bool,
+    /// After the edit, report the problems it introduced and resolved, from the editor's own language servers: "errors", or "warnings" (errors and warnings). Off unless asked.
+    #[serde(default)]
+    pub diagnostics: Option<DiagnosticsChoice>,
 }
 
 /// `write_file` params.
@@ -228,6 +237,9 @@ pub struct WriteFileArgs {
     /// Required to replace an existing file: the rev from your last read_file.
     #[serde(default)]
     pub base_rev: Option<String>,
+    /// After the edit, report the problems it introduced and resolved, from the editor's own language servers: "errors", or "warnings" (errors and warnings). Off unless asked.
+    #[serde(default)]
+    pub diagnostics: Option<DiagnosticsChoice>,
 }
 
 /// `apply_patch` params.
@@ -244,6 +256,17 @@ pub struct ApplyPatchArgs {
     /// Match every hunk exactly, without the normalization ladder.
     #[serde(default)]
     pub exact: bool,
+    /// After the edit, report the problems it introduced and resolved, from the editor's own language servers: "errors", or "warnings" (errors and warnings). Off unless asked.
+    #[serde(default)]
+    pub diagnostics: Option<DiagnosticsChoice>,
+}
+
+/// Which problems to report after an edit.
+#[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DiagnosticsChoice {
+    Errors,
+    Warnings,
 }
 
 /// `list_documents` params (none).
@@ -257,11 +280,18 @@ pub struct VerbatimMcp {
     frontend: Arc<Frontend>,
     /// The agent was named on the command line; otherwise the MCP client's name is used.
     agent_fixed: bool,
+    /// `--diagnostics`: what every write reports unless its arguments say otherwise.
+    diagnostics: Option<DiagnosticsChoice>,
 }
 
 /// Serves MCP on stdin/stdout until the client goes away.
-pub async fn serve(frontend: Arc<Frontend>, agent_fixed: bool) -> std::io::Result<()> {
-    let server = VerbatimMcp::new(frontend, agent_fixed);
+pub async fn serve(
+    frontend: Arc<Frontend>,
+    agent_fixed: bool,
+    diagnostics: Option<DiagnosticsChoice>,
+) -> std::io::Result<()> {
+    let mut server = VerbatimMcp::new(frontend, agent_fixed);
+    server.diagnostics = diagnostics;
     let running = server.serve(rmcp::transport::stdio()).await.map_err(std::io::Error::other)?;
     running.waiting().await.map_err(std::io::Error::other)?;
     Ok(())
@@ -284,6 +314,14 @@ fn text(text: String) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text)])
 }
 
+/// Whether a result (or one of its documents) carries `field`.
+fn has_field(result: &Value, field: &str) -> bool {
+    result.get(field).is_some()
+        || result["documents"]
+            .as_array()
+            .is_some_and(|documents| documents.iter().any(|document| document.get(field).is_some()))
+}
+
 /// Puts `key` into `params` when the optional value is present.
 fn put<T: serde::Serialize>(params: &mut Value, key: &str, value: Option<T>) {
     if let Some(value) = value {
@@ -294,7 +332,7 @@ fn put<T: serde::Serialize>(params: &mut Value, key: &str, value: Option<T>) {
 #[tool_router]
 impl VerbatimMcp {
     pub fn new(frontend: Arc<Frontend>, agent_fixed: bool) -> Self {
-        Self { frontend, agent_fixed }
+        Self { frontend, agent_fixed, diagnostics: None }
     }
 
     #[tool(description = READ_FILE, input_schema = schema_for_type::<ReadFileArgs>(), annotations(read_only_hint = true))]
@@ -323,6 +361,7 @@ impl VerbatimMcp {
             put(&mut params, "before", args.before);
             put(&mut params, "occurrence", args.occurrence);
             put(&mut params, "baseRev", args.base_rev);
+            put(&mut params, "diagnostics", args.diagnostics);
             (method::STR_REPLACE, params)
         })
         .await
@@ -338,6 +377,7 @@ impl VerbatimMcp {
             put(&mut params, "after", args.after);
             put(&mut params, "before", args.before);
             put(&mut params, "baseRev", args.base_rev);
+            put(&mut params, "diagnostics", args.diagnostics);
             (method::REPLACE_RANGE, params)
         })
         .await
@@ -367,7 +407,9 @@ impl VerbatimMcp {
                     edit
                 })
                 .collect();
-            (method::BATCH_EDIT, json!({"edits": edits, "summary": args.summary, "dryRun": args.dry_run}))
+            let mut params = json!({"edits": edits, "summary": args.summary, "dryRun": args.dry_run});
+            put(&mut params, "diagnostics", args.diagnostics);
+            (method::BATCH_EDIT, params)
         })
         .await
     }
@@ -378,6 +420,7 @@ impl VerbatimMcp {
             let mut params =
                 json!({"uri": self.frontend.uri_of(&args.path), "text": args.text, "summary": args.summary});
             put(&mut params, "baseRev", args.base_rev);
+            put(&mut params, "diagnostics", args.diagnostics);
             (method::WRITE, params)
         })
         .await
@@ -386,8 +429,9 @@ impl VerbatimMcp {
     #[tool(description = APPLY_PATCH, input_schema = schema_for_type::<ApplyPatchArgs>())]
     async fn apply_patch(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
         self.tool("apply_patch", arguments, &context, patch_text, |args: ApplyPatchArgs| {
-            let params =
+            let mut params =
                 json!({"patch": args.patch, "summary": args.summary, "dryRun": args.dry_run, "exact": args.exact});
+            put(&mut params, "diagnostics", args.diagnostics);
             (method::APPLY_PATCH, params)
         })
         .await
@@ -477,6 +521,10 @@ impl VerbatimMcp {
         describe: impl FnOnce(&Routed) -> Option<String>,
     ) -> CallToolResult {
         self.learn_agent(context);
+        let mut params = params;
+        if is_write(name) && params.get("diagnostics").is_none() {
+            put(&mut params, "diagnostics", self.diagnostics);
+        }
         let dry_run = params.get("dryRun").and_then(Value::as_bool).unwrap_or(false);
         let via = match self.frontend.resolve(&uris_of(&params)).await {
             Ok(via) => via,
@@ -509,10 +557,19 @@ impl VerbatimMcp {
             }
         };
         match outcome {
-            Ok(routed) => match describe(&routed) {
-                Some(description) => text(description),
-                None => text(routed.result.to_string()),
-            },
+            Ok(routed) => {
+                let mut result = match describe(&routed) {
+                    Some(description) => text(description),
+                    None => text(routed.result.to_string()),
+                };
+                // Diagnostics and hunk outcomes also go to the client as structured JSON,
+                // for agents that read it rather than the text.
+                let fields = ["diagnostics", "hunks", "partial", "reason"];
+                if is_write(name) && fields.iter().any(|field| has_field(&routed.result, field)) {
+                    result.structured_content = Some(routed.result.clone());
+                }
+                result
+            }
             Err(FrontendError::Protocol(error)) => tool_error(error_text(&error)),
             Err(FrontendError::Internal(message)) => tool_error(format!("internal error: {message}")),
         }

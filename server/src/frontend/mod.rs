@@ -256,6 +256,7 @@ impl Frontend {
                 connected_at: crate::transport::clock::now_rfc3339(),
                 encoding: PositionEncoding::Utf32,
                 access: Access::ReadWrite,
+                options: Default::default(),
             },
             roots: self.options.roots.clone(),
             cwd: self.options.cwd.clone(),

@@ -15,7 +15,8 @@ use crate::service::error::{ErrorKind, ProtocolError};
 use crate::service::feedback::CLOSEST_IN_DATA;
 use crate::service::journal::{Entry, Outcome};
 use crate::service::protocol::{
-    ApplyPatchResult, BatchResult, DiscoveryFile, DocumentInfo, DocumentResult, EditResult, ReadResult,
+    ApplyPatchResult, BatchResult, DiagnosticsReport, DiagnosticsStatus, DiscoveryFile, DocumentInfo, DocumentResult,
+    EditResult, ProblemItem, ReadResult,
 };
 
 /// Whose words errors are told in.
@@ -292,6 +293,7 @@ pub fn edit_result(result: &EditResult, via: &Via) -> String {
     }
     document(&mut out, &result.document, result.applied, result.dry_run, via);
     reason_line(&mut out, result.reason.as_deref());
+    diagnostics(&mut out, result.diagnostics.as_ref());
     out
 }
 
@@ -305,7 +307,55 @@ pub fn batch_result(result: &BatchResult, via: &Via) -> String {
         document(&mut out, item, result.applied, result.dry_run, via);
     }
     reason_line(&mut out, result.reason.as_deref());
+    diagnostics(&mut out, result.diagnostics.as_ref());
     out
+}
+
+/// What the editor's language servers reported after the write, under a neutral
+/// heading: what changed, never an order.
+fn diagnostics(out: &mut String, report: Option<&DiagnosticsReport>) {
+    let Some(report) = report else { return };
+    let sources = if report.sources.is_empty() { String::new() } else { format!("; {}", report.sources.join(", ")) };
+    let status = match report.status {
+        DiagnosticsStatus::Settled => format!("settled after {} ms{sources}", report.waited_ms),
+        DiagnosticsStatus::TimedOut => format!("incomplete: not settled after {} ms{sources}", report.waited_ms),
+        DiagnosticsStatus::Unavailable => "unavailable".to_owned(),
+    };
+    let _ = writeln!(out, "\nDiagnostics after the edit ({}, {status}):", report.severity);
+    if report.status != DiagnosticsStatus::Unavailable {
+        let list = |out: &mut String, heading: &str, items: &[ProblemItem]| {
+            if items.is_empty() {
+                return;
+            }
+            let _ = writeln!(out, "{heading}:");
+            for item in items {
+                let code = match (&item.source, &item.code) {
+                    (Some(source), Some(code)) => format!(" [{source} {code}]"),
+                    (Some(source), None) => format!(" [{source}]"),
+                    (None, Some(code)) => format!(" [{code}]"),
+                    (None, None) => String::new(),
+                };
+                let _ = writeln!(out, "  {} {}{code}: {}", item.location, item.severity, item.message);
+                if !item.text.is_empty() {
+                    let _ = writeln!(out, "      {}", item.text);
+                }
+            }
+        };
+        list(out, "Introduced", &report.introduced);
+        list(out, "Resolved", &report.resolved);
+        list(out, "In other files", &report.other_files);
+        if report.omitted > 0 {
+            let _ = writeln!(out, "… {} more", report.omitted);
+        }
+        let nothing_new = report.introduced.is_empty() && report.resolved.is_empty() && report.other_files.is_empty();
+        if nothing_new && report.status == DiagnosticsStatus::Settled {
+            let _ = writeln!(out, "No problem introduced or resolved.");
+        }
+        let _ = writeln!(out, "Already there before the edit: {}.", report.existing);
+    }
+    if let Some(note) = &report.note {
+        let _ = writeln!(out, "{note}");
+    }
 }
 
 /// The result of `applyPatch`.
@@ -317,6 +367,7 @@ pub fn patch_result(result: &ApplyPatchResult, via: &Via) -> String {
         documents: result.documents.clone(),
         partial: result.partial,
         reason: result.reason.clone(),
+        diagnostics: result.diagnostics.clone(),
     };
     batch_result(&batch, via)
 }
@@ -447,7 +498,13 @@ mod tests {
             hunks: Some(vec![hunk(0, true, 3, 1), hunk(1, false, 40, 5), hunk(2, false, 52, 0)]),
             partial: true,
         };
-        let result = EditResult { applied: true, dry_run: false, document, reason: Some("keep the API".into()) };
+        let result = EditResult {
+            applied: true,
+            dry_run: false,
+            document,
+            reason: Some("keep the API".into()),
+            diagnostics: None,
+        };
         let text = edit_result(&result, &Via::Editor { socket: "/tmp/v.sock".into() });
         assert!(
             text.contains("1 of 3 hunks applied")

@@ -32,6 +32,7 @@ use crate::headless::atomic_write::{CommitError, StagedFile};
 use crate::headless::file_lock::FileLock;
 use crate::service::access::PathPolicy;
 use crate::service::apply::{AppliedDocument, PlannedDocument};
+use crate::service::diagnostics::{self, Ask};
 use crate::service::edits::{
     Mode, Outcome, Snapshot, WriteRequest, feedback_context, parse_key, parse_params, plan_documents, proposal,
     report_applied, resolve_keys,
@@ -184,7 +185,10 @@ impl Headless {
         })?;
         let mut results: Vec<_> = planned.iter().map(|document| proposal(document, agent)).collect();
         if request.dry_run {
-            return Ok((Outcome { applied: false, dry_run: true, documents: results, reason: None }, None));
+            return Ok((
+                Outcome { applied: false, dry_run: true, documents: results, reason: None, diagnostics: None },
+                None,
+            ));
         }
 
         let written = write_documents(&planned, &targets, &encodings);
@@ -199,7 +203,8 @@ impl Headless {
         self.journal(&planned, &targets, &results, &request.summary, commit.as_ref(), written.as_ref().err());
         written?;
         tracing::info!(agent = %agent.name, "written headless: {}", request.summary);
-        Ok((Outcome { applied: true, dry_run: false, documents: results, reason: None }, commit))
+        let diagnostics = no_editor_diagnostics(Ask::of(request.diagnostics.0, request.diagnostics.1, agent));
+        Ok((Outcome { applied: true, dry_run: false, documents: results, reason: None, diagnostics }, commit))
     }
 
     /// `verbatim/applyPatch` on disk: both dialects, through the same planner as
@@ -251,6 +256,11 @@ impl Headless {
             documents,
             partial: false,
             reason: None,
+            diagnostics: if applied {
+                no_editor_diagnostics(Ask::of(params.diagnostics, params.diagnostics_timeout_ms, agent))
+            } else {
+                None
+            },
         };
         if params.dry_run {
             return to_value(result(false, results));
@@ -315,6 +325,7 @@ impl Headless {
             summary,
             commit: commit.and_then(|report| report.commit.as_deref()),
             reason: None,
+            diagnostics: None,
         };
         journal.record(&write, &roots, results, failure);
     }
@@ -589,4 +600,11 @@ fn commit_error(error: CommitError, document: &PlannedDocument, target: &Target)
         .with("currentRev", now.map(|rev| rev.to_string())),
         CommitError::Io(error) => write_error(target, &error),
     }
+}
+
+/// Diagnostics asked of a headless write: none can be had, and the report says so.
+fn no_editor_diagnostics(ask: Option<Ask>) -> Option<crate::service::protocol::DiagnosticsReport> {
+    ask.map(|ask| {
+        diagnostics::unavailable_report(ask, "the file was written straight to disk (headless mode), with no editor whose language servers could check it")
+    })
 }

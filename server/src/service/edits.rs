@@ -28,12 +28,13 @@ use verbatim_engine::plan::{self, Edit, PlanError, ReplaceRange, Replacement, St
 use verbatim_engine::rev::Rev;
 
 use crate::service::apply::{AppliedDocument, HunkReview, Offer, Origin, PlannedDocument, apply_through_editor};
+use crate::service::diagnostics::{self, Ask};
 use crate::service::error::{ErrorKind, ProtocolError, params_error};
 use crate::service::feedback::{self, Context};
 use crate::service::journal::{Source, WriteInfo};
 use crate::service::protocol::{
-    BatchEditParams, BatchEntry, BatchResult, DocumentInfo, DocumentResult, EditResult, HunkOutcome, ReadParams,
-    ReadResult, ReplaceRangeParams, StrReplaceParams, WriteParams,
+    BatchEditParams, BatchEntry, BatchResult, DiagnosticsLevel, DiagnosticsReport, DocumentInfo, DocumentResult,
+    EditResult, HunkOutcome, ReadParams, ReadResult, ReplaceRangeParams, StrReplaceParams, WriteParams,
 };
 use crate::service::registry::AgentInfo;
 use crate::service::state::State;
@@ -168,6 +169,8 @@ pub(crate) struct WriteRequest {
     pub(crate) summary: String,
     pub(crate) dry_run: bool,
     pub(crate) mode: Mode,
+    /// The write's `diagnostics` and `diagnosticsTimeoutMs`.
+    pub(crate) diagnostics: (Option<DiagnosticsLevel>, Option<u64>),
 }
 
 impl WriteRequest {
@@ -185,7 +188,13 @@ impl WriteRequest {
                 exact: params.exact,
             }),
         };
-        Self { entries: vec![entry], summary: params.summary, dry_run: params.dry_run, mode: Mode::Single }
+        Self {
+            entries: vec![entry],
+            summary: params.summary,
+            dry_run: params.dry_run,
+            mode: Mode::Single,
+            diagnostics: (params.diagnostics, params.diagnostics_timeout_ms),
+        }
     }
 
     pub(crate) fn replace_range(params: ReplaceRangeParams) -> Self {
@@ -201,13 +210,25 @@ impl WriteRequest {
                 exact: params.exact,
             }),
         };
-        Self { entries: vec![entry], summary: params.summary, dry_run: params.dry_run, mode: Mode::Single }
+        Self {
+            entries: vec![entry],
+            summary: params.summary,
+            dry_run: params.dry_run,
+            mode: Mode::Single,
+            diagnostics: (params.diagnostics, params.diagnostics_timeout_ms),
+        }
     }
 
     pub(crate) fn write(params: WriteParams) -> Self {
         let entry =
             EntryRequest { uri: params.uri, base_rev: params.base_rev, edit: Edit::WriteAll { text: params.text } };
-        Self { entries: vec![entry], summary: params.summary, dry_run: false, mode: Mode::Write }
+        Self {
+            entries: vec![entry],
+            summary: params.summary,
+            dry_run: false,
+            mode: Mode::Write,
+            diagnostics: (params.diagnostics, params.diagnostics_timeout_ms),
+        }
     }
 
     pub(crate) fn batch(params: BatchEditParams) -> Result<Self, ProtocolError> {
@@ -220,7 +241,13 @@ impl WriteRequest {
             .enumerate()
             .map(|(index, entry)| batch_entry(entry).map_err(|error| error.for_batch_entry(index)))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self { entries, summary: params.summary, dry_run: params.dry_run, mode: Mode::Batch })
+        Ok(Self {
+            entries,
+            summary: params.summary,
+            dry_run: params.dry_run,
+            mode: Mode::Batch,
+            diagnostics: (params.diagnostics, params.diagnostics_timeout_ms),
+        })
     }
 
     /// Names the batch entry an error is about (only batches have entries to name).
@@ -236,6 +263,8 @@ pub(crate) struct Outcome {
     pub(crate) documents: Vec<DocumentResult>,
     /// Why the person left hunks out.
     pub(crate) reason: Option<String>,
+    /// What the editor's language servers report after the write, when asked.
+    pub(crate) diagnostics: Option<DiagnosticsReport>,
 }
 
 impl Outcome {
@@ -244,7 +273,13 @@ impl Outcome {
         let document = self.documents.pop().ok_or_else(|| {
             ProtocolError::new(ErrorKind::InvalidParams, "internal error: the plan covered no document")
         })?;
-        Ok(EditResult { applied: self.applied, dry_run: self.dry_run, document, reason: self.reason })
+        Ok(EditResult {
+            applied: self.applied,
+            dry_run: self.dry_run,
+            document,
+            reason: self.reason,
+            diagnostics: self.diagnostics,
+        })
     }
 
     pub(crate) fn into_batch(self) -> BatchResult {
@@ -254,6 +289,7 @@ impl Outcome {
             modified_by_editor: self.documents.iter().any(|document| document.modified_by_editor),
             partial: self.documents.iter().any(|document| document.partial),
             reason: self.reason,
+            diagnostics: self.diagnostics,
             documents: self.documents,
         }
     }
@@ -294,7 +330,8 @@ async fn run(state: &Arc<State>, agent: &AgentInfo, request: &WriteRequest) -> R
     let planned = plan_documents(request, &keys, &snapshots, agent, |key, snapshot, error| {
         explain(state, key, snapshot, agent, error)
     })?;
-    deliver(state, agent, &planned, &request.summary, request.dry_run).await
+    let ask = Ask::of(request.diagnostics.0, request.diagnostics.1, agent);
+    deliver(state, agent, &planned, &request.summary, request.dry_run, ask).await
 }
 
 /// Checks what needs no document: the summary, and that every uri names one.
@@ -425,15 +462,21 @@ pub(crate) async fn deliver(
     planned: &[PlannedDocument],
     summary: &str,
     dry_run: bool,
+    diagnostics: Option<Ask>,
 ) -> Result<Outcome, ProtocolError> {
     if dry_run {
         let documents = planned.iter().map(|document| proposal(document, agent)).collect();
-        return Ok(Outcome { applied: false, dry_run: true, documents, reason: None });
+        return Ok(Outcome { applied: false, dry_run: true, documents, reason: None, diagnostics: None });
     }
     let mut planned = planned.to_vec();
     let mut rebases = 0;
     let mut offer = Offer::default();
+    let mut baseline = None;
     let applied = loop {
+        adopt_opened(state, &mut planned);
+        if let Some(ask) = diagnostics {
+            baseline = Some(diagnostics::baseline(state, &planned, ask).await);
+        }
         let applied = match recheck_disk(state, &planned) {
             Ok(()) => apply_through_editor(state, agent, Origin::Agent, summary, &planned, &mut offer).await,
             Err(error) => Err(error),
@@ -461,6 +504,12 @@ pub(crate) async fn deliver(
     let planned = &planned[..];
     let mut results: Vec<DocumentResult> = planned.iter().map(|document| proposal(document, agent)).collect();
     let reason = applied.as_ref().ok().and_then(|applied| applied.reason.clone());
+    let report = match (&applied, diagnostics, baseline) {
+        (Ok(applied), Some(ask), Some(baseline)) => {
+            Some(diagnostics::after(state, planned, &applied.documents, baseline, ask).await)
+        }
+        _ => None,
+    };
     let applied = applied.map(|applied| report_applied(&mut results, planned, applied.documents));
     if let Some(journal) = &state.journal {
         let workspace = state.workspace();
@@ -468,13 +517,19 @@ pub(crate) async fn deliver(
             .iter()
             .map(|document| document.key.path().and_then(|path| workspace.folder_of(path)).map(ToOwned::to_owned))
             .collect();
-        let write =
-            WriteInfo { source: Source::Editor, agent: &agent.name, summary, commit: None, reason: reason.as_deref() };
+        let write = WriteInfo {
+            source: Source::Editor,
+            agent: &agent.name,
+            summary,
+            commit: None,
+            reason: reason.as_deref(),
+            diagnostics: report.as_ref(),
+        };
         journal.record(&write, &roots, &results, applied.as_ref().err());
     }
     applied?;
     tracing::info!(agent = %agent.name, "applied: {summary}");
-    Ok(Outcome { applied: true, dry_run: false, documents: results, reason })
+    Ok(Outcome { applied: true, dry_run: false, documents: results, reason, diagnostics: report })
 }
 
 /// How many times one edit is offered again because the document moved during review.
@@ -824,6 +879,20 @@ pub(crate) fn check_base_rev(
 }
 
 /// Just before sending, a file that is not open must still hold what was planned against.
+/// A file planned on disk that the editor opened meanwhile, with the same text, is
+/// edited in the editor instead (otherwise `recheck_disk` refuses it as stale).
+fn adopt_opened(state: &State, planned: &mut [PlannedDocument]) {
+    let store = state.documents.lock();
+    for document in planned.iter_mut().filter(|document| document.open.is_none() && !document.create) {
+        let Some(current) = store.get(&document.key) else { continue };
+        if current.text == document.base {
+            document.open = Some((current.session, current.version));
+            document.base_rev = Some(current.rev());
+            document.editor_uri = current.editor_uri.clone();
+        }
+    }
+}
+
 fn recheck_disk(state: &State, planned: &[PlannedDocument]) -> Result<(), ProtocolError> {
     for document in planned.iter().filter(|document| document.open.is_none()) {
         let Some(path) = document.key.path() else { continue };

@@ -367,6 +367,7 @@ async fn merge_into_buffer(
         connected_at: time.clone(),
         encoding: link.encoding,
         access: crate::service::access::Access::ReadWrite,
+        options: Default::default(),
     };
     let message = if conflicts.is_empty() {
         format!("{label} changed on disk at {clock}: the change is merged with your unsaved changes.")
@@ -403,8 +404,14 @@ async fn merge_into_buffer(
         report_applied(&mut results, &documents, applied.documents);
     }
     if let Some(journal) = &state.journal {
-        let write =
-            WriteInfo { source: Source::Disk, agent: DISK_AGENT, summary: &summary, commit: None, reason: None };
+        let write = WriteInfo {
+            source: Source::Disk,
+            agent: DISK_AGENT,
+            summary: &summary,
+            commit: None,
+            reason: None,
+            diagnostics: None,
+        };
         journal.record(&write, &[folder_of(state, key)], &results, failure);
     }
     Next::Done

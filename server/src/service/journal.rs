@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::service::error::ProtocolError;
-use crate::service::protocol::DocumentResult;
+use crate::service::protocol::{DiagnosticsReport, DiagnosticsStatus, DocumentResult};
 use crate::transport::clock::now_rfc3339;
 
 /// Environment variable that overrides the state directory (used by tests).
@@ -130,6 +130,35 @@ pub struct Entry {
     /// The git commit made for a headless write with `--git-commit`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
+    /// When the write asked for diagnostics: what came of it (the same for every
+    /// document of the write).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<JournalDiagnostics>,
+}
+
+/// The journal's record of the diagnostics after a write.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JournalDiagnostics {
+    pub status: DiagnosticsStatus,
+    pub waited_ms: u64,
+    pub introduced: usize,
+    pub resolved: usize,
+    pub existing: usize,
+    pub other_files: usize,
+}
+
+impl JournalDiagnostics {
+    fn of(report: &DiagnosticsReport) -> Self {
+        Self {
+            status: report.status,
+            waited_ms: report.waited_ms,
+            introduced: report.introduced.len(),
+            resolved: report.resolved.len(),
+            existing: report.existing,
+            other_files: report.other_files.len(),
+        }
+    }
 }
 
 /// What every entry of one write shares.
@@ -141,6 +170,8 @@ pub struct WriteInfo<'a> {
     pub commit: Option<&'a str>,
     /// The person's reason for the hunks they left out.
     pub reason: Option<&'a str>,
+    /// What the language servers reported after the write, when asked.
+    pub diagnostics: Option<&'a DiagnosticsReport>,
 }
 
 /// What [`Journal::record_event`] writes.
@@ -249,6 +280,7 @@ impl Journal {
             diff: cut(event.diff),
             editor_diff: None,
             commit: None,
+            diagnostics: None,
         };
         if let Err(error) = self.append(workspace, &[entry]) {
             tracing::warn!("cannot append to the journal {}: {error}", self.file_for(workspace).display());
@@ -326,6 +358,7 @@ fn entry(
         diff: cut(&result.diff),
         editor_diff: result.editor_diff.as_deref().map(cut),
         commit: write.commit.filter(|_| failure.is_none()).map(str::to_owned),
+        diagnostics: write.diagnostics.map(JournalDiagnostics::of),
     }
 }
 
@@ -381,8 +414,14 @@ mod tests {
     fn entries_go_to_the_journal_of_their_folder() {
         let state = tempfile::tempdir().expect("tempdir");
         let journal = Journal::new(state.path());
-        let write =
-            WriteInfo { source: Source::Editor, agent: "claude", summary: "Rename", commit: None, reason: None };
+        let write = WriteInfo {
+            source: Source::Editor,
+            agent: "claude",
+            summary: "Rename",
+            commit: None,
+            reason: None,
+            diagnostics: None,
+        };
         let roots = vec![Some(PathBuf::from("/p/one")), Some(PathBuf::from("/p/two")), None];
         journal.record(
             &write,
@@ -409,7 +448,14 @@ mod tests {
     fn refusals_keep_their_reason_and_errors_their_kind() {
         let state = tempfile::tempdir().expect("tempdir");
         let journal = Journal::new(state.path());
-        let write = WriteInfo { source: Source::Editor, agent: "a", summary: "s", commit: None, reason: None };
+        let write = WriteInfo {
+            source: Source::Editor,
+            agent: "a",
+            summary: "s",
+            commit: None,
+            reason: None,
+            diagnostics: None,
+        };
         let rejected = ProtocolError::new(ErrorKind::Rejected, "no").with("reason", "not now");
         journal.record(&write, &[None], &[result("file:///x")], Some(&rejected));
         let timeout = ProtocolError::new(ErrorKind::Timeout, "slow");

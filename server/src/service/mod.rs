@@ -4,6 +4,7 @@
 
 pub mod access;
 pub mod apply;
+pub mod diagnostics;
 pub mod edits;
 pub mod error;
 pub mod external;

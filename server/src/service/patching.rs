@@ -29,6 +29,7 @@ use verbatim_engine::plan::{PlanError, Replacement, sort_disjoint};
 use verbatim_engine::workspace::Workspace;
 
 use crate::service::apply::PlannedDocument;
+use crate::service::diagnostics::Ask;
 use crate::service::edits::{Snapshot, deliver, explain, planned_document, take_snapshots};
 use crate::service::error::{ErrorKind, ProtocolError};
 use crate::service::protocol::{ApplyPatchParams, ApplyPatchResult};
@@ -70,7 +71,8 @@ pub async fn apply_patch(
     })?;
     let explain = |key: &DocKey, snapshot: &Snapshot, error: PlanError| explain(state, key, snapshot, agent, error);
     let planned = plan_patch(&targets, &snapshots, params.exact, &explain)?;
-    let outcome = deliver(state, agent, &planned, &params.summary, params.dry_run).await?;
+    let ask = Ask::of(params.diagnostics, params.diagnostics_timeout_ms, agent);
+    let outcome = deliver(state, agent, &planned, &params.summary, params.dry_run, ask).await?;
     Ok(ApplyPatchResult {
         applied: outcome.applied,
         dry_run: params.dry_run,
@@ -78,6 +80,7 @@ pub async fn apply_patch(
         format: parsed.format.as_str().to_owned(),
         partial: outcome.documents.iter().any(|document| document.partial),
         reason: outcome.reason,
+        diagnostics: outcome.diagnostics,
         documents: outcome.documents,
     })
 }

@@ -58,6 +58,11 @@ pub struct StrReplaceParams {
     pub exact: bool,
     #[serde(default)]
     pub dry_run: bool,
+    /// Report what the editor's language servers say after the edit.
+    #[serde(default)]
+    pub diagnostics: Option<DiagnosticsLevel>,
+    #[serde(default)]
+    pub diagnostics_timeout_ms: Option<u64>,
     pub summary: String,
 }
 
@@ -79,6 +84,11 @@ pub struct ReplaceRangeParams {
     pub exact: bool,
     #[serde(default)]
     pub dry_run: bool,
+    /// Report what the editor's language servers say after the edit.
+    #[serde(default)]
+    pub diagnostics: Option<DiagnosticsLevel>,
+    #[serde(default)]
+    pub diagnostics_timeout_ms: Option<u64>,
     pub summary: String,
 }
 
@@ -117,6 +127,11 @@ pub struct BatchEditParams {
     pub summary: String,
     #[serde(default)]
     pub dry_run: bool,
+    /// Report what the editor's language servers say after the edit.
+    #[serde(default)]
+    pub diagnostics: Option<DiagnosticsLevel>,
+    #[serde(default)]
+    pub diagnostics_timeout_ms: Option<u64>,
 }
 
 /// `verbatim/applyPatch`: an OpenAI `apply_patch` patch or SEARCH/REPLACE blocks.
@@ -130,6 +145,11 @@ pub struct ApplyPatchParams {
     /// Match hunks exactly: no normalization ladder.
     #[serde(default)]
     pub exact: bool,
+    /// Report what the editor's language servers say after the edit.
+    #[serde(default)]
+    pub diagnostics: Option<DiagnosticsLevel>,
+    #[serde(default)]
+    pub diagnostics_timeout_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -139,6 +159,11 @@ pub struct WriteParams {
     pub text: String,
     #[serde(default)]
     pub base_rev: Option<String>,
+    /// Report what the editor's language servers say after the edit.
+    #[serde(default)]
+    pub diagnostics: Option<DiagnosticsLevel>,
+    #[serde(default)]
+    pub diagnostics_timeout_ms: Option<u64>,
     pub summary: String,
 }
 
@@ -240,6 +265,8 @@ pub struct EditResult {
     /// Why the person left hunks out, in their words.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub diagnostics: Option<DiagnosticsReport>,
 }
 
 /// The result of `batchEdit`.
@@ -255,6 +282,8 @@ pub struct BatchResult {
     pub partial: bool,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub diagnostics: Option<DiagnosticsReport>,
 }
 
 /// The result of `applyPatch`: a `BatchResult` that also says how the patch was read.
@@ -271,6 +300,8 @@ pub struct ApplyPatchResult {
     pub partial: bool,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub diagnostics: Option<DiagnosticsReport>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -324,6 +355,95 @@ pub struct InitializationOptions {
     pub allow_writes_outside_workspace: bool,
     /// What to do when an open file changes on disk outside the editor.
     pub external_changes: ExternalChanges,
+    /// The editor answers `verbatim/diagnostics`.
+    pub diagnostics: bool,
+    /// The editor reports which hunks it applied (informational).
+    pub hunk_outcomes: bool,
+}
+
+/// An agent's `initializationOptions`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AgentOptions {
+    /// The default of every write's `diagnostics`.
+    pub diagnostics: Option<DiagnosticsLevel>,
+    /// The default of every write's `diagnosticsTimeoutMs`.
+    pub diagnostics_timeout_ms: Option<u64>,
+}
+
+/// Which problems a write asks about: `false`, `true` (errors), `"errors"` or
+/// `"warnings"` (errors and warnings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum DiagnosticsLevel {
+    Off,
+    Errors,
+    Warnings,
+}
+
+impl<'de> Deserialize<'de> for DiagnosticsLevel {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match serde_json::Value::deserialize(deserializer)? {
+            serde_json::Value::Bool(false) => Ok(Self::Off),
+            serde_json::Value::Bool(true) => Ok(Self::Errors),
+            serde_json::Value::String(text) if text == "errors" => Ok(Self::Errors),
+            serde_json::Value::String(text) if text == "warnings" => Ok(Self::Warnings),
+            other => Err(serde::de::Error::custom(format!(
+                "diagnostics must be true, false, \"errors\" or \"warnings\", not {other}"
+            ))),
+        }
+    }
+}
+
+/// Whether the problems reported after an edit are complete.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum DiagnosticsStatus {
+    /// Every edited document got fresh diagnostics, which then stayed quiet.
+    Settled,
+    /// The wait ended first: the lists may be incomplete.
+    TimedOut,
+    /// No language server reports for the document, or no editor answers.
+    Unavailable,
+}
+
+/// One problem, as reported to an agent.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ProblemItem {
+    /// `path:line:column`, 1-based.
+    pub location: String,
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+    pub severity: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    pub message: String,
+    /// The source line, trimmed (for a resolved problem, as it was).
+    pub text: String,
+}
+
+/// What the editor's language servers report after an edit.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct DiagnosticsReport {
+    pub status: DiagnosticsStatus,
+    pub waited_ms: u64,
+    pub sources: Vec<String>,
+    /// `errors` or `warnings`.
+    pub severity: String,
+    pub introduced: Vec<ProblemItem>,
+    pub resolved: Vec<ProblemItem>,
+    pub existing: usize,
+    pub other_files: Vec<ProblemItem>,
+    /// Items left out to keep the lists short.
+    pub omitted: usize,
+    pub unsaved: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// What to do when an open file changes on disk outside the editor.
@@ -402,6 +522,8 @@ impl Default for InitializationOptions {
             write_deny_list: None,
             allow_writes_outside_workspace: false,
             external_changes: ExternalChanges::Review,
+            diagnostics: false,
+            hunk_outcomes: false,
         }
     }
 }

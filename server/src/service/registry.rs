@@ -18,6 +18,8 @@ pub struct AgentInfo {
     /// The position encoding negotiated with this agent.
     pub encoding: PositionEncoding,
     pub access: crate::service::access::Access,
+    /// The agent's `initializationOptions`.
+    pub options: crate::service::protocol::AgentOptions,
 }
 
 /// Agents and pending edits.

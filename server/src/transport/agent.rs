@@ -77,6 +77,7 @@ impl AgentSession {
             connected_at: now_rfc3339(),
             encoding: PositionEncoding::Utf16,
             access: self.access,
+            options: Default::default(),
         })
     }
 
@@ -192,7 +193,24 @@ impl LanguageServer for AgentSession {
             Some(info) if !info.name.trim().is_empty() => (info.name, info.version),
             _ => (format!("agent #{}", self.id), None),
         };
-        let info = AgentInfo { id: self.id, name, version, connected_at: now_rfc3339(), encoding, access: self.access };
+        let options = match params.initialization_options {
+            Some(value) => serde_json::from_value(value).map_err(|error| jsonrpc::Error {
+                code: jsonrpc::ErrorCode::InvalidParams,
+                message: format!("initializationOptions: {error}. Send diagnostics and diagnosticsTimeoutMs only.")
+                    .into(),
+                data: Some(json!({"kind": "invalidParams", "field": "initializationOptions"})),
+            })?,
+            None => Default::default(),
+        };
+        let info = AgentInfo {
+            id: self.id,
+            name,
+            version,
+            connected_at: now_rfc3339(),
+            encoding,
+            access: self.access,
+            options,
+        };
         tracing::info!(agent = %info.name, id = self.id, encoding = encoding.as_str(), access = ?self.access, "agent connected");
         // A read-only agent is not offered the write methods; it may still preview
         // changes with dry runs of those that have one.

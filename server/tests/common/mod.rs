@@ -259,6 +259,11 @@ struct EditorShared {
     /// Reload a document from disk when the server says `verbatim/externalChange`
     /// with kind `reload` (as VS Code reloads clean documents by itself).
     reload_clean: Mutex<bool>,
+    /// Answers to `verbatim/diagnostics`, in order (`None`: never answer); an
+    /// empty queue answers with no documents.
+    diagnostics_answers: Mutex<std::collections::VecDeque<Option<Value>>>,
+    /// The params of every `verbatim/diagnostics` received.
+    diagnostics_requests: Mutex<Vec<Value>>,
 }
 
 /// An editor driving the real binary over stdio pipes.
@@ -333,6 +338,8 @@ impl ScriptedEditor {
             review: Mutex::new(Review::Accept),
             encoding: Mutex::new("utf-16".into()),
             reload_clean: Mutex::new(true),
+            diagnostics_answers: Mutex::default(),
+            diagnostics_requests: Mutex::default(),
         });
         let (external_tx, external_rx) = mpsc::unbounded_channel();
         let (reviews_tx, reviews_rx) = mpsc::unbounded_channel();
@@ -381,6 +388,16 @@ impl ScriptedEditor {
                     continue;
                 }
                 let Some(id) = message.get("id").cloned() else { continue };
+                if method == "verbatim/diagnostics" {
+                    loop_shared.diagnostics_requests.lock().unwrap().push(message["params"].clone());
+                    let answer = loop_shared.diagnostics_answers.lock().unwrap().pop_front();
+                    match answer {
+                        Some(Some(answer)) => loop_connection.respond(&id, answer).await,
+                        Some(None) => {}
+                        None => loop_connection.respond(&id, json!({"documents": []})).await,
+                    }
+                    continue;
+                }
                 if method != "workspace/applyEdit" {
                     loop_connection.respond(&id, Value::Null).await;
                     continue;
@@ -411,6 +428,16 @@ impl ScriptedEditor {
     /// The applyEdit requests the server has cancelled so far.
     pub fn cancelled(&self) -> Vec<Value> {
         self.shared.cancelled.lock().unwrap().clone()
+    }
+
+    /// Queues the answers to the next `verbatim/diagnostics` requests.
+    pub fn answer_diagnostics(&self, answers: Vec<Option<Value>>) {
+        self.shared.diagnostics_answers.lock().unwrap().extend(answers);
+    }
+
+    /// The params of the `verbatim/diagnostics` requests received so far.
+    pub fn diagnostics_requests(&self) -> Vec<Value> {
+        self.shared.diagnostics_requests.lock().unwrap().clone()
     }
 
     pub fn set_review(&self, review: Review) {
@@ -819,6 +846,11 @@ pub struct Agent {
 
 impl Agent {
     pub async fn connect(socket: &Path, name: &str, encodings: &[&str]) -> Self {
+        Self::connect_with(socket, name, encodings, Value::Null).await
+    }
+
+    /// Connects with `initializationOptions`.
+    pub async fn connect_with(socket: &Path, name: &str, encodings: &[&str], options: Value) -> Self {
         let stream = tokio::net::UnixStream::connect(socket).await.unwrap();
         let (read, write) = stream.into_split();
         let (connection, _incoming) = Connection::start(read, write);
@@ -826,7 +858,8 @@ impl Agent {
             .request(
                 "initialize",
                 json!({"processId": null, "clientInfo": {"name": name}, "rootUri": null,
-                       "capabilities": {"general": {"positionEncodings": encodings}}}),
+                       "capabilities": {"general": {"positionEncodings": encodings}},
+                       "initializationOptions": options}),
             )
             .await
             .unwrap();

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 
-import { findServer, nodeBootstrapHost, searchPath, ServerNotFoundError, type BootstrapHost } from "../../src/bootstrap";
+import { bundledServerPath, findServer, nodeBootstrapHost, searchPath, ServerNotFoundError, type BootstrapHost } from "../../src/bootstrap";
 
 /** A fake file system: `files` maps an executable path to what its `--version` prints (or `Error` when it fails). */
 function fakeHost(files: Record<string, string | Error>): BootstrapHost & { lines: string[] } {
@@ -139,6 +139,31 @@ describe("findServer in an untrusted workspace", () => {
         const found = await findServer({ ...untrusted, configuredPath: undefined }, host);
         assert.equal(found.source, "PATH");
         assert.ok(host.lines.some((line) => line === "  1. verbatim.server.path: not set"));
+    });
+});
+
+describe("the bundled binary", () => {
+    test("is server/verbatim inside the extension (verbatim.exe on Windows), where npm run package puts it", () => {
+        assert.equal(bundledServerPath("/ext", "linux"), path.join("/ext", "server", "verbatim"));
+        assert.equal(bundledServerPath("/ext", "darwin"), path.join("/ext", "server", "verbatim"));
+        assert.equal(bundledServerPath("/ext", "win32"), path.join("/ext", "server", "verbatim.exe"));
+    });
+
+    test("lookup order: the setting, then the bundled binary, then PATH, each looked at only when the one before is absent", async () => {
+        const setting = "/opt/verbatim";
+        const bundled = base.bundledPath;
+        const onPath = "/usr/local/bin/verbatim";
+        const cases: { files: Record<string, string>; configuredPath: string | undefined; source: string; touched: string[] }[] = [
+            { files: { [setting]: "verbatim 0.3.0", [bundled]: "verbatim 0.2.0", [onPath]: "verbatim 0.1.0" }, configuredPath: setting, source: "setting", touched: [setting, setting] },
+            { files: { [bundled]: "verbatim 0.2.0", [onPath]: "verbatim 0.1.0" }, configuredPath: undefined, source: "bundled", touched: [bundled, bundled] },
+            { files: { [onPath]: "verbatim 0.1.0" }, configuredPath: undefined, source: "PATH", touched: [bundled, onPath, onPath] },
+        ];
+        for (const { files, configuredPath, source, touched } of cases) {
+            const host = recordingHost(files);
+            const found = await findServer({ ...base, configuredPath }, host);
+            assert.equal(found.source, source);
+            assert.deepEqual(host.touched, touched, `${source}: what was looked at, in order`);
+        }
     });
 });
 

@@ -44,12 +44,14 @@ test("initializationOptions follow the review mode and the externalChanges setti
         needsConfirmation: true,
         statusNotifications: true,
         externalChanges: "review",
+        diagnostics: true,
         hunkOutcomes: true,
     });
     assert.deepEqual(initializationOptions("auto", "off", "refactorPreview"), {
         needsConfirmation: false,
         statusNotifications: true,
         externalChanges: "off",
+        diagnostics: true,
         hunkOutcomes: false,
     });
 });
