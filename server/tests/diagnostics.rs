@@ -35,6 +35,15 @@ async fn editor(diagnostics: bool) -> ScriptedEditor {
     .await
 }
 
+/// A one-line `strReplace` (summary "s"), with `diagnostics` unless it is null.
+async fn replace(agent: &Agent, uri: &str, old: &str, new: &str, diagnostics: Value) -> Value {
+    let mut params = json!({"uri": uri, "oldStr": old, "newStr": new, "summary": "s"});
+    if !diagnostics.is_null() {
+        params["diagnostics"] = diagnostics;
+    }
+    agent.call("verbatim/strReplace", params).await.unwrap()
+}
+
 #[tokio::test]
 async fn a_problem_that_only_moved_is_existing_and_a_new_one_is_introduced() {
     let editor = editor(true).await;
@@ -115,13 +124,7 @@ async fn an_editor_that_does_not_settle_gives_timed_out_never_a_clean_bill() {
     let uri = editor.open("app.py", "x = 1\n", "x = 1\n").await;
     editor.answer_diagnostics(vec![Some(answer(&uri, "settled", vec![])), Some(answer(&uri, "timedOut", vec![]))]);
     let agent = editor.agent("claude").await;
-    let result = agent
-        .call(
-            "verbatim/strReplace",
-            json!({"uri": uri, "oldStr": "1", "newStr": "2", "summary": "s", "diagnostics": true}),
-        )
-        .await
-        .unwrap();
+    let result = replace(&agent, &uri, "1", "2", json!(true)).await;
     let report = &result["diagnostics"];
     assert_eq!(report["status"], "timedOut");
     assert!(report["note"].as_str().unwrap().contains("not a clean bill"), "{report}");
@@ -153,13 +156,7 @@ async fn a_document_no_language_server_serves_is_unavailable() {
     editor
         .answer_diagnostics(vec![Some(answer(&uri, "unavailable", vec![])), Some(answer(&uri, "unavailable", vec![]))]);
     let agent = editor.agent("claude").await;
-    let result = agent
-        .call(
-            "verbatim/strReplace",
-            json!({"uri": uri, "oldStr": "a", "newStr": "b", "summary": "s", "diagnostics": true}),
-        )
-        .await
-        .unwrap();
+    let result = replace(&agent, &uri, "a", "b", json!(true)).await;
     assert_eq!(result["diagnostics"]["status"], "unavailable");
 }
 
@@ -168,13 +165,7 @@ async fn an_editor_without_diagnostics_is_unavailable_and_not_asked() {
     let editor = editor(false).await;
     let uri = editor.open("app.py", "x = 1\n", "x = 1\n").await;
     let agent = editor.agent("claude").await;
-    let result = agent
-        .call(
-            "verbatim/strReplace",
-            json!({"uri": uri, "oldStr": "1", "newStr": "2", "summary": "s", "diagnostics": true}),
-        )
-        .await
-        .unwrap();
+    let result = replace(&agent, &uri, "1", "2", json!(true)).await;
     assert_eq!(result["diagnostics"]["status"], "unavailable");
     assert!(result["diagnostics"]["note"].as_str().unwrap().contains("does not report diagnostics"));
     assert!(editor.diagnostics_requests().is_empty());
@@ -185,10 +176,7 @@ async fn without_diagnostics_nothing_is_asked_and_nothing_reported() {
     let editor = editor(true).await;
     let uri = editor.open("app.py", "x = 1\n", "x = 1\n").await;
     let agent = editor.agent("claude").await;
-    let result = agent
-        .call("verbatim/strReplace", json!({"uri": uri, "oldStr": "1", "newStr": "2", "summary": "s"}))
-        .await
-        .unwrap();
+    let result = replace(&agent, &uri, "1", "2", Value::Null).await;
     assert_eq!(result.get("diagnostics"), None);
     assert!(editor.diagnostics_requests().is_empty(), "no cost when off");
 }
@@ -205,19 +193,10 @@ async fn the_connection_default_applies_and_a_write_can_turn_it_off() {
         json!({"diagnostics": "warnings", "diagnosticsTimeoutMs": 1000}),
     )
     .await;
-    let result = agent
-        .call("verbatim/strReplace", json!({"uri": uri, "oldStr": "1", "newStr": "2", "summary": "s"}))
-        .await
-        .unwrap();
+    let result = replace(&agent, &uri, "1", "2", Value::Null).await;
     assert_eq!(result["diagnostics"]["severity"], "warnings");
     assert_eq!(editor.diagnostics_requests()[1]["wait"]["timeoutMs"], 1000);
-    let result = agent
-        .call(
-            "verbatim/strReplace",
-            json!({"uri": uri, "oldStr": "2", "newStr": "3", "summary": "s", "diagnostics": false}),
-        )
-        .await
-        .unwrap();
+    let result = replace(&agent, &uri, "2", "3", json!(false)).await;
     assert_eq!(result.get("diagnostics"), None);
 }
 
