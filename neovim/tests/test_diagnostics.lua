@@ -310,3 +310,23 @@ H.test("a language server that stays silent: timedOut, never a clean bill", func
   H.note("the note: " .. d.note)
   vim.lsp.stop_client(silent --[[@as integer]], true)
 end)
+
+H.test("disable stops recording diagnostic changes; enable starts again", function()
+  local buf = api.nvim_create_buf(false, true)
+  local ns = api.nvim_create_namespace("verbatim-test-disable")
+  diagnostics.disable()
+  vim.diagnostic.set(
+    ns,
+    buf,
+    { { lnum = 0, col = 0, message = "x", severity = vim.diagnostic.severity.ERROR } }
+  )
+  H.eq(nil, diagnostics.changes[buf], "nothing is recorded once disabled")
+  diagnostics.enable()
+  vim.diagnostic.set(
+    ns,
+    buf,
+    { { lnum = 0, col = 0, message = "y", severity = vim.diagnostic.severity.ERROR } }
+  )
+  H.truthy(diagnostics.changes[buf] ~= nil, "recorded again once enabled")
+  api.nvim_buf_delete(buf, { force = true })
+end)

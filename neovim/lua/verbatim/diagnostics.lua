@@ -72,9 +72,11 @@ local function record(bufnr, diagnostics)
   end
 end
 
+local GROUP = "verbatim.diagnostics"
+
 --- Starts recording diagnostic changes; calling it again is harmless.
 function M.enable()
-  local group = api.nvim_create_augroup("verbatim.diagnostics", { clear = true })
+  local group = api.nvim_create_augroup(GROUP, { clear = true })
   api.nvim_create_autocmd("DiagnosticChanged", {
     group = group,
     desc = "verbatim: remember when each buffer's diagnostics changed",
@@ -89,6 +91,12 @@ function M.enable()
       M.changes[args.buf] = nil
     end,
   })
+end
+
+--- Stops recording diagnostic changes and forgets those recorded.
+function M.disable()
+  api.nvim_create_augroup(GROUP, { clear = true })
+  M.changes = {}
 end
 
 --- The loaded buffer of a URI, if any (looking it up by name would create one).

@@ -249,6 +249,7 @@ end
 --- Stops attaching to new buffers and stops every Verbatim client.
 function M.disable()
   api.nvim_clear_autocmds({ group = group })
+  require("verbatim.diagnostics").disable()
   for _, client in ipairs(M.clients()) do
     client:stop()
   end
