@@ -4,11 +4,9 @@
 // proposal, with Accept / Reject CodeLenses on every hunk.
 //
 // Needs: CODE_SERVER_BIN, VERBATIM_BIN, VERBATIM_TEST_OUTPUT (test/run.sh sets them).
-// The agent's `hunks` result is checked when the server lists `hunks` in the
-// FEATURES file next to it (a server without it still gets the right text).
 
 import * as assert from "node:assert/strict";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe } from "node:test";
 import { pathToFileURL } from "node:url";
@@ -17,10 +15,6 @@ import { ResponseError } from "./agent.mjs";
 import { extensionDir, launchEditor, numberedFile, numberedLine, requiredEnv, scenarioSteps, waitFor, withTimeout, writeAtomically } from "./harness.mjs";
 
 const output = path.join(requiredEnv("VERBATIM_TEST_OUTPUT"), "inline-review");
-const serverHasHunks = (() => {
-    const features = path.join(path.dirname(requiredEnv("VERBATIM_BIN")), "FEATURES");
-    return existsSync(features) && /\bhunks\b/.test(readFileSync(features, "utf8"));
-})();
 
 const REVIEW = ["fn main() {", "    let x = 1;", "    let y = 2;", "    let z = 3;", "    let w = 4;", "    println!(\"{x} {y}\");", "}", ""].join("\n");
 const OTHER = "first line of the other file\nsecond line\n";
@@ -143,17 +137,13 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         assert.equal(result.applied, true);
         const expected = REVIEW.replace("let x = 1;", "let x = 10;");
         assert.equal((await waitForText("review.rs", expected)).text, expected);
-        if (serverHasHunks) {
-            assert.equal(result.partial, true);
-            assert.deepEqual(result.hunks.map(({ index, accepted }) => ({ index, accepted })), [
-                { index: 0, accepted: true },
-                { index: 1, accepted: false },
-            ]);
-            assert.equal(result.modifiedByEditor, false);
-            assert.equal(result.reason, "keep w as it is");
-        } else {
-            console.log(`# the server does not report hunks yet; its answer: ${JSON.stringify(result)}`);
-        }
+        assert.equal(result.partial, true);
+        assert.deepEqual(result.hunks.map(({ index, accepted }) => ({ index, accepted })), [
+            { index: 0, accepted: true },
+            { index: 1, accepted: false },
+        ]);
+        assert.equal(result.modifiedByEditor, false);
+        assert.equal(result.reason, "keep w as it is");
         await diff().waitFor({ state: "detached" });
         await statusBar().getByText("to review").first().waitFor({ state: "detached" });
     });
@@ -253,7 +243,7 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         const result = await withTimeout(pending, "the agent's answer");
         assert.equal(result.applied, true);
         assert.equal(result.rebased, true);
-        if (serverHasHunks) assert.deepEqual(result.hunks.map((hunk) => hunk.accepted), [true, true]);
+        assert.deepEqual(result.hunks.map((hunk) => hunk.accepted), [true, true]);
         const expected = typed.replace("let x = 10;", "let x = 11;").replace('println!("{x} {y}");', 'println!("{x} {y} {z}");');
         assert.equal((await waitForText("review.rs", expected)).text, expected);
     });

@@ -6,9 +6,7 @@
 //    server (diagnostics_probe_server.mjs) that asks the way the server does:
 //    a baseline when a document opens, and a wait for each new version.
 // 2. The whole path: an agent's edit with `diagnostics: true` through the real
-//    server, whose result names the error the edit introduced. It needs a
-//    server that asks `verbatim/diagnostics`; a FEATURES file beside
-//    VERBATIM_BIN without a `diagnostics` line skips it.
+//    server, whose result names the error the edit introduced.
 //
 // Runs after vscode.test.mjs (the file name sorts after it), which clears the
 // output directory first.
@@ -16,7 +14,7 @@
 // Needs: CODE_SERVER_BIN, VERBATIM_BIN, VERBATIM_TEST_OUTPUT (test/run.sh sets them).
 
 import * as assert from "node:assert/strict";
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -57,29 +55,6 @@ async function typeUndefinedName(page) {
     await page.keyboard.press("End");
     await page.keyboard.press("Enter");
     await page.keyboard.insertText("missingName;");
-}
-
-/**
- * Why the real server cannot take part yet, or `undefined` when it can. A
- * FEATURES file beside VERBATIM_BIN (a line per feature, starting with its
- * name, as on machines that share a prebuilt server) decides when there is one; else the server built
- * from this repository does when its source sends `verbatim/diagnostics`.
- */
-function missingServerFeature() {
-    const bin = requiredEnv("VERBATIM_BIN");
-    const missing = `the server binary ${bin} does not ask verbatim/diagnostics yet (the server's half of issue 14, "diagnostics" in FEATURES)`;
-    const featuresFile = path.join(path.dirname(bin), "FEATURES");
-    if (existsSync(featuresFile)) {
-        // One feature a line, its name first: "hunks: params.verbatim {…} (since 23:14)".
-        return readFileSync(featuresFile, "utf8").split("\n").some((line) => /^\s*diagnostics\b/.test(line)) ? undefined : missing;
-    }
-    const sources = path.join(here, "..", "..", "..", "server", "src");
-    const rustFiles = (dir) =>
-        readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-            entry.isDirectory() ? rustFiles(path.join(dir, entry.name)) : entry.name.endsWith(".rs") ? [path.join(dir, entry.name)] : [],
-        );
-    const asks = existsSync(sources) && rustFiles(sources).some((file) => readFileSync(file, "utf8").includes('"verbatim/diagnostics"'));
-    return asks ? undefined : missing;
 }
 
 describe("verbatim/diagnostics answered by VS Code (a stand-in server asks)", { concurrency: false }, () => {
@@ -190,12 +165,10 @@ describe("verbatim/diagnostics answered by VS Code (a stand-in server asks)", { 
 });
 
 describe("an agent's edit with diagnostics: true, through the real server", { concurrency: false }, () => {
-    const skip = missingServerFeature() ?? false;
     let editor;
     let agent;
 
     before(async () => {
-        if (skip) return;
         editor = await launchEditor({
             setup: writeFixture,
             // No preview tabs: opening lib.js must leave use.js open, for TypeScript to check it.
@@ -210,7 +183,7 @@ describe("an agent's edit with diagnostics: true, through the real server", { co
         await editor?.close();
     });
 
-    test("result.diagnostics.introduced names TypeScript's 2304 at the new line", { skip }, async (t) => {
+    test("result.diagnostics.introduced names TypeScript's 2304 at the new line", async (t) => {
         const { page } = editor;
         await editor.openFromExplorer("check.js", "console.log(count);");
         await waitForTypeScript(page);
@@ -243,7 +216,7 @@ describe("an agent's edit with diagnostics: true, through the real server", { co
         assert.ok(report.existing >= 1, "the 2322 that was there before is counted as existing");
     });
 
-    test("an edit that breaks a caller in another open file: otherFiles names it", { skip }, async (t) => {
+    test("an edit that breaks a caller in another open file: otherFiles names it", async (t) => {
         await editor.openFromExplorer("use.js", "greet");
         await editor.openFromExplorer("lib.js", "function greet");
         await waitForTypeScript(editor.page);
