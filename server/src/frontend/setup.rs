@@ -411,7 +411,7 @@ mod tests {
             plan.changes[0].diff(),
             format!(
                 "--- /dev/null\n+++ {0}/project/.mcp.json\n@@ -0,0 +1,10 @@\n+{{\n+  \"mcpServers\": {{\n+    \"verbatim\": {{\n\
-                 +      \"args\": [\n+        \"mcp\"\n+      ],\n+      \"command\": \"verbatim\"\n+    }}\n+  }}\n+}}\n",
+                 +      \"command\": \"verbatim\",\n+      \"args\": [\n+        \"mcp\"\n+      ]\n+    }}\n+  }}\n+}}\n",
                 dir.path().display()
             )
         );
@@ -450,6 +450,22 @@ mod tests {
             settings,
             json!({"permissions": {"allow": ["Bash(ls)"], "deny": ["Read(.env)", "Edit"]}, "model": "opus"})
         );
+    }
+
+    #[test]
+    fn the_keys_of_a_json_file_keep_their_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = options(Agent::GeminiCli, Scope::Project, dir.path());
+        std::fs::create_dir_all(dir.path().join("project/.gemini")).unwrap();
+        let path = dir.path().join("project/.gemini/settings.json");
+        std::fs::write(&path, "{\n  \"theme\": \"dark\",\n  \"autoAccept\": false\n}\n").unwrap();
+        let plan = setup_twice(&options);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (theme, auto, servers) =
+            (text.find("\"theme\"").unwrap(), text.find("\"autoAccept\"").unwrap(), text.find("\"mcpServers\"").unwrap());
+        assert!(theme < auto && auto < servers, "the person's keys first, as they were; the new one last:\n{text}");
+        let diff = plan.changes[0].diff();
+        assert!(!diff.contains("-  \"theme\""), "no line of the person's moves:\n{diff}");
     }
 
     #[test]
