@@ -455,4 +455,17 @@ async fn a_quote_with_a_typo_prints_the_real_lines_so_the_next_call_needs_no_rea
     assert!(typo.stderr.contains("The closest text is t.py lines 2-2 (98% alike; it follows, with a diff"), "{typo:?}");
     assert!(typo.stderr.contains("-return compute(alpha, betta)\n+    return compute(alpha, beta)"), "{typo:?}");
     assert_eq!(project.text("t.py"), "def f():\n    return compute(alpha, beta)\n");
+
+    // A patch with a typo in each of two files shows both closest texts.
+    project.write("u.py", "def g():\n    return measure(gamma, delta)\n");
+    let patch = "*** Begin Patch\n*** Update File: t.py\n@@\n-    return compute(alpha, betta)\n+    return 1\n\
+                 *** Update File: u.py\n@@\n-    return measure(gama, delta)\n+    return 2\n*** End Patch\n";
+    let run = cli.run_with_stdin(&["patch", "-m", "Two typos"], patch.as_bytes()).await;
+    run.expect_code(3);
+    assert!(run.stderr.contains("2 parts of the patch failed"), "{run:?}");
+    assert!(run.stderr.contains("\n     2 |     return compute(alpha, beta)"), "{run:?}");
+    assert!(run.stderr.contains("For patch line 7 (u.py):"), "{run:?}");
+    assert!(run.stderr.contains("\n     2 |     return measure(gamma, delta)"), "{run:?}");
+    assert!(!run.stderr.contains("data.closest"), "{run:?}");
+    assert_eq!(project.text("u.py"), "def g():\n    return measure(gamma, delta)\n");
 }

@@ -136,6 +136,17 @@ pub fn error(error: &ProtocolError, vocabulary: Vocabulary) -> String {
         }
         _ => {}
     }
+    // The other failures of a patch: each missing quote's closest text too.
+    let others =
+        error.data.get("failures").and_then(Value::as_array).and_then(|failures| failures.get(1..)).unwrap_or(&[]);
+    for failure in others {
+        let Some(closest) = failure.get("closest") else { continue };
+        out = out.replace(CLOSEST_IN_DATA, "; it follows, with a diff from your quote");
+        let line = failure.get("line").and_then(Value::as_u64).unwrap_or(0);
+        let path = failure.get("path").and_then(Value::as_str).unwrap_or("");
+        let _ = write!(out, "\n\nFor patch line {line} ({path}):");
+        closest_region(&mut out, closest);
+    }
     out
 }
 

@@ -461,8 +461,11 @@ mod tests {
         std::fs::write(&path, "{\n  \"theme\": \"dark\",\n  \"autoAccept\": false\n}\n").unwrap();
         let plan = setup_twice(&options);
         let text = std::fs::read_to_string(&path).unwrap();
-        let (theme, auto, servers) =
-            (text.find("\"theme\"").unwrap(), text.find("\"autoAccept\"").unwrap(), text.find("\"mcpServers\"").unwrap());
+        let (theme, auto, servers) = (
+            text.find("\"theme\"").unwrap(),
+            text.find("\"autoAccept\"").unwrap(),
+            text.find("\"mcpServers\"").unwrap(),
+        );
         assert!(theme < auto && auto < servers, "the person's keys first, as they were; the new one last:\n{text}");
         let diff = plan.changes[0].diff();
         assert!(!diff.contains("-  \"theme\""), "no line of the person's moves:\n{diff}");
