@@ -298,11 +298,11 @@ pub async fn serve(
 }
 
 /// The tool's arguments, parsed; a mistake is a tool error that says what was wrong.
-fn parse<T: DeserializeOwned>(tool: &str, arguments: JsonObject) -> Result<T, CallToolResult> {
+fn parse<T: DeserializeOwned>(tool: &str, arguments: JsonObject) -> Result<T, Box<CallToolResult>> {
     serde_json::from_value(Value::Object(arguments)).map_err(|error| {
-        tool_error(format!(
+        Box::new(tool_error(format!(
             "invalidParams: invalid arguments for {tool}: {error}. See the tool's input schema for its parameters."
-        ))
+        )))
     })
 }
 
@@ -339,7 +339,7 @@ impl VerbatimMcp {
     async fn read_file(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
         let args: ReadFileArgs = match parse("read_file", arguments) {
             Ok(args) => args,
-            Err(error) => return error,
+            Err(error) => return *error,
         };
         let params = json!({"uri": self.frontend.uri_of(&args.path)});
         // The header names the file as the model named it.
@@ -508,7 +508,7 @@ impl VerbatimMcp {
                 let (name, params) = to_call(args);
                 self.run(name, params, context, describe).await
             }
-            Err(error) => error,
+            Err(error) => *error,
         }
     }
 
