@@ -321,6 +321,36 @@ async fn two_headless_writers_racing_on_one_file_lose_no_update() {
 }
 
 #[tokio::test]
+async fn patches_racing_on_two_files_lose_no_update_and_leave_no_half_patch() {
+    let project = Project::new();
+    let lines = 8;
+    let text: String = (0..lines).map(|i| format!("line {i}\n")).collect();
+    project.write("a.txt", &text);
+    project.write("b.txt", &text);
+    // Each patch changes line i of both files: all of it applies, or none does.
+    let mut tasks = Vec::new();
+    for i in 0..lines {
+        let cli = project.cli.clone();
+        tasks.push(tokio::spawn(async move {
+            let patch = format!(
+                "*** Begin Patch\n*** Update File: a.txt\n@@\n-line {i}\n+LINE {i}\n\
+                 *** Update File: b.txt\n@@\n-line {i}\n+LINE {i}\n*** End Patch\n"
+            );
+            cli.run_with_stdin(&["patch", "-m", "upper", "--agent", &format!("patcher-{i}")], patch.as_bytes()).await
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap().expect_code(0);
+    }
+    let expected: String = (0..lines).map(|i| format!("LINE {i}\n")).collect();
+    assert_eq!(project.text("a.txt"), expected);
+    assert_eq!(project.text("b.txt"), expected);
+    let leftovers: Vec<_> =
+        std::fs::read_dir(project.dir.path()).unwrap().flatten().map(|entry| entry.file_name()).collect();
+    assert_eq!(leftovers.len(), 2, "temporary files were left: {leftovers:?}");
+}
+
+#[tokio::test]
 async fn racers_with_the_same_base_rev_are_refused_not_merged() {
     let project = Project::new();
     project.write("r.txt", "a\nb\n");
