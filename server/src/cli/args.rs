@@ -173,6 +173,10 @@ pub struct SetupArgs {
     /// Claude Code: leave its built-in Edit tool allowed.
     #[arg(long)]
     pub keep_builtin: bool,
+    /// Start the MCP server with --diagnostics: every write reports the problems it
+    /// introduced and resolved, from the editor's language servers.
+    #[arg(long)]
+    pub diagnostics: bool,
     /// Report what is configured and what is missing; exits 1 if anything is.
     #[arg(long)]
     pub check: bool,

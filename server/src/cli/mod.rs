@@ -404,6 +404,7 @@ fn setup(args: &args::SetupArgs) -> Result<(), Failure> {
         project,
         home,
         command: "verbatim".into(),
+        diagnostics: args.diagnostics,
     };
     let failed = |error: setup::SetupError| Failure::Usage(error.to_string());
     if args.check {

@@ -68,6 +68,9 @@ pub struct SetupOptions {
     pub home: PathBuf,
     /// How the agent should start Verbatim's MCP server.
     pub command: String,
+    /// Start it with `--diagnostics`: every write reports what the editor's language
+    /// servers say after it.
+    pub diagnostics: bool,
 }
 
 /// One file's change.
@@ -162,13 +165,19 @@ fn read(path: &Path) -> Result<Option<String>, SetupError> {
     }
 }
 
+/// The arguments that start Verbatim's MCP server.
+fn mcp_args(options: &SetupOptions) -> Vec<&'static str> {
+    if options.diagnostics { vec!["mcp", "--diagnostics"] } else { vec!["mcp"] }
+}
+
 /// The MCP server entry, as the agent's format wants it.
 fn server_entry(options: &SetupOptions) -> Value {
+    let args = mcp_args(options);
     match options.agent {
         Agent::GeminiCli => {
-            json!({"command": options.command, "args": ["mcp"], "timeout": TOOL_TIMEOUT_SECS * 1000})
+            json!({"command": options.command, "args": args, "timeout": TOOL_TIMEOUT_SECS * 1000})
         }
-        _ => json!({"command": options.command, "args": ["mcp"]}),
+        _ => json!({"command": options.command, "args": args}),
     }
 }
 
@@ -181,7 +190,12 @@ pub fn plan(options: &SetupOptions) -> Result<Plan, SetupError> {
         merge_codex(&files.servers, before.as_deref(), options)?
     } else {
         merge_json(&files.servers, before.as_deref(), |root| {
-            object_at(root, "mcpServers").insert("verbatim".into(), server_entry(options));
+            let servers = object_at(root, "mcpServers");
+            let entry = server_entry(options);
+            // An equal entry stays as written, whatever the order of its keys.
+            if servers.get("verbatim") != Some(&entry) {
+                servers.insert("verbatim".into(), entry);
+            }
         })?
     };
     plan.changes.push(FileChange { path: files.servers, before, after });
@@ -363,15 +377,17 @@ fn merge_codex(path: &Path, text: Option<&str>, options: &SetupOptions) -> Resul
         }
     };
     set("command", options.command.as_str().into());
-    set("args", toml_edit::Value::Array(toml_edit::Array::from_iter(["mcp"])));
+    set("args", toml_edit::Value::Array(toml_edit::Array::from_iter(mcp_args(options))));
     set("tool_timeout_sec", i64::try_from(TOOL_TIMEOUT_SECS).unwrap_or(600).into());
     Ok(document.to_string())
 }
 
 fn codex_snippet(options: &SetupOptions) -> String {
+    let args: Vec<String> = mcp_args(options).iter().map(|arg| format!("\"{arg}\"")).collect();
     format!(
-        "[mcp_servers.verbatim]\ncommand = \"{}\"\nargs = [\"mcp\"]\ntool_timeout_sec = {TOOL_TIMEOUT_SECS}\n",
-        options.command
+        "[mcp_servers.verbatim]\ncommand = \"{}\"\nargs = [{}]\ntool_timeout_sec = {TOOL_TIMEOUT_SECS}\n",
+        options.command,
+        args.join(", ")
     )
 }
 
@@ -388,6 +404,7 @@ mod tests {
             project: dir.join("project"),
             home: dir.join("home"),
             command: "verbatim".into(),
+            diagnostics: false,
         }
     }
 
@@ -469,6 +486,35 @@ mod tests {
         assert!(theme < auto && auto < servers, "the person's keys first, as they were; the new one last:\n{text}");
         let diff = plan.changes[0].diff();
         assert!(!diff.contains("-  \"theme\""), "no line of the person's moves:\n{diff}");
+    }
+
+    #[test]
+    fn an_entry_written_with_its_keys_in_another_order_is_already_configured() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = options(Agent::ClaudeCode, Scope::Project, dir.path());
+        std::fs::create_dir_all(dir.path().join("project")).unwrap();
+        let written = "{\n  \"mcpServers\": {\n    \"verbatim\": {\n      \"args\": [\n        \"mcp\"\n      ],\n      \"command\": \"verbatim\"\n    }\n  }\n}\n";
+        std::fs::write(dir.path().join("project/.mcp.json"), written).unwrap();
+        let plan = plan(&options).unwrap();
+        assert!(!plan.changes[0].changes_anything(), "{}", plan.changes[0].diff());
+    }
+
+    #[test]
+    fn diagnostics_start_the_server_with_its_flag_and_a_second_run_drops_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let with = SetupOptions { diagnostics: true, ..options(Agent::GeminiCli, Scope::Project, dir.path()) };
+        setup_twice(&with);
+        let settings: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("project/.gemini/settings.json")).unwrap())
+                .unwrap();
+        assert_eq!(settings["mcpServers"]["verbatim"]["args"], json!(["mcp", "--diagnostics"]));
+        // Without the flag, setup sets the entry back: it says what it will change.
+        let without = options(Agent::GeminiCli, Scope::Project, dir.path());
+        assert!(plan(&without).unwrap().changes[0].diff().contains("-        \"--diagnostics\""));
+        let codex = SetupOptions { diagnostics: true, ..options(Agent::Codex, Scope::User, dir.path()) };
+        setup_twice(&codex);
+        let toml = std::fs::read_to_string(dir.path().join("home/.codex/config.toml")).unwrap();
+        assert!(toml.contains("args = [\"mcp\", \"--diagnostics\"]"), "{toml}");
     }
 
     #[test]
