@@ -1,7 +1,9 @@
 // End-to-end test of the in-editor review (`verbatim.review.ui: "inline"`, the
 // default) in a real VS Code: code-server in Chromium, an agent on the
 // server's socket. Each agent edit opens a diff of the live document and the
-// proposal, with Accept / Reject CodeLenses on every hunk.
+// proposal, with Accept / Reject CodeLenses on every hunk; on a file of more
+// than `verbatim.review.diffMaxLines` lines (5,000), the hunks are marked in
+// the file's own editor instead, with the same lenses and an "Open diff".
 //
 // Needs: CODE_SERVER_BIN, VERBATIM_BIN, VERBATIM_TEST_OUTPUT (test/run.sh sets them).
 
@@ -356,24 +358,93 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         assert.equal((await read("other.txt")).text, before.text);
     });
 
-    step("a 20,000-line file: the review shows quickly, and Accept All leaves the buffer exact", async () => {
+    /** The CodeLenses in a file's own editor (not a diff), top to bottom. */
+    const fileLenses = (text) =>
+        page.locator(".monaco-editor:not(.monaco-diff-editor *) .codelens-decoration a").filter({ hasText: new RegExp(`^\\W*${text}\\s*$`) });
+
+    /**
+     * Waits for a review in the file's own editor: `inserted` shown as
+     * decoration text (VS Code draws it as a CSS pseudo-element's content), and
+     * the lenses.
+     */
+    async function waitForReviewInEditor(inserted) {
+        await page.waitForFunction(
+            (text) =>
+                [...document.querySelectorAll(".monaco-editor .view-lines span")].some(
+                    (span) => !span.closest(".monaco-diff-editor") && getComputedStyle(span, "::after").content.includes(text),
+                ),
+            inserted,
+            { timeout: 60_000 },
+        );
+        await fileLenses("Accept All").first().waitFor({ state: "visible" });
+    }
+
+    step("a 20,000-line file: the review shows in the file's own editor, the hunks marked, with Accept and Reject on each", async () => {
         const largeUri = uriOf(LARGE_NAME);
         const original = readFileSync(path.join(workspace, LARGE_NAME), "utf8");
         await editor.openFromExplorer(LARGE_NAME, numberedLine(1));
         const before = await waitForText(LARGE_NAME, original);
-        const target = numberedLine(LARGE_LINES - 7);
+        const first = numberedLine(LARGE_LINES - 9);
+        const last = numberedLine(LARGE_LINES - 6);
+        const quoted = [LARGE_LINES - 9, LARGE_LINES - 8, LARGE_LINES - 7, LARGE_LINES - 6].map(numberedLine).join("\n");
+        const replaced = quoted.replace(first, `${first} (edited)`).replace(last, `${last} (also edited)`);
         const started = Date.now();
-        const pending = send("verbatim/strReplace", { uri: largeUri, oldStr: target, newStr: `${target} (edited)`, summary: "Edit near the end", baseRev: before.rev });
-        await waitForReview("test-agent: Edit near the end", "(edited)");
+        const pending = send("verbatim/strReplace", { uri: largeUri, oldStr: quoted, newStr: replaced, summary: "Edit near the end", baseRev: before.rev });
+        await waitForReviewInEditor("(edited)");
         const shownMs = Date.now() - started;
-        console.log(`# review of a ${LARGE_LINES}-line file shown ${shownMs} ms after the agent sent the edit`);
+        console.log(`# review of a ${LARGE_LINES}-line file shown in its own editor ${shownMs} ms after the agent sent the edit`);
         writeFileSync(path.join(output, "large-review-ms.txt"), `${shownMs}\n`);
+        assert.equal(await diff().count(), 0, "no diff editor");
+        assert.equal(await fileLenses("Accept").count(), 2, "one Accept per hunk");
+        assert.equal(await fileLenses("Reject").count(), 2, "one Reject per hunk");
+        await fileLenses("Open diff").first().waitFor({ state: "visible" });
+        await fileLenses("test-agent: Edit near the end · 0 of 2 hunks decided").first().waitFor({ state: "visible" });
+        await page.screenshot({ path: path.join(output, "large-file-review.png") });
+        assert.equal((await read(LARGE_NAME)).text, original, "nothing applied yet");
+
+        await fileLenses("Accept").first().click();
+        await fileLenses("Accepted · Undo").first().waitFor({ state: "visible" });
+        await fileLenses("Reject").first().click();
+        await giveReason("");
+        const result = await withTimeout(pending, "the agent's answer");
+        assert.equal(result.applied, true);
+        assert.equal(result.partial, true);
+        assert.deepEqual(result.hunks.map(({ index, accepted }) => ({ index, accepted })), [
+            { index: 0, accepted: true },
+            { index: 1, accepted: false },
+        ]);
+        const expected = original.replace(first, `${first} (edited)`);
+        const live = await waitForText(LARGE_NAME, expected);
+        assert.ok(live.text === expected, "the original with exactly the accepted hunk");
+        await fileLenses("Accept All").first().waitFor({ state: "detached" });
+        await statusBar().getByText("to review").first().waitFor({ state: "detached" });
+        // The marks are gone with the review.
+        const marked = await page.evaluate(() =>
+            [...document.querySelectorAll(".monaco-editor .view-lines span")].some((span) => getComputedStyle(span, "::after").content.includes("also edited")),
+        );
+        assert.equal(marked, false, "no decoration left");
+    });
+
+    step("a 20,000-line file: Open diff shows the diff, and Accept All there leaves the buffer exact", async () => {
+        const before = await read(LARGE_NAME);
+        const target = numberedLine(LARGE_LINES - 3);
+        const pending = send("verbatim/strReplace", {
+            uri: uriOf(LARGE_NAME),
+            oldStr: target,
+            newStr: `${target} (in the diff)`,
+            summary: "Edit in the diff",
+            baseRev: before.rev,
+        });
+        await waitForReviewInEditor("(in the diff)");
+        await fileLenses("Open diff").first().click();
+        await waitForReview("test-agent: Edit in the diff", "(in the diff)");
         await lenses("Accept All").first().click();
         const result = await withTimeout(pending, "the agent's answer");
         assert.equal(result.applied, true);
         assert.equal(result.modifiedByEditor, false);
         const live = await read(LARGE_NAME);
-        assert.ok(live.text === original.replace(target, `${target} (edited)`), "the original with one line replaced");
+        assert.ok(live.text === before.text.replace(target, `${target} (in the diff)`), "the text with one line replaced");
+        await diff().waitFor({ state: "detached" });
     });
 
     step("a change made on disk to a file with unsaved changes is reviewed in the editor too", async () => {
