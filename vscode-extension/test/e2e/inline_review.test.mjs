@@ -365,7 +365,7 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
     /**
      * Waits for a review in the file's own editor: `inserted` shown as
      * decoration text (VS Code draws it as a CSS pseudo-element's content), and
-     * the lenses.
+     * the lenses. Resolves to when the marks were seen (the lenses come later).
      */
     async function waitForReviewInEditor(inserted) {
         await page.waitForFunction(
@@ -376,10 +376,12 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
             inserted,
             { timeout: 60_000 },
         );
+        const marked = Date.now();
         await fileLenses("Accept All").first().waitFor({ state: "visible" });
+        return marked;
     }
 
-    step("a 20,000-line file: the review shows in the file's own editor, the hunks marked, with Accept and Reject on each", async () => {
+    step("a 20,000-line file: the review shows in the file's own editor, the hunks marked; typing meanwhile, one hunk of two accepted", async () => {
         const largeUri = uriOf(LARGE_NAME);
         const original = readFileSync(path.join(workspace, LARGE_NAME), "utf8");
         await editor.openFromExplorer(LARGE_NAME, numberedLine(1));
@@ -390,9 +392,8 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         const replaced = quoted.replace(first, `${first} (edited)`).replace(last, `${last} (also edited)`);
         const started = Date.now();
         const pending = send("verbatim/strReplace", { uri: largeUri, oldStr: quoted, newStr: replaced, summary: "Edit near the end", baseRev: before.rev });
-        await waitForReviewInEditor("(edited)");
-        const shownMs = Date.now() - started;
-        console.log(`# review of a ${LARGE_LINES}-line file shown in its own editor ${shownMs} ms after the agent sent the edit`);
+        const shownMs = (await waitForReviewInEditor("(edited)")) - started;
+        console.log(`# review of a ${LARGE_LINES}-line file marked in its own editor ${shownMs} ms after the agent sent the edit (debug server; the lenses later)`);
         writeFileSync(path.join(output, "large-review-ms.txt"), `${shownMs}\n`);
         assert.equal(await diff().count(), 0, "no diff editor");
         assert.equal(await fileLenses("Accept").count(), 2, "one Accept per hunk");
@@ -404,16 +405,28 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
 
         await fileLenses("Accept").first().click();
         await fileLenses("Accepted · Undo").first().waitFor({ state: "visible" });
-        await fileLenses("Reject").first().click();
+        // Typing at the top of the file meanwhile: the edit is offered again below it, the decision kept.
+        await page.locator(".monaco-editor:not(.monaco-diff-editor *) .view-lines", { hasText: numberedLine(LARGE_LINES) }).first().click();
+        await page.keyboard.press("Control+Home");
+        await page.keyboard.type("typed at the top\n");
+        const typed = `typed at the top\n${original}`;
+        await waitForText(LARGE_NAME, typed);
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        await page.keyboard.press("Control+End");
+        await fileLenses("Accepted · Undo").first().waitFor({ state: "visible" });
+        assert.equal(await fileLenses("Reject").count(), 1, "only the second hunk waits");
+        // The keyboard, in the file's own editor: the cursor is below the last hunk, the one still undecided.
+        await page.keyboard.press("Control+Alt+n");
         await giveReason("");
         const result = await withTimeout(pending, "the agent's answer");
         assert.equal(result.applied, true);
         assert.equal(result.partial, true);
+        assert.equal(result.rebased, true);
         assert.deepEqual(result.hunks.map(({ index, accepted }) => ({ index, accepted })), [
             { index: 0, accepted: true },
             { index: 1, accepted: false },
         ]);
-        const expected = original.replace(first, `${first} (edited)`);
+        const expected = typed.replace(first, `${first} (edited)`);
         const live = await waitForText(LARGE_NAME, expected);
         assert.ok(live.text === expected, "the original with exactly the accepted hunk");
         await fileLenses("Accept All").first().waitFor({ state: "detached" });
