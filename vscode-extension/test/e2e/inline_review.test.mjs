@@ -460,6 +460,33 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         await diff().waitFor({ state: "detached" });
     });
 
+    step("a batch over a 20,000-line file and a small one: the large one in its own editor, the small one in a diff", async () => {
+        const largeBefore = await read(LARGE_NAME);
+        const otherBefore = await read("other.txt");
+        const target = numberedLine(LARGE_LINES - 1);
+        const pending = send("verbatim/batchEdit", {
+            summary: "Touch a large and a small file",
+            edits: [
+                { uri: uriOf(LARGE_NAME), oldStr: target, newStr: `${target} (batch)`, baseRev: largeBefore.rev },
+                { uri: uriOf("other.txt"), oldStr: "second line", newStr: "second line (batch)", baseRev: otherBefore.rev },
+            ],
+        });
+        await waitForReviewInEditor("(batch)");
+        assert.equal(await diff().count(), 0, "no diff for the large file");
+        await fileLenses("File 1 of 2: next file").first().click();
+        await waitForReview("test-agent: Touch a large and a small file", "second line (batch)");
+        await lenses("Accept").first().click();
+        // Back to the large file's own editor, at its undecided hunk; no diff tab of the review stays.
+        await waitForReviewInEditor("(batch)");
+        await diff().waitFor({ state: "detached" });
+        assert.equal((await read("other.txt")).text, otherBefore.text, "nothing applied before all is decided");
+        await page.keyboard.press("Control+Alt+y");
+        const result = await withTimeout(pending, "the agent's answer");
+        assert.equal(result.applied, true);
+        assert.ok((await read(LARGE_NAME)).text === largeBefore.text.replace(target, `${target} (batch)`), "the large file with one line replaced");
+        assert.equal((await read("other.txt")).text, otherBefore.text.replace("second line", "second line (batch)"));
+    });
+
     step("a change made on disk to a file with unsaved changes is reviewed in the editor too", async () => {
         await editor.openFromExplorer(DISK_NAME, "disk line 1");
         await waitForText(DISK_NAME, DISK_ORIGINAL);
