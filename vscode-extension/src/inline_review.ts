@@ -6,7 +6,11 @@
  * Each edit is shown in a diff editor: on the left the live document, on the
  * right a read-only proposal (scheme `verbatim-proposal:`) that holds the text
  * the edit was planned against with every hunk applied that is not rejected.
- * CodeLenses on the proposal accept or reject each hunk, or all of them;
+ * A file of more than `verbatim.review.diffMaxLines` lines is reviewed in its
+ * own editor instead (opening a copy of it and diffing is what makes a diff
+ * slow): its hunks are marked with decorations computed from the edits alone
+ * (`inline_marks.ts`), and an "Open diff" lens turns it to a diff.
+ * CodeLenses on the proposal (or that editor) accept or reject each hunk, or all of them;
  * commands (with keybindings under the `verbatim.reviewing` context key) do
  * the same at the cursor. Nothing is applied until every hunk of every file of
  * the edit is decided; then the accepted hunks' edits, as sent, are applied
