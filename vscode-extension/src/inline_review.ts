@@ -6,7 +6,11 @@
  * Each edit is shown in a diff editor: on the left the live document, on the
  * right a read-only proposal (scheme `verbatim-proposal:`) that holds the text
  * the edit was planned against with every hunk applied that is not rejected.
- * CodeLenses on the proposal accept or reject each hunk, or all of them;
+ * A file of more than `verbatim.review.diffMaxLines` lines is reviewed in its
+ * own editor instead (opening a copy of it and diffing is what makes a diff
+ * slow): its hunks are marked with decorations computed from the edits alone
+ * (`inline_marks.ts`), and an "Open diff" lens turns it to a diff.
+ * CodeLenses on the proposal (or that editor) accept or reject each hunk, or all of them;
  * commands (with keybindings under the `verbatim.reviewing` context key) do
  * the same at the cursor. Nothing is applied until every hunk of every file of
  * the edit is decided; then the accepted hunks' edits, as sent, are applied
@@ -27,6 +31,7 @@
 import * as vscode from "vscode";
 import type { ApplyWorkspaceEditParams, ApplyWorkspaceEditResult } from "vscode-languageserver-protocol";
 
+import { SECTION } from "./config";
 import { errorMessage } from "./errors";
 import {
     acceptedEdits,
@@ -42,8 +47,10 @@ import {
     readProposal,
     type Decision,
     type Proposal,
+    type HunkLines,
     type ProposalView,
 } from "./hunks";
+import { hunkMarks, readDiffMaxLines, usesFastPath, type HunkMarks } from "./inline_marks";
 
 export const PROPOSAL_SCHEME = "verbatim-proposal";
 /** How long a document must be still after the person typed before its edit is refused, to be offered again. */
@@ -51,6 +58,8 @@ export const SETTLE_MS = 300;
 /** How long to wait for the new offer of a refused edit before the review is withdrawn. */
 export const REOFFER_TIMEOUT_MS = 5_000;
 const CONTEXT_KEY = "verbatim.reviewing";
+/** Set while the review shown is in the file's own editor (a large file): the hunk keys work there too. */
+const IN_EDITOR_CONTEXT_KEY = "verbatim.reviewingInEditor";
 
 /** One edit under review, across its offers. */
 interface Review {
@@ -64,8 +73,14 @@ interface Review {
     bases: Map<string, string>;
     /** Per document: the version the edit applies to. */
     versions: Map<string, number>;
-    /** Which of its documents the diff editor shows. */
+    /** Which of its documents the review shows. */
     file: number;
+    /**
+     * Per document index, where it is reviewed once decided (on first show):
+     * in a diff, or in the file's own editor (more lines than
+     * `verbatim.review.diffMaxLines`; "Open diff" turns it to a diff).
+     */
+    places: Map<number, "diff" | "editor">;
     /** Answers the current offer; `undefined` while the review waits for a new offer. */
     answer: ((result: ApplyWorkspaceEditResult) => void) | undefined;
     /** The person decided every hunk while the document had moved: apply the new offer as soon as it comes. */
@@ -92,14 +107,35 @@ export class InlineReview implements vscode.Disposable {
     private readonly contentChanged = new vscode.EventEmitter<vscode.Uri>();
     private readonly lensesChanged = new vscode.EventEmitter<void>();
     private readonly statusItem: vscode.StatusBarItem;
+    /** In the file's own editor: the text a hunk removes. */
+    private readonly removedDecoration: vscode.TextEditorDecorationType;
+    /** In the file's own editor: the text a hunk inserts, shown after the removed text. */
+    private readonly insertedDecoration: vscode.TextEditorDecorationType;
+    /** The editors that hold the review's decorations, to clear them when it ends or moves on. */
+    private readonly decorated = new Set<vscode.TextEditor>();
 
     constructor(private readonly log: vscode.LogOutputChannel) {
+        this.removedDecoration = vscode.window.createTextEditorDecorationType({
+            backgroundColor: new vscode.ThemeColor("diffEditor.removedTextBackground"),
+            textDecoration: "line-through",
+            rangeBehavior: vscode.DecorationRangeBehavior.ClosedClosed,
+        });
+        this.insertedDecoration = vscode.window.createTextEditorDecorationType({
+            after: {
+                backgroundColor: new vscode.ThemeColor("diffEditor.insertedTextBackground"),
+                color: new vscode.ThemeColor("gitDecoration.addedResourceForeground"),
+                margin: "0 0 0 0.25em",
+            },
+            rangeBehavior: vscode.DecorationRangeBehavior.ClosedClosed,
+        });
         this.statusItem = vscode.window.createStatusBarItem("verbatim.review", vscode.StatusBarAlignment.Right, 101);
         this.statusItem.name = "Verbatim Review";
         this.statusItem.command = "verbatim.review.showQueue";
         this.statusItem.backgroundColor = new vscode.ThemeColor("statusBarItem.warningBackground");
         this.disposables.push(
             this.statusItem,
+            this.removedDecoration,
+            this.insertedDecoration,
             this.contentChanged,
             this.lensesChanged,
             vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, {
@@ -110,6 +146,12 @@ export class InlineReview implements vscode.Disposable {
                 onDidChangeCodeLenses: this.lensesChanged.event,
                 provideCodeLenses: (document) => this.codeLenses(document.uri),
             }),
+            // The file's own editor, for a review shown there: every scheme, since any document can be under review.
+            vscode.languages.registerCodeLensProvider({ scheme: "*" }, {
+                onDidChangeCodeLenses: this.lensesChanged.event,
+                provideCodeLenses: (document) => this.editorLenses(document.uri),
+            }),
+            vscode.window.onDidChangeVisibleTextEditors(() => this.decorate()),
             vscode.workspace.onDidChangeTextDocument((event) => this.onDidChangeDocument(event)),
             vscode.window.tabGroups.onDidChangeTabs((event) => this.onDidChangeTabs(event.closed)),
             ...this.registerCommands(),
@@ -173,6 +215,7 @@ export class InlineReview implements vscode.Disposable {
                     bases,
                     versions,
                     file: 0,
+                    places: new Map(),
                     answer: resolve,
                     applyOnNewOffer: false,
                     settleTimer: undefined,
@@ -441,12 +484,19 @@ export class InlineReview implements vscode.Disposable {
         return text;
     }
 
-    /** Opens the diff of one file of a review: the live document on the left, the proposal on the right. */
+    /**
+     * Shows one file of a review: in a diff (the live document on the left,
+     * the proposal on the right) or, for a large file, in its own editor.
+     */
     private async show(review: Review, file = review.file): Promise<void> {
         if (!this.reviews.includes(review)) return;
         this.shown = review;
         review.file = file;
         this.update();
+        if (this.inEditor(review, file)) {
+            await this.showInEditor(review, file);
+            return;
+        }
         const document = review.proposal.documents[file]!;
         const live = vscode.Uri.parse(document.uri);
         const files = review.proposal.documents.length;
@@ -463,6 +513,92 @@ export class InlineReview implements vscode.Disposable {
         this.log.info(
             `[review] "${review.proposal.label}": shown in ${Date.now() - started} ms (${Date.now() - review.arrivedAt} ms after it arrived)`,
         );
+    }
+
+    /**
+     * Shows one file of a review in its own editor, the hunks marked there
+     * (see {@link decorate}), at the first undecided hunk.
+     */
+    private async showInEditor(review: Review, file: number): Promise<void> {
+        const started = Date.now();
+        const uri = review.proposal.documents[file]!.uri;
+        const marks = this.marks(review, file);
+        const first = marks.find((hunk) => review.decisions[hunk.index] === undefined) ?? marks[0];
+        const position = new vscode.Position(first?.line ?? 0, 0);
+        const options: vscode.TextDocumentShowOptions = { preview: false, selection: new vscode.Range(position, position) };
+        const open = findDocument(uri);
+        const editor = await (open !== undefined ? vscode.window.showTextDocument(open, options) : vscode.window.showTextDocument(vscode.Uri.parse(uri), options));
+        editor.revealRange(new vscode.Range(position, position), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+        this.decorate();
+        this.lensesChanged.fire();
+        // One place per review: a diff of it shown before goes.
+        await this.closeTabs(review);
+        this.log.info(
+            `[review] "${review.proposal.label}": shown in its own editor in ${Date.now() - started} ms (${Date.now() - review.arrivedAt} ms after it arrived)`,
+        );
+    }
+
+    /** Whether a file of a review is reviewed in its own editor rather than in a diff; decided when first asked. */
+    private inEditor(review: Review, file: number): boolean {
+        let place = review.places.get(file);
+        if (place === undefined) {
+            const lineCount = findDocument(review.proposal.documents[file]!.uri)?.lineCount ?? 0;
+            const diffMaxLines = readDiffMaxLines(vscode.workspace.getConfiguration(SECTION).get("review.diffMaxLines"));
+            place = usesFastPath(lineCount, diffMaxLines) ? "editor" : "diff";
+            review.places.set(file, place);
+        }
+        return place === "editor";
+    }
+
+    /** Where a file's hunks lie in the document, and what they remove and insert: from the edits alone. */
+    private marks(review: Review, file: number): HunkMarks[] {
+        return hunkMarks(review.proposal.documents[file]!, review.proposal.hunks, review.decisions);
+    }
+
+    /**
+     * Marks the hunks of the review shown, if it is shown in the file's own
+     * editor, in every editor of that file; clears them everywhere else.
+     * While the review waits for a new offer, the marks already there stay:
+     * the editor has moved them with the person's typing.
+     */
+    private decorate(): void {
+        const review = this.shown;
+        const uri = review !== undefined && this.inEditor(review, review.file) ? review.proposal.documents[review.file]!.uri : undefined;
+        const visible = vscode.window.visibleTextEditors;
+        for (const editor of this.decorated) if (!visible.includes(editor)) this.decorated.delete(editor);
+        let removed: vscode.Range[] = [];
+        let inserted: vscode.DecorationOptions[] = [];
+        if (review !== undefined && uri !== undefined) {
+            const marks = this.marks(review, review.file);
+            removed = marks.flatMap((hunk) => hunk.removed.map(toRange));
+            inserted = marks.flatMap((hunk) =>
+                hunk.inserted.map((insertion) => ({
+                    range: toRange(insertion.range),
+                    renderOptions: { after: { contentText: insertion.label } },
+                    hoverMessage: insertion.hover === undefined ? undefined : new vscode.MarkdownString().appendCodeblock(insertion.hover),
+                })),
+            );
+        }
+        for (const editor of visible) {
+            const here = editor.document.uri.toString() === uri;
+            if (here && review?.answer === undefined && this.decorated.has(editor)) continue;
+            if (!here && !this.decorated.has(editor)) continue;
+            editor.setDecorations(this.removedDecoration, here ? removed : []);
+            editor.setDecorations(this.insertedDecoration, here ? inserted : []);
+            if (here) this.decorated.add(editor);
+            else this.decorated.delete(editor);
+        }
+    }
+
+    /** "Open diff" on a review shown in the file's own editor: that file is reviewed in a diff from now on. */
+    private async openDiff(seq: number | undefined, file: number | undefined): Promise<void> {
+        const review = seq === undefined ? this.shown : this.reviews.find((candidate) => candidate.seq === seq);
+        if (review === undefined) return;
+        const index = file ?? review.file;
+        if (review.proposal.documents[index] === undefined) return;
+        review.places.set(index, "diff");
+        this.lensesChanged.fire();
+        await this.show(review, index);
     }
 
     /**
@@ -509,6 +645,9 @@ export class InlineReview implements vscode.Disposable {
     private update(): void {
         const count = this.reviews.length;
         void vscode.commands.executeCommand("setContext", CONTEXT_KEY, count > 0);
+        const shownInEditor = this.shown !== undefined && this.inEditor(this.shown, this.shown.file);
+        void vscode.commands.executeCommand("setContext", IN_EDITOR_CONTEXT_KEY, shownInEditor);
+        this.decorate();
         if (count === 0) {
             this.statusItem.hide();
             return;
@@ -533,8 +672,20 @@ export class InlineReview implements vscode.Disposable {
     private codeLenses(uri: vscode.Uri): vscode.CodeLens[] {
         const found = this.fromProposalUri(uri);
         if (found === undefined) return [];
-        const { review, file } = found;
-        const hunks = this.view(review, file).hunks;
+        return this.lenses(found.review, found.file, this.view(found.review, found.file).hunks, false);
+    }
+
+    /** The lenses in the file's own editor, when the review shown is there. */
+    private editorLenses(uri: vscode.Uri): vscode.CodeLens[] {
+        const review = this.shown;
+        if (review === undefined || uri.scheme === PROPOSAL_SCHEME) return [];
+        const file = review.file;
+        if (review.proposal.documents[file]?.uri !== uri.toString() || !this.inEditor(review, file)) return [];
+        return this.lenses(review, file, this.marks(review, file), true);
+    }
+
+    /** The lenses of one file of a review: `hunks` at their lines in the proposal (in the file's own editor: the document). */
+    private lenses(review: Review, file: number, hunks: readonly HunkLines[], inEditor: boolean): vscode.CodeLens[] {
         // Just above the file's first hunk, so that a hunk far down a long file has them in sight.
         const headerLine = Math.max(0, (hunks[0]?.proposalLine ?? 0) - 1);
         const top = new vscode.Range(headerLine, 0, headerLine, 0);
@@ -545,6 +696,9 @@ export class InlineReview implements vscode.Disposable {
             new vscode.CodeLens(top, { title: "$(check-all) Accept All", command: "verbatim.review.acceptAll", arguments: [seq] }),
             new vscode.CodeLens(top, { title: "$(close-all) Reject All", command: "verbatim.review.rejectAll", arguments: [seq] }),
         ];
+        if (inEditor) {
+            lenses.push(new vscode.CodeLens(top, { title: "$(diff) Open diff", command: "verbatim.review.openDiff", arguments: [seq, file] }));
+        }
         const files = review.proposal.documents.length;
         if (files > 1) {
             lenses.push(new vscode.CodeLens(top, { title: `File ${file + 1} of ${files}: next file`, command: "verbatim.review.nextFile" }));
@@ -599,6 +753,9 @@ export class InlineReview implements vscode.Disposable {
             command("nextEdit", () => this.moveEdit(1)),
             command("previousEdit", () => this.moveEdit(-1)),
             command("showQueue", () => this.showQueue()),
+            command("openDiff", (seq?: number, file?: number) =>
+                this.openDiff(typeof seq === "number" ? seq : undefined, typeof file === "number" ? file : undefined),
+            ),
         ];
     }
 
@@ -614,7 +771,8 @@ export class InlineReview implements vscode.Disposable {
         const review = this.shown;
         if (review === undefined) return undefined;
         const file = editor ? review.proposal.documents.findIndex((document) => document.uri === editor.document.uri.toString()) : -1;
-        const hunks = this.view(review, file >= 0 ? file : review.file).hunks;
+        // The hunks' lines in the document come from the edits alone: no proposal text needed.
+        const hunks = this.marks(review, file >= 0 ? file : review.file);
         const hunk = file >= 0 ? hunkAt(hunks, line, "base") : hunks.find((candidate) => review.decisions[candidate.index] === undefined);
         return hunk && { seq: review.seq, hunk: hunk.index };
     }
@@ -634,9 +792,12 @@ export class InlineReview implements vscode.Disposable {
         if (hunk === undefined) return;
         const file = review.proposal.documents.findIndex((document) => document.uri === hunk.uri);
         if (file !== review.file || this.shown !== review) await this.show(review, file);
-        const lines = this.view(review, file).hunks.find((candidate) => candidate.index === index);
-        const uri = this.proposalUri(review, file).toString();
-        const editor = vscode.window.visibleTextEditors.find((candidate) => candidate.document.uri.toString() === uri);
+        const inEditor = this.inEditor(review, file);
+        const lines = (inEditor ? this.marks(review, file) : this.view(review, file).hunks).find((candidate) => candidate.index === index);
+        const uri = inEditor ? hunk.uri : this.proposalUri(review, file).toString();
+        const editor =
+            (inEditor && vscode.window.activeTextEditor?.document.uri.toString() === uri ? vscode.window.activeTextEditor : undefined) ??
+            vscode.window.visibleTextEditors.find((candidate) => candidate.document.uri.toString() === uri);
         if (lines === undefined || editor === undefined) return;
         const position = new vscode.Position(lines.proposalLine, 0);
         editor.selection = new vscode.Selection(position, position);
@@ -691,6 +852,10 @@ function asTarget(value: unknown): HunkTarget | undefined {
     if (typeof value !== "object" || value === null) return undefined;
     const { seq, hunk } = value as Partial<HunkTarget>;
     return typeof seq === "number" && typeof hunk === "number" ? { seq, hunk } : undefined;
+}
+
+function toRange(range: { start: { line: number; character: number }; end: { line: number; character: number } }): vscode.Range {
+    return new vscode.Range(range.start.line, range.start.character, range.end.line, range.end.character);
 }
 
 function findDocument(uri: string): vscode.TextDocument | undefined {

@@ -11,8 +11,11 @@
 //     a MutationObserver in the page; the page's and Node's wall clocks are
 //     the same machine's), then it is rejected. With `--ui inline` (the
 //     default, as `verbatim.review.ui`) the review is shown once the diff's
-//     proposal side holds the new text and its Reject All lens; with
-//     `--ui refactorPreview`, once the edit's row is in the Refactor Preview.
+//     proposal side holds the new text and its Reject All lens; on a file of
+//     more than `--diff-max-lines` lines (`verbatim.review.diffMaxLines`,
+//     default 5,000; 0: every file), reviewed in the file's own editor, once
+//     the inserted text shows there as a decoration and its Reject All lens;
+//     with `--ui refactorPreview`, once the edit's row is in the Refactor Preview.
 //
 // With --tap the extension starts the server through test/bench/stdio_tap.mjs,
 // which timestamps every LSP message between VS Code and the server, and the
@@ -32,7 +35,7 @@
 // way, so take the headline figures from a run without it.
 //
 // Usage (through test/run.sh, which installs code-server and packages the extension):
-//   vscode-extension/test/run.sh --bench [--sizes 100,10000,100000] [--edits 50] [--reviews 20] [--ui inline|refactorPreview] [--tap]
+//   vscode-extension/test/run.sh --bench [--sizes 100,10000,100000] [--edits 50] [--reviews 20] [--ui inline|refactorPreview] [--diff-max-lines N] [--tap]
 //   npm run bench -- --tap
 // VERBATIM_BIN defaults to <repo>/target/release/verbatim there; results go to
 // $VERBATIM_TEST_OUTPUT/edit_latency.json.
@@ -54,17 +57,22 @@ const { values: options } = parseArgs({
         warmup: { type: "string", default: "5" },
         tap: { type: "boolean", default: false },
         ui: { type: "string", default: "inline" },
+        "diff-max-lines": { type: "string" },
     },
 });
 const sizes = options.sizes.split(",").map(Number);
 const edits = Number(options.edits);
 const reviews = Number(options.reviews);
 const warmup = Number(options.warmup);
+const diffMaxLines = options["diff-max-lines"] === undefined ? undefined : Number(options["diff-max-lines"]);
+/** Where the inline review of a file of `size` numbered lines shows (the file has one more, empty, line after the last newline). */
+const reviewedInEditor = (size) => options.ui === "inline" && ((diffMaxLines ?? 5000) === 0 || size + 1 > (diffMaxLines ?? 5000));
 const output = requiredEnv("VERBATIM_TEST_OUTPUT");
 const serverBin = requiredEnv("VERBATIM_BIN");
 
 const now = () => performance.timeOrigin + performance.now();
 const fileName = (size) => `lines-${size}.txt`;
+const inEditorLabel = (size) => (reviewedInEditor(size) ? "the file's own editor" : "diff editor");
 
 function summary(samples) {
     const sorted = [...samples].sort((a, b) => a - b);
@@ -150,12 +158,16 @@ const editor = await launchEditor({
     setup: (workspace) => {
         for (const size of sizes) writeFileSync(path.join(workspace, fileName(size)), numberedFile(size));
     },
-    settings: { "verbatim.reviewMode": "auto", "verbatim.review.ui": options.ui },
+    settings: {
+        "verbatim.reviewMode": "auto",
+        "verbatim.review.ui": options.ui,
+        ...(diffMaxLines === undefined ? {} : { "verbatim.review.diffMaxLines": diffMaxLines }),
+    },
     serverPath: serverPath(),
     initScript: options.tap ? recordSocketFrames : undefined,
     output,
 });
-const results = { date: new Date().toISOString(), server: serverBin, edits, reviews, warmup, tap: options.tap, ui: options.ui, sizes: {} };
+const results = { date: new Date().toISOString(), server: serverBin, edits, reviews, warmup, tap: options.tap, ui: options.ui, diffMaxLines, sizes: {} };
 let agent;
 try {
     agent = await editor.connectAgent("bench-agent");
@@ -224,15 +236,26 @@ try {
             const label = `bench-agent: ${summaryText}`;
             const tag = `review-${i}`;
             // The observers are in place before the request leaves.
+            const inEditor = reviewedInEditor(size);
             await editor.page.evaluate(
-                ({ label, tag, inline }) => {
+                ({ label, tag, inline, inEditor }) => {
                     const proposal = () => document.querySelector(".monaco-diff-editor .editor.modified");
-                    const textShown = inline
-                        ? () => proposal()?.querySelector(".view-lines")?.textContent?.includes(tag) === true
-                        : () => document.querySelector(`#workbench\\.parts\\.panel .monaco-list-row [title^="${label}"]`) !== null;
-                    const actionsShown = inline
-                        ? () => textShown() && [...proposal().querySelectorAll(".codelens-decoration a")].some((lens) => lens.textContent?.includes("Reject All"))
-                        : textShown;
+                    const fileEditors = () => [...document.querySelectorAll(".monaco-editor")].filter((node) => !node.closest(".monaco-diff-editor"));
+                    // In the file's own editor, inserted text is decoration text: a CSS pseudo-element's content.
+                    const markShown = () =>
+                        fileEditors().some((node) =>
+                            [...node.querySelectorAll(".view-lines span")].some((span) => getComputedStyle(span, "::after").content.includes(tag)),
+                        );
+                    const textShown = !inline
+                        ? () => document.querySelector(`#workbench\\.parts\\.panel .monaco-list-row [title^="${label}"]`) !== null
+                        : inEditor
+                          ? markShown
+                          : () => proposal()?.querySelector(".view-lines")?.textContent?.includes(tag) === true;
+                    const lensesOf = () =>
+                        inEditor
+                            ? fileEditors().flatMap((node) => [...node.querySelectorAll(".codelens-decoration a")])
+                            : [...(proposal()?.querySelectorAll(".codelens-decoration a") ?? [])];
+                    const actionsShown = inline ? () => textShown() && lensesOf().some((lens) => lens.textContent?.includes("Reject All")) : textShown;
                     const when = (isShown) =>
                         new Promise((resolve) => {
                             const stamp = () => performance.timeOrigin + performance.now();
@@ -247,7 +270,7 @@ try {
                     window.verbatimPreviewShown = when(textShown);
                     window.verbatimActionsShown = when(actionsShown);
                 },
-                { label, tag, inline: options.ui === "inline" },
+                { label, tag, inline: options.ui === "inline", inEditor },
             );
             const start = now();
             const pending = replaceLine(size, lineFor(size, 1000 + i), tag, summaryText, rev);
@@ -257,11 +280,13 @@ try {
             shown.push(shownAt - start);
             actions.push(actionsAt - start);
             if (options.ui === "inline") {
-                await editor.page.locator(".monaco-diff-editor .editor.modified .codelens-decoration a", { hasText: "Reject All" }).first().click();
+                const lenses = inEditor ? ".monaco-editor:not(.monaco-diff-editor *) .codelens-decoration a" : ".monaco-diff-editor .editor.modified .codelens-decoration a";
+                await editor.page.locator(lenses, { hasText: "Reject All" }).first().click();
                 const reason = editor.page.locator(".quick-input-widget .quick-input-box input");
                 await reason.waitFor({ state: "visible" });
                 await editor.page.keyboard.press("Enter");
-                await editor.page.locator(".monaco-diff-editor").first().waitFor({ state: "detached" });
+                if (inEditor) await editor.page.locator(lenses, { hasText: "Reject All" }).first().waitFor({ state: "detached" });
+                else await editor.page.locator(".monaco-diff-editor").first().waitFor({ state: "detached" });
             } else {
                 await editor.waitForPreview(label);
                 await editor.pressDiscard();
@@ -270,9 +295,10 @@ try {
             if (!(error instanceof ResponseError) || error.data?.kind !== "rejected") throw new Error(`review ${i} on ${size} lines: expected rejected, got ${error}`);
         }
         results.sizes[size].reviewShown = summary(shown);
+        if (options.ui === "inline") results.sizes[size].reviewedIn = inEditorLabel(size);
         // The in-editor review's CodeLenses come later: VS Code asks for them at least 250 ms after opening an editor.
         results.sizes[size].reviewActionsShown = summary(actions);
-        console.log(`${size} lines, review mode: proposal shown ${JSON.stringify(results.sizes[size].reviewShown)}`);
+        console.log(`${size} lines, review mode${options.ui === "inline" ? ` (${inEditorLabel(size)})` : ""}: proposal shown ${JSON.stringify(results.sizes[size].reviewShown)}`);
         console.log(`${size} lines, review mode: its actions shown ${JSON.stringify(results.sizes[size].reviewActionsShown)}`);
     }
 } finally {

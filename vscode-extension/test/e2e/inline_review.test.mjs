@@ -1,7 +1,9 @@
 // End-to-end test of the in-editor review (`verbatim.review.ui: "inline"`, the
 // default) in a real VS Code: code-server in Chromium, an agent on the
 // server's socket. Each agent edit opens a diff of the live document and the
-// proposal, with Accept / Reject CodeLenses on every hunk.
+// proposal, with Accept / Reject CodeLenses on every hunk; on a file of more
+// than `verbatim.review.diffMaxLines` lines (5,000), the hunks are marked in
+// the file's own editor instead, with the same lenses and an "Open diff".
 //
 // Needs: CODE_SERVER_BIN, VERBATIM_BIN, VERBATIM_TEST_OUTPUT (test/run.sh sets them).
 
@@ -356,24 +358,133 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         assert.equal((await read("other.txt")).text, before.text);
     });
 
-    step("a 20,000-line file: the review shows quickly, and Accept All leaves the buffer exact", async () => {
+    /** The CodeLenses in a file's own editor (not a diff), top to bottom. */
+    const fileLenses = (text) =>
+        page.locator(".monaco-editor:not(.monaco-diff-editor *) .codelens-decoration a").filter({ hasText: new RegExp(`^\\W*${text}\\s*$`) });
+
+    /**
+     * Waits for a review in the file's own editor: `inserted` shown as
+     * decoration text (VS Code draws it as a CSS pseudo-element's content), and
+     * the lenses. Resolves to when the marks were seen (the lenses come later).
+     */
+    async function waitForReviewInEditor(inserted) {
+        await page.waitForFunction(
+            (text) =>
+                [...document.querySelectorAll(".monaco-editor .view-lines span")].some(
+                    (span) => !span.closest(".monaco-diff-editor") && getComputedStyle(span, "::after").content.includes(text),
+                ),
+            inserted,
+            { timeout: 60_000 },
+        );
+        const marked = Date.now();
+        await fileLenses("Accept All").first().waitFor({ state: "visible" });
+        return marked;
+    }
+
+    step("a 20,000-line file: the review shows in the file's own editor, the hunks marked; typing meanwhile, one hunk of two accepted", async () => {
         const largeUri = uriOf(LARGE_NAME);
         const original = readFileSync(path.join(workspace, LARGE_NAME), "utf8");
         await editor.openFromExplorer(LARGE_NAME, numberedLine(1));
         const before = await waitForText(LARGE_NAME, original);
-        const target = numberedLine(LARGE_LINES - 7);
+        const first = numberedLine(LARGE_LINES - 9);
+        const last = numberedLine(LARGE_LINES - 6);
+        const quoted = [LARGE_LINES - 9, LARGE_LINES - 8, LARGE_LINES - 7, LARGE_LINES - 6].map(numberedLine).join("\n");
+        const replaced = quoted.replace(first, `${first} (edited)`).replace(last, `${last} (also edited)`);
         const started = Date.now();
-        const pending = send("verbatim/strReplace", { uri: largeUri, oldStr: target, newStr: `${target} (edited)`, summary: "Edit near the end", baseRev: before.rev });
-        await waitForReview("test-agent: Edit near the end", "(edited)");
-        const shownMs = Date.now() - started;
-        console.log(`# review of a ${LARGE_LINES}-line file shown ${shownMs} ms after the agent sent the edit`);
+        const pending = send("verbatim/strReplace", { uri: largeUri, oldStr: quoted, newStr: replaced, summary: "Edit near the end", baseRev: before.rev });
+        const shownMs = (await waitForReviewInEditor("(edited)")) - started;
+        console.log(`# review of a ${LARGE_LINES}-line file marked in its own editor ${shownMs} ms after the agent sent the edit (debug server; the lenses later)`);
         writeFileSync(path.join(output, "large-review-ms.txt"), `${shownMs}\n`);
+        assert.equal(await diff().count(), 0, "no diff editor");
+        assert.equal(await fileLenses("Accept").count(), 2, "one Accept per hunk");
+        assert.equal(await fileLenses("Reject").count(), 2, "one Reject per hunk");
+        await fileLenses("Open diff").first().waitFor({ state: "visible" });
+        await fileLenses("test-agent: Edit near the end · 0 of 2 hunks decided").first().waitFor({ state: "visible" });
+        await page.screenshot({ path: path.join(output, "large-file-review.png") });
+        assert.equal((await read(LARGE_NAME)).text, original, "nothing applied yet");
+
+        await fileLenses("Accept").first().click();
+        await fileLenses("Accepted · Undo").first().waitFor({ state: "visible" });
+        // Typing at the top of the file meanwhile: the edit is offered again below it, the decision kept.
+        await page.locator(".monaco-editor:not(.monaco-diff-editor *) .view-lines", { hasText: numberedLine(LARGE_LINES) }).first().click();
+        await page.keyboard.press("Control+Home");
+        await page.keyboard.type("typed at the top\n");
+        const typed = `typed at the top\n${original}`;
+        await waitForText(LARGE_NAME, typed);
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        await page.keyboard.press("Control+End");
+        await fileLenses("Accepted · Undo").first().waitFor({ state: "visible" });
+        assert.equal(await fileLenses("Reject").count(), 1, "only the second hunk waits");
+        // The keyboard, in the file's own editor: the cursor is below the last hunk, the one still undecided.
+        await page.keyboard.press("Control+Alt+n");
+        await giveReason("");
+        const result = await withTimeout(pending, "the agent's answer");
+        assert.equal(result.applied, true);
+        assert.equal(result.partial, true);
+        assert.equal(result.rebased, true);
+        assert.deepEqual(result.hunks.map(({ index, accepted }) => ({ index, accepted })), [
+            { index: 0, accepted: true },
+            { index: 1, accepted: false },
+        ]);
+        const expected = typed.replace(first, `${first} (edited)`);
+        const live = await waitForText(LARGE_NAME, expected);
+        assert.ok(live.text === expected, "the original with exactly the accepted hunk");
+        await fileLenses("Accept All").first().waitFor({ state: "detached" });
+        await statusBar().getByText("to review").first().waitFor({ state: "detached" });
+        // The marks are gone with the review.
+        const marked = await page.evaluate(() =>
+            [...document.querySelectorAll(".monaco-editor .view-lines span")].some((span) => getComputedStyle(span, "::after").content.includes("also edited")),
+        );
+        assert.equal(marked, false, "no decoration left");
+    });
+
+    step("a 20,000-line file: Open diff shows the diff, and Accept All there leaves the buffer exact", async () => {
+        const before = await read(LARGE_NAME);
+        const target = numberedLine(LARGE_LINES - 3);
+        const pending = send("verbatim/strReplace", {
+            uri: uriOf(LARGE_NAME),
+            oldStr: target,
+            newStr: `${target} (in the diff)`,
+            summary: "Edit in the diff",
+            baseRev: before.rev,
+        });
+        await waitForReviewInEditor("(in the diff)");
+        await fileLenses("Open diff").first().click();
+        await waitForReview("test-agent: Edit in the diff", "(in the diff)");
         await lenses("Accept All").first().click();
         const result = await withTimeout(pending, "the agent's answer");
         assert.equal(result.applied, true);
         assert.equal(result.modifiedByEditor, false);
         const live = await read(LARGE_NAME);
-        assert.ok(live.text === original.replace(target, `${target} (edited)`), "the original with one line replaced");
+        assert.ok(live.text === before.text.replace(target, `${target} (in the diff)`), "the text with one line replaced");
+        await diff().waitFor({ state: "detached" });
+    });
+
+    step("a batch over a 20,000-line file and a small one: the large one in its own editor, the small one in a diff", async () => {
+        const largeBefore = await read(LARGE_NAME);
+        const otherBefore = await read("other.txt");
+        const target = numberedLine(LARGE_LINES - 1);
+        const pending = send("verbatim/batchEdit", {
+            summary: "Touch a large and a small file",
+            edits: [
+                { uri: uriOf(LARGE_NAME), oldStr: target, newStr: `${target} (batch)`, baseRev: largeBefore.rev },
+                { uri: uriOf("other.txt"), oldStr: "second line", newStr: "second line (batch)", baseRev: otherBefore.rev },
+            ],
+        });
+        await waitForReviewInEditor("(batch)");
+        assert.equal(await diff().count(), 0, "no diff for the large file");
+        await fileLenses("File 1 of 2: next file").first().click();
+        await waitForReview("test-agent: Touch a large and a small file", "second line (batch)");
+        await lenses("Accept").first().click();
+        // Back to the large file's own editor, at its undecided hunk; no diff tab of the review stays.
+        await waitForReviewInEditor("(batch)");
+        await diff().waitFor({ state: "detached" });
+        assert.equal((await read("other.txt")).text, otherBefore.text, "nothing applied before all is decided");
+        await page.keyboard.press("Control+Alt+y");
+        const result = await withTimeout(pending, "the agent's answer");
+        assert.equal(result.applied, true);
+        assert.ok((await read(LARGE_NAME)).text === largeBefore.text.replace(target, `${target} (batch)`), "the large file with one line replaced");
+        assert.equal((await read("other.txt")).text, otherBefore.text.replace("second line", "second line (batch)"));
     });
 
     step("a change made on disk to a file with unsaved changes is reviewed in the editor too", async () => {
