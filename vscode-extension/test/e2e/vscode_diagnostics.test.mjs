@@ -221,30 +221,43 @@ describe("an agent's edit with diagnostics: true, through the real server", { co
         await editor.openFromExplorer("lib.js", "function greet");
         await waitForTypeScript(editor.page);
         const uri = pathToFileURL(path.join(editor.workspace, "lib.js")).href;
-        const seen = await waitFor("the server to hold lib.js from the editor", async () => {
-            const read = await agent.request("verbatim/read", { uri });
-            return read.source === "editor" ? read : undefined;
-        });
-        const result = await withTimeout(
-            agent.request("verbatim/strReplace", {
-                uri,
-                oldStr: "function greet(name)",
-                newStr: "function welcome(name)",
-                baseRev: seen.rev,
-                summary: "Rename greet",
-                diagnostics: true,
-            }),
-            "the agent's answer",
-        );
-        await editor.page.screenshot({ path: path.join(output, "server-others.png") });
-        const report = result.diagnostics;
-        t.diagnostic(`result.diagnostics: ${JSON.stringify(report)}`);
-        assert.equal(report.status, "settled");
-        assert.deepEqual(report.introduced, []);
-        assert.deepEqual(report.resolved, []);
-        assert.equal(report.existing, 1, "lib.js's own 2362 moved with its line");
-        // 2552 is 2304 with a "Did you mean" suggestion.
-        const broken = report.otherFiles.find((item) => item.path === "use.js" && ["2304", "2552"].includes(String(item.code)));
+        const read = () =>
+            waitFor("the server to hold lib.js from the editor", async () => {
+                const read = await agent.request("verbatim/read", { uri });
+                return read.source === "editor" ? read : undefined;
+            });
+        const rename = async (from, to) =>
+            withTimeout(
+                agent.request("verbatim/strReplace", {
+                    uri,
+                    oldStr: `function ${from}(name)`,
+                    newStr: `function ${to}(name)`,
+                    baseRev: (await read()).rev,
+                    summary: `Rename ${from}`,
+                    diagnostics: true,
+                }),
+                "the agent's answer",
+            );
+        // Other files count only when TypeScript reports them before the edited file's
+        // diagnostics have been quiet for 300 ms; under load it may check use.js later.
+        // So the rename is tried up to five times (renamed back in between), and every
+        // answer must be right about what it does report.
+        let broken;
+        let report;
+        for (let attempt = 1; attempt <= 5 && broken === undefined; attempt += 1) {
+            const result = await rename("greet", "welcome");
+            await editor.page.screenshot({ path: path.join(output, "server-others.png") });
+            report = result.diagnostics;
+            t.diagnostic(`attempt ${attempt}, result.diagnostics: ${JSON.stringify(report)}`);
+            assert.equal(report.status, "settled");
+            assert.deepEqual(report.introduced, []);
+            assert.deepEqual(report.resolved, []);
+            assert.equal(report.existing, 1, "lib.js's own 2362 moved with its line");
+            assert.ok(report.otherFiles.every((item) => item.path === "use.js"), JSON.stringify(report));
+            // 2552 is 2304 with a "Did you mean" suggestion.
+            broken = report.otherFiles.find((item) => item.path === "use.js" && ["2304", "2552"].includes(String(item.code)));
+            if (broken === undefined) await rename("welcome", "greet");
+        }
         assert.ok(broken, `use.js is not in otherFiles: ${JSON.stringify(report)}`);
         assert.equal(broken.line, 2);
         assert.match(broken.message, /Cannot find name 'greet'/);
