@@ -8,6 +8,8 @@
 //! with the hunk: it is the same as an equal problem anywhere in the hunk's new
 //! lines. Nothing here knows where the problems came from.
 
+use std::collections::HashMap;
+
 use ropey::Rope;
 
 use crate::proposal_hunks::ProposalHunk;
@@ -56,12 +58,12 @@ pub struct Problem {
     pub message: String,
 }
 
+/// What makes two problems the same, wherever they are.
+type Kind<'a> = (Severity, Option<&'a str>, Option<&'a str>, &'a str);
+
 impl Problem {
-    fn same_kind(&self, other: &Self) -> bool {
-        self.severity == other.severity
-            && self.source == other.source
-            && self.code == other.code
-            && self.message == other.message
+    fn kind(&self) -> Kind<'_> {
+        (self.severity, self.source.as_deref(), self.code.as_deref(), &self.message)
     }
 }
 
@@ -125,6 +127,11 @@ pub struct Comparison {
 /// Compares the problems of one document before and after an edit.
 pub fn compare(before: &[Problem], after: &[Problem], map: &LineMap) -> Comparison {
     let moved: Vec<Moved> = before.iter().map(|problem| map.map(problem.line)).collect();
+    // The problems before, by kind, in order: a file may have thousands.
+    let mut by_kind: HashMap<Kind<'_>, Vec<usize>> = HashMap::new();
+    for (index, problem) in before.iter().enumerate() {
+        by_kind.entry(problem.kind()).or_default().push(index);
+    }
     let mut matched_before = vec![false; before.len()];
     let mut matched_after = vec![false; after.len()];
     // Unchanged lines first, so that a problem inside a hunk cannot take the match of
@@ -134,9 +141,11 @@ pub fn compare(before: &[Problem], after: &[Problem], map: &LineMap) -> Comparis
             if matched_after[index] {
                 continue;
             }
-            let found = before.iter().enumerate().position(|(old_index, old)| {
-                !matched_before[old_index] && old.same_kind(problem) && pass.fits(moved[old_index], problem.line)
-            });
+            let candidates = by_kind.get(&problem.kind()).map_or(&[][..], Vec::as_slice);
+            let found = candidates
+                .iter()
+                .copied()
+                .find(|old_index| !matched_before[*old_index] && pass.fits(moved[*old_index], problem.line));
             if let Some(old_index) = found {
                 matched_before[old_index] = true;
                 matched_after[index] = true;
