@@ -314,14 +314,6 @@ fn text(text: String) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text)])
 }
 
-/// Whether a result (or one of its documents) carries `field`.
-fn has_field(result: &Value, field: &str) -> bool {
-    result.get(field).is_some()
-        || result["documents"]
-            .as_array()
-            .is_some_and(|documents| documents.iter().any(|document| document.get(field).is_some()))
-}
-
 /// Puts `key` into `params` when the optional value is present.
 fn put<T: serde::Serialize>(params: &mut Value, key: &str, value: Option<T>) {
     if let Some(value) = value {
@@ -562,10 +554,9 @@ impl VerbatimMcp {
                     Some(description) => text(description),
                     None => text(routed.result.to_string()),
                 };
-                // Diagnostics and hunk outcomes also go to the client as structured JSON,
-                // for agents that read it rather than the text.
-                let fields = ["diagnostics", "hunks", "partial", "reason"];
-                if is_write(name) && fields.iter().any(|field| has_field(&routed.result, field)) {
+                // A write's result also goes to the client as structured JSON (hunk
+                // outcomes, diagnostics), for agents that read it rather than the text.
+                if is_write(name) {
                     result.structured_content = Some(routed.result.clone());
                 }
                 result
