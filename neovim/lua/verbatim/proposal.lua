@@ -496,6 +496,20 @@ function Proposal:use_server_hunks()
   self.by_server_hunk = true
 end
 
+--- Copies the snapshot's lines `first` to `last` (0-based, exclusive; clamped
+--- to the text) into `into`, keyed 1-based.
+---@param snapshot verbatim.Snapshot
+---@param count integer the snapshot's line count
+---@param into table<integer, string>
+---@param first integer
+---@param last integer
+local function keep_lines(snapshot, count, into, first, last)
+  first, last = math.max(first, 0), math.min(last, count)
+  for k, line in ipairs(text.get_lines(snapshot, first, last)) do
+    into[first + k] = line
+  end
+end
+
 --- A document's lines and hunks from the server's hunks: each hunk becomes
 --- one change, its lines those its edits touch, less the unchanged lines at
 --- its start and end. Nil when a hunk changes no line.
@@ -508,10 +522,7 @@ function M.server_hunk_layout(snapshot, doc_edits, groups, encoding)
   local count = text.line_count(snapshot)
   local before, after, hunks = {}, {}, {}
   local function keep_before(first, last)
-    first, last = math.max(first, 0), math.min(last, count)
-    for k, line in ipairs(text.get_lines(snapshot, first, last)) do
-      before[first + k] = line
-    end
+    keep_lines(snapshot, count, before, first, last)
   end
   local delta = 0 -- lines added by the hunks so far
   for _, group in ipairs(groups) do
@@ -596,13 +607,8 @@ end
 function M.diff_changes(doc, snapshot, changes)
   local count = text.line_count(snapshot)
   local before, after, hunks = {}, {}, {}
-  ---@param first integer 0-based
-  ---@param last integer 0-based, exclusive
   local function keep_before(first, last)
-    first, last = math.max(first, 0), math.min(last, count)
-    for k, line in ipairs(text.get_lines(snapshot, first, last)) do
-      before[first + k] = line
-    end
+    keep_lines(snapshot, count, before, first, last)
   end
   local delta = 0 -- lines added by the changes so far
   for _, change in ipairs(changes) do
