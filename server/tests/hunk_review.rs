@@ -136,3 +136,22 @@ async fn an_edit_offered_again_keeps_its_id_and_counts_the_offer() {
     assert_eq!(result["partial"], true);
     assert_eq!(editor.buffer(&uri), TEXT.replace("// end", "// the end").replace("    3\n", "    30\n"));
 }
+
+#[tokio::test]
+async fn an_edit_with_no_hunk_to_keep_is_applied_when_the_editor_says_so() {
+    let editor = ScriptedEditor::start().await;
+    std::fs::write(editor.path("gone.txt"), "obsolete\n").unwrap();
+    // The editor reports hunks as Verbatim's clients do: here an empty list.
+    editor.set_review(Review::AcceptHunks { keep: vec![], reason: None, report: true });
+    let agent = editor.agent("codex").await;
+    let result = agent
+        .call(
+            "verbatim/applyPatch",
+            json!({"patch": "*** Begin Patch\n*** Delete File: gone.txt\n*** End Patch", "summary": "s"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(result["applied"], true, "{result}");
+    assert_eq!(result["partial"], Value::Null);
+    assert!(!editor.path("gone.txt").exists());
+}

@@ -285,7 +285,13 @@ pub async fn apply_through_editor(
     };
     let answer = answer?;
     let kept = kept_hunks(&answer, &hunks);
-    if !answer.applied || kept.as_ref().is_some_and(|kept| kept.iter().flatten().all(|kept| !kept)) {
+    // Hunks there were, and the editor kept none of them (an edit that only deletes
+    // or moves a file has no hunk to keep).
+    let kept_none = kept.as_ref().is_some_and(|kept| {
+        let mut all = kept.iter().flatten().peekable();
+        all.peek().is_some() && all.all(|kept| !kept)
+    });
+    if !answer.applied || kept_none {
         return Err(refusal(state, documents, answer.failure_reason.or(answer.reason)));
     }
     let expected: Vec<Rope> = match &kept {

@@ -623,8 +623,11 @@ async fn decide(connection: &Connection, shared: &EditorShared, request: ApplyRe
             return;
         }
         Review::Manual => unreachable!("a manual review must be decided"),
-        // An editor that keeps nothing applies nothing, whatever it answers.
-        Review::AcceptHunks { ref keep, ref reason, report: true } if keep.is_empty() => {
+        // An editor that keeps none of the hunks applies nothing, whatever it answers.
+        Review::AcceptHunks { ref keep, ref reason, report: true }
+            if keep.is_empty()
+                && request.params["verbatim"]["hunks"].as_array().is_some_and(|hunks| !hunks.is_empty()) =>
+        {
             let count = request.params["verbatim"]["hunks"].as_array().map_or(0, Vec::len);
             let hunks: Vec<Value> = (0..count).map(|index| json!({"index": index, "accepted": false})).collect();
             connection.respond(&request.id, json!({"applied": true, "hunks": hunks, "reason": reason})).await;
