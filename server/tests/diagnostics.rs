@@ -216,3 +216,25 @@ async fn a_wrong_diagnostics_value_is_refused_with_what_to_send() {
     assert!(error.message.contains("\"errors\" or \"warnings\""), "{}", error.message);
     assert_eq!(editor.buffer(&uri), "x = 1\n");
 }
+
+#[tokio::test]
+async fn a_file_the_editor_opens_while_the_edit_waits_is_edited_in_the_editor() {
+    let editor = editor(true).await;
+    std::fs::write(editor.path("late.py"), "x = 1\n").unwrap();
+    let uri = editor.uri("late.py");
+    // The baseline is never answered: the server waits for it (2 s) while the editor opens the file.
+    editor.answer_diagnostics(vec![None, Some(answer(&uri, "settled", vec![]))]);
+    let agent = editor.agent("claude").await;
+    let call = agent.spawn_call(
+        "verbatim/strReplace",
+        json!({"uri": uri, "oldStr": "1", "newStr": "2", "summary": "s", "diagnostics": true}),
+    );
+    while editor.diagnostics_requests().is_empty() {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    editor.open_uri(&uri, "x = 1\n").await;
+    let result = call.await.unwrap().unwrap();
+    assert_eq!(result["applied"], true, "{result}");
+    assert_eq!(editor.buffer(&uri), "x = 2\n");
+    assert!(result["rev"].as_str().unwrap().starts_with('e'), "the editor's rev: {result}");
+}

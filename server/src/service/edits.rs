@@ -473,10 +473,11 @@ pub(crate) async fn deliver(
     let mut offer = Offer::default();
     let mut baseline = None;
     let applied = loop {
-        adopt_opened(state, &mut planned);
         if let Some(ask) = diagnostics {
             baseline = Some(diagnostics::baseline(state, &planned, ask).await);
         }
+        // After the last wait, right before the disk is checked again.
+        adopt_opened(state, &mut planned);
         let applied = match recheck_disk(state, &planned) {
             Ok(()) => apply_through_editor(state, agent, Origin::Agent, summary, &planned, &mut offer).await,
             Err(error) => Err(error),
