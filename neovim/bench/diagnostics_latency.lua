@@ -47,9 +47,12 @@
 local uv = vim.uv
 
 local script_dir = vim.fs.dirname(vim.fs.normalize(debug.getinfo(1, "S").source:sub(2)))
-local repo = vim.fs.dirname(vim.fs.dirname(script_dir))
+package.path = script_dir .. "/?.lua;" .. package.path
+local harness = require("harness")
+local repo = harness.repo
+local say, ms, percentile = harness.say, harness.ms, harness.percentile
 
-local opts = {
+local opts = harness.parse_args({
   bin = repo .. "/target/release/verbatim",
   plugin = repo .. "/neovim",
   ruff = repo .. "/.venv-test/bin/ruff",
@@ -60,18 +63,7 @@ local opts = {
   timeout = "60",
   each = "0",
   nvim = vim.v.progpath,
-}
-local argv = _G.arg or {}
-local i = 1
-while i <= #argv do
-  local key = argv[i]:match("^%-%-(.+)$")
-  if not key or opts[key] == nil or argv[i + 1] == nil then
-    io.stderr:write("unknown or incomplete argument: " .. argv[i] .. "\n")
-    os.exit(2)
-  end
-  opts[key] = argv[i + 1]
-  i = i + 2
-end
+})
 opts.bin = vim.fn.fnamemodify(opts.bin, ":p")
 opts.ruff = vim.fn.fnamemodify(opts.ruff, ":p")
 opts.plugin = vim.fn.fnamemodify(opts.plugin, ":p"):gsub("/$", "")
@@ -81,25 +73,6 @@ local target_lines = assert(tonumber(opts.lines))
 local rounds = assert(tonumber(opts.rounds))
 local diag_timeout = assert(tonumber(opts["diag-timeout"]))
 local timeout_ms = assert(tonumber(opts.timeout)) * 1000
-
----@param fmt string
-local function say(fmt, ...)
-  io.stdout:write(string.format(fmt, ...) .. "\n")
-  io.stdout:flush()
-end
-
----@param ns integer
----@return number
-local function ms(ns)
-  return ns / 1e6
-end
-
-package.path = table.concat({
-  repo .. "/neovim/tests/?.lua",
-  repo .. "/neovim/tests/?/init.lua",
-  package.path,
-}, ";")
-local Agent = require("helpers.agent")
 
 --- The editor's init file: the plugin, ruff on Python buffers, and a record
 --- of when the buffer's text and ruff's diagnostics changed.
@@ -128,18 +101,6 @@ local function init_lua()
     "  table.insert(_G.bench.diag, vim.uv.hrtime())",
     "end })",
   }, "\n")
-end
-
----@param values number[]
----@param p number 0..1
----@return number|nil
-local function percentile(values, p)
-  if #values == 0 then
-    return nil
-  end
-  local sorted = vim.list_slice(values)
-  table.sort(sorted)
-  return sorted[math.max(1, math.ceil(p * #sorted))]
 end
 
 --- A Python module of about `target` lines: varied functions, classes,
@@ -269,47 +230,12 @@ local function run(mode, plan)
   local lines, sites = python_source(target_lines)
   local path = root .. "/bench.py"
   vim.fn.writefile(lines, path)
-  local init = dir .. "/init.lua"
-  vim.fn.writefile(vim.split(init_lua(), "\n"), init)
-  local env = { VIMINIT = "", NVIM = "" }
-  for _, name in ipairs({ "CONFIG", "DATA", "STATE", "CACHE" }) do
-    local sub = dir .. "/" .. name:lower()
-    vim.fn.mkdir(sub, "p")
-    env["XDG_" .. name .. "_HOME"] = sub
-  end
-  env.VERBATIM_RUNTIME_DIR = dir .. "/rt"
-  vim.fn.mkdir(env.VERBATIM_RUNTIME_DIR, "p", tonumber("700", 8))
-  local sock = dir .. "/nvim.sock"
-  local editor = vim.system(
-    { opts.nvim, "--headless", "-i", "NONE", "-n", "-u", init, "--listen", sock },
-    { env = env, cwd = root, stdin = false }
-  )
-  local agent ---@type verbatim.test.Agent|nil
-  local channel = 0
-  local function finish()
-    if agent then
-      agent:close()
-    end
-    if channel > 0 then
-      pcall(vim.rpcnotify, channel, "nvim_command", "qall!")
-      pcall(vim.fn.chanclose, channel)
-    end
-    if not editor:wait(3000).code then
-      editor:kill("sigkill")
-    end
-    vim.fn.delete(dir, "rf")
-  end
+  local editor = harness.start_editor(opts.nvim, dir, root, init_lua())
   local info = { lines = #lines, sites = sites }
   local ok, result, why = xpcall(function()
-    assert(
-      vim.wait(10000, function()
-        return uv.fs_stat(sock) ~= nil
-      end, 5),
-      "the editor did not listen on " .. sock
-    )
-    channel = vim.fn.sockconnect("pipe", sock, { rpc = true })
+    editor:connect()
     local function exec(code, ...)
-      return vim.rpcrequest(channel, "nvim_exec_lua", code, { ... })
+      return editor:exec(code, ...)
     end
     exec("vim.cmd.edit(...)", path)
     assert(
@@ -331,14 +257,7 @@ local function run(mode, plan)
         by[key] = (by[key] or 0) + 1
       end
       return by]])
-    local socket = exec([[
-      local c = vim.lsp.get_clients({ bufnr = 0, name = 'verbatim' })[1]
-      return c:request_sync('verbatim/status', nil, 5000).result.socket]])
-    agent = Agent.connect(socket)
-    agent:initialize("bench", "utf-16")
-    local uri = vim.uri_from_fname(path)
-    local read = agent:call("verbatim/read", { uri = uri }, 10000)
-    assert(read.result and read.result.source == "editor", "the server does not see the buffer")
+    local agent, uri = editor:connect_agent(path)
 
     local records = {}
     for k, step in ipairs(plan) do
@@ -405,7 +324,7 @@ local function run(mode, plan)
     end
     return records
   end, debug.traceback)
-  finish()
+  editor:finish()
   if not ok then
     return nil, tostring(result), info
   end
