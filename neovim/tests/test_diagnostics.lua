@@ -248,42 +248,11 @@ H.test("an agent's edit introduces F821, the next resolves it; a .txt is unavail
   H.eq({}, plain.result.diagnostics.introduced)
 end)
 
---- A language server that attaches and never reports anything.
----@param dispatchers vim.lsp.rpc.Dispatchers
----@return vim.lsp.rpc.PublicClient
-local function silent_server(dispatchers)
-  local closing, next_id = false, 0
-  return {
-    request = function(method, _, callback)
-      next_id = next_id + 1
-      if method == "initialize" then
-        callback(nil, { capabilities = { textDocumentSync = 2 } })
-      elseif method == "shutdown" then
-        callback(nil, vim.NIL)
-      end
-      return true, next_id
-    end,
-    notify = function(method)
-      if method == "exit" then
-        closing = true
-        dispatchers.on_exit(0, 15)
-      end
-      return true
-    end,
-    is_closing = function()
-      return closing
-    end,
-    terminate = function()
-      closing = true
-    end,
-  }
-end
-
 H.test("a language server that stays silent: timedOut, never a clean bill", function()
   local root = H.workspace({ ["quiet.txt"] = "one\ntwo\n" })
   local s_buf, client = H.edit(root .. "/quiet.txt")
   local silent = vim.lsp.start(
-    { name = "silent", cmd = silent_server, root_dir = root },
+    { name = "silent", cmd = H.fake_server({ textDocumentSync = 2 }), root_dir = root },
     { bufnr = s_buf }
   )
   H.wait_for("the silent server to attach", function()

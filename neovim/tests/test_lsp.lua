@@ -121,34 +121,12 @@ end)
 H.test("beside another language server on the same buffer", function()
   -- A second, in-process server that records what it is sent.
   local seen = {}
-  local function fake_server(dispatchers)
-    local closing = false
-    local next_id = 0
-    return {
-      request = function(method, _, callback)
-        next_id = next_id + 1
-        if method == "initialize" then
-          callback(nil, { capabilities = { textDocumentSync = { openClose = true, change = 2 } } })
-        else
-          callback(nil, vim.NIL)
-        end
-        return true, next_id
-      end,
-      notify = function(method, params)
-        table.insert(seen, { method = method, params = params })
-        if method == "exit" then
-          dispatchers.on_exit(0, 15)
-        end
-        return true
-      end,
-      is_closing = function()
-        return closing
-      end,
-      terminate = function()
-        closing = true
-      end,
-    }
-  end
+  local fake_server = H.fake_server(
+    { textDocumentSync = { openClose = true, change = 2 } },
+    function(method, params)
+      table.insert(seen, { method = method, params = params })
+    end
+  )
   local root = H.workspace({ ["s.txt"] = "shared\n" })
   local path = root .. "/s.txt"
   local buf, client = H.edit(path)

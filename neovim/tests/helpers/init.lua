@@ -376,4 +376,39 @@ function H.read_until(agent, uri, pred)
   end)
 end
 
+--- An in-process language server, for `vim.lsp.start({ cmd = H.fake_server(...) })`:
+--- it answers `initialize` with `capabilities` and every other request with
+--- null, hands each notification to `on_notify`, and never reports anything.
+---@param capabilities table
+---@param on_notify? fun(method: string, params: any)
+---@return fun(dispatchers: vim.lsp.rpc.Dispatchers): vim.lsp.rpc.PublicClient
+function H.fake_server(capabilities, on_notify)
+  return function(dispatchers)
+    local closing, next_id = false, 0
+    return {
+      request = function(method, _, callback)
+        next_id = next_id + 1
+        callback(nil, method == "initialize" and { capabilities = capabilities } or vim.NIL)
+        return true, next_id
+      end,
+      notify = function(method, params)
+        if on_notify then
+          on_notify(method, params)
+        end
+        if method == "exit" then
+          closing = true
+          dispatchers.on_exit(0, 15)
+        end
+        return true
+      end,
+      is_closing = function()
+        return closing
+      end,
+      terminate = function()
+        closing = true
+      end,
+    }
+  end
+end
+
 return H
