@@ -219,6 +219,21 @@ if [[ ! -x "$VERBATIM_BIN" ]]; then
 fi
 
 VERBATIM_BIN="$(realpath "$VERBATIM_BIN")"
+# `npm run package` with the server under test instead of a release build: the
+# package must carry it, executable, and declare the extension a workspace one.
+log "a platform package with the server inside (scripts/package.mjs --server)"
+platform_package="$VERBATIM_TEST_OUTPUT/verbatim-platform.vsix"
+node scripts/package.mjs --server "$VERBATIM_BIN" --out "$platform_package"
+python3 - "$platform_package" <<'PY'
+import json, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as package:
+    server = package.getinfo("extension/server/verbatim")
+    assert (server.external_attr >> 16) & 0o111, "the bundled server is not executable"
+    manifest = json.loads(package.read("extension/package.json"))
+    assert manifest["extensionKind"] == ["workspace"], manifest.get("extensionKind")
+print(f"[vscode-extension] the platform package bundles the server: {server.file_size} bytes, executable")
+PY
+rm -f "$platform_package"
 log "end-to-end test in code-server $CODE_SERVER_VERSION (output: $VERBATIM_TEST_OUTPUT)"
 CODE_SERVER_BIN="$REPO/.code-server/node_modules/.bin/code-server" npm run --silent test:e2e
 
