@@ -279,8 +279,8 @@ async fn merge_into_buffer(
             "{label} changed on disk, but what it held when opened is unknown, so the change cannot be merged. \
              Compare the buffer with the file on disk."
         );
-        tell(link, &live.editor_uri, ExternalChangeKind::Conflict, &[], None, message.clone()).await;
         record_event(state, key, Outcome::Conflict, &message, "");
+        tell(link, &live.editor_uri, ExternalChangeKind::Conflict, &[], None, message).await;
         return Next::Done;
     };
     if live.text == baseline {
@@ -290,8 +290,8 @@ async fn merge_into_buffer(
         state.documents.update(|store| store.expect_reload(key, expected));
         let diff = unified_diff_of_texts(&baseline.to_string(), &disk, &format!("a/{label}"), &format!("b/{label}"));
         let message = format!("{label} changed on disk; the buffer had no unsaved changes, so it is reloaded.");
-        tell(link, &live.editor_uri, ExternalChangeKind::Reload, &[], None, message).await;
         record_event(state, key, Outcome::Reloaded, &format!("Changed on disk outside the editor: {label}"), &diff);
+        tell(link, &live.editor_uri, ExternalChangeKind::Reload, &[], None, message).await;
         return Next::Done;
     }
 
@@ -331,9 +331,9 @@ async fn merge_into_buffer(
              applied. Compare the buffer with the file on disk.",
             describe(&merged.conflicts)
         );
-        tell(link, &live.editor_uri, ExternalChangeKind::Conflict, &conflicts, None, message.clone()).await;
         let diff = unified_diff_of_texts(&baseline.to_string(), &disk, &format!("a/{label}"), &format!("b/{label}"));
         record_event(state, key, Outcome::Conflict, &message, &diff);
+        tell(link, &live.editor_uri, ExternalChangeKind::Conflict, &conflicts, None, message).await;
         return Next::Done;
     }
 
@@ -439,8 +439,8 @@ async fn gone(state: &Arc<State>, link: &EditorLink, key: &DocKey, moved_to: Opt
         ),
     };
     let target_uri = moved_to.map(|target| DocKey::File(target.to_path_buf()).to_uri());
-    tell(link, &live.editor_uri, kind, &[], target_uri, message.clone()).await;
     record_event(state, key, outcome, &message, "");
+    tell(link, &live.editor_uri, kind, &[], target_uri, message).await;
 }
 
 fn to_wire(conflict: &Conflict) -> ExternalConflict {
@@ -480,7 +480,8 @@ fn record_event(state: &State, key: &DocKey, outcome: Outcome, summary: &str, di
     journal.record_event(folder_of(state, key).as_deref(), &event);
 }
 
-/// Sends `verbatim/externalChange`.
+/// Sends `verbatim/externalChange`. What it reports is journaled first, so whoever
+/// reads the journal after the notification finds it there.
 async fn tell(
     link: &EditorLink,
     uri: &str,

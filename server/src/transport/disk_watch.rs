@@ -129,19 +129,14 @@ async fn run(
                 None => return,
                 Some(Ok(event)) => {
                     let Some(inner) = inner.upgrade() else { return };
-                    note(&lock(&inner).watched, &mut pending, &event);
+                    note(&lock(&inner).watched, &mut pending, &event, Instant::now());
                 }
                 Some(Err(error)) => tracing::warn!("file watcher: {error}"),
             },
             () = sleep_until(next_due) => {
-                let now = Instant::now();
-                let due: Vec<PathBuf> =
-                    pending.iter().filter(|(_, entry)| entry.due() <= now).map(|(path, _)| path.clone()).collect();
                 let Some(state) = state.upgrade() else { return };
-                for path in due {
-                    if let Some(entry) = pending.remove(&path) {
-                        tokio::spawn(crate::service::external::on_disk_change(state.clone(), entry.key, entry.moved_to));
-                    }
+                for entry in take_due(&mut pending, Instant::now()) {
+                    tokio::spawn(crate::service::external::on_disk_change(state.clone(), entry.key, entry.moved_to));
                 }
             }
         }
@@ -207,12 +202,18 @@ fn changes_content(kind: &EventKind) -> bool {
     }
 }
 
-/// Records an event against the open documents it names.
-fn note(watched: &Watched, pending: &mut HashMap<PathBuf, Pending>, event: &Event) {
+/// Removes and returns the paths whose wait is over at `now`.
+fn take_due(pending: &mut HashMap<PathBuf, Pending>, now: Instant) -> Vec<Pending> {
+    let due: Vec<PathBuf> =
+        pending.iter().filter(|(_, entry)| entry.due() <= now).map(|(path, _)| path.clone()).collect();
+    due.into_iter().filter_map(|path| pending.remove(&path)).collect()
+}
+
+/// Records an event, seen at `now`, against the open documents it names.
+fn note(watched: &Watched, pending: &mut HashMap<PathBuf, Pending>, event: &Event, now: Instant) {
     if !changes_content(&event.kind) {
         return;
     }
-    let now = Instant::now();
     let renamed = matches!(event.kind, EventKind::Modify(ModifyKind::Name(RenameMode::Both)));
     for (index, path) in event.paths.iter().enumerate() {
         let Some((key, _)) = watched.files.get(path) else { continue };
@@ -234,5 +235,100 @@ fn note(watched: &Watched, pending: &mut HashMap<PathBuf, Pending>, event: &Even
             // Something was moved onto the file (an atomic write): it is not moved away.
             entry.moved_to = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use notify::event::{CreateKind, DataChange, MetadataKind, RemoveKind};
+
+    use super::*;
+
+    const FILE: &str = "/work/py.py";
+
+    fn watched() -> Watched {
+        let mut watched = Watched::default();
+        let path = PathBuf::from(FILE);
+        watched.files.insert(path.clone(), (DocKey::File(path), 1));
+        watched
+    }
+
+    fn event(kind: EventKind, paths: &[&str]) -> Event {
+        paths.iter().fold(Event::new(kind), |event, path| event.add_path(PathBuf::from(path)))
+    }
+
+    /// An atomic write: the temporary file renamed over the target.
+    fn atomic_write() -> Event {
+        event(EventKind::Modify(ModifyKind::Name(RenameMode::Both)), &["/work/py.tmp-agent", FILE])
+    }
+
+    /// Feeds events at the given offsets (ms), handling what falls due in between as
+    /// the watcher task does; returns what was handled, with when.
+    fn replay(events: &[(u64, Event)]) -> Vec<(u64, Pending)> {
+        let watched = watched();
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let mut pending = HashMap::new();
+        let mut handled = Vec::new();
+        let mut flush = |pending: &mut HashMap<PathBuf, Pending>, until: Instant| {
+            while let Some(due) = pending.values().map(Pending::due).min().filter(|due| *due <= until) {
+                let ms = u64::try_from((due - start).as_millis()).unwrap_or(u64::MAX);
+                handled.extend(take_due(pending, due).into_iter().map(|entry| (ms, entry)));
+            }
+        };
+        for (ms, event) in events {
+            flush(&mut pending, at(*ms));
+            note(&watched, &mut pending, event, at(*ms));
+        }
+        flush(&mut pending, at(u64::MAX / 4_000_000));
+        handled
+    }
+
+    #[test]
+    fn a_burst_of_writes_is_read_once_quiet_or_at_the_latest_after_max_delay() {
+        // 50 atomic writes 5 ms apart: 245 ms of writes, read at 150 ms and once quiet.
+        let burst: Vec<_> = (0..50).map(|round| (round * 5, atomic_write())).collect();
+        let handled = replay(&burst);
+        let times: Vec<u64> = handled.iter().map(|(ms, _)| *ms).collect();
+        assert_eq!(times, vec![150, 245 + 15]);
+        assert!(handled.iter().all(|(_, entry)| entry.moved_to.is_none()), "an atomic write is not a move");
+    }
+
+    #[test]
+    fn writes_further_apart_than_quiet_are_each_read() {
+        let writes: Vec<_> = (0..4)
+            .map(|round| (round * 40, event(EventKind::Modify(ModifyKind::Data(DataChange::Any)), &[FILE])))
+            .collect();
+        let times: Vec<u64> = replay(&writes).iter().map(|(ms, _)| *ms).collect();
+        assert_eq!(times, vec![15, 55, 95, 135]);
+    }
+
+    #[test]
+    fn a_move_away_waits_longer_and_names_where_the_file_went() {
+        let moved = [(0, event(EventKind::Modify(ModifyKind::Name(RenameMode::Both)), &[FILE, "/work/elsewhere.py"]))];
+        let handled = replay(&moved);
+        assert_eq!(handled.len(), 1);
+        assert_eq!(handled[0].1.moved_to, Some(PathBuf::from("/work/elsewhere.py")));
+
+        let removed = replay(&[(0, event(EventKind::Remove(RemoveKind::File), &[FILE]))]);
+        assert_eq!(removed.iter().map(|(ms, _)| *ms).collect::<Vec<_>>(), vec![GONE_QUIET.as_millis() as u64]);
+
+        // Removed, then written again (an editor's save by delete and create): read as a change.
+        let recreated = replay(&[
+            (0, event(EventKind::Remove(RemoveKind::File), &[FILE])),
+            (2, event(EventKind::Create(CreateKind::File), &[FILE])),
+        ]);
+        assert_eq!(recreated.len(), 1);
+        assert!(recreated[0].1.moved_to.is_none());
+    }
+
+    #[test]
+    fn reads_metadata_changes_and_other_files_are_ignored() {
+        let ignored = [
+            (0, event(EventKind::Access(AccessKind::Open(AccessMode::Read)), &[FILE])),
+            (1, event(EventKind::Modify(ModifyKind::Metadata(MetadataKind::Any)), &[FILE])),
+            (2, event(EventKind::Modify(ModifyKind::Data(DataChange::Any)), &["/work/other.py"])),
+        ];
+        assert!(replay(&ignored).is_empty());
     }
 }

@@ -528,11 +528,15 @@ impl ScriptedEditor {
             .expect("editor loop ended")
     }
 
-    /// Every `verbatim/externalChange` received within `quiet` (none arriving ends the wait).
+    /// Every `verbatim/externalChange` received until none arrives within `quiet`
+    /// (or [`TIMEOUT`] has passed: changes that never stop end the wait too).
     pub async fn external_changes_within(&self, quiet: Duration) -> Vec<Value> {
         let mut external = self.external.lock().await;
         let mut seen = Vec::new();
-        while let Ok(Some(params)) = tokio::time::timeout(quiet, external.recv()).await {
+        let deadline = tokio::time::Instant::now() + TIMEOUT;
+        while tokio::time::Instant::now() < deadline
+            && let Ok(Some(params)) = tokio::time::timeout(quiet, external.recv()).await
+        {
             seen.push(params);
         }
         seen
