@@ -150,6 +150,46 @@ async fn an_editor_that_never_answers_gives_timed_out_within_the_limit() {
 }
 
 #[tokio::test]
+async fn a_batch_names_the_file_nothing_checked_instead_of_calling_it_settled() {
+    let editor = editor(true).await;
+    let app = editor.open("app.py", "x = 1\n", "x = 1\n").await;
+    let notes = editor.open("notes.txt", "todo\n", "todo\n").await;
+    let both = |app_diagnostics: Vec<Value>| {
+        json!({"documents": [
+            {"uri": app, "status": "settled", "sources": ["ruff"], "diagnostics": app_diagnostics},
+            {"uri": notes, "status": "unavailable", "sources": [], "diagnostics": []},
+        ]})
+    };
+    editor.answer_diagnostics(vec![Some(both(vec![])), Some(both(vec![]))]);
+    let agent = editor.agent("claude").await;
+    let result = agent
+        .call(
+            "verbatim/batchEdit",
+            json!({"summary": "s", "diagnostics": true, "edits": [
+                {"uri": app, "oldStr": "1", "newStr": "2"},
+                {"uri": notes, "oldStr": "todo", "newStr": "done"},
+            ]}),
+        )
+        .await
+        .unwrap();
+    let report = &result["diagnostics"];
+    assert_eq!(report["status"], "settled", "{report}");
+    assert_eq!(report["unchecked"], json!(["notes.txt"]), "{report}");
+    let note = report["note"].as_str().unwrap();
+    assert!(note.contains("Not checked: notes.txt."), "{note}");
+    assert!(note.contains("nothing is known about its problems"), "{note}");
+
+    // A write whose every document is checked names none.
+    editor.answer_diagnostics(vec![
+        Some(answer(&app, "settled", vec![])),
+        Some(answer(&app, "settled", vec![diagnostic(0, "F821", "Undefined name `y`")])),
+    ]);
+    let result = replace(&agent, &app, "x = 2", "x = y", json!(true)).await;
+    assert_eq!(result["diagnostics"]["unchecked"], Value::Null, "{}", result["diagnostics"]);
+    assert_eq!(result["diagnostics"]["introduced"][0]["code"], "F821");
+}
+
+#[tokio::test]
 async fn a_document_no_language_server_serves_is_unavailable() {
     let editor = editor(true).await;
     let uri = editor.open("notes.txt", "a\n", "a\n").await;

@@ -330,6 +330,8 @@ export interface DiagnosticsReport {
     existing: number;
     otherFiles: ReportedProblem[];
     omitted: number;
+    /** Edited documents nothing reported on (no language server, or not open in the editor); absent when none. */
+    unchecked?: string[];
     unsaved: boolean;
     note?: string;
 }

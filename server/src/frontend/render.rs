@@ -360,7 +360,8 @@ fn diagnostics(out: &mut String, report: Option<&DiagnosticsReport>) {
         }
         let nothing_new = report.introduced.is_empty() && report.resolved.is_empty() && report.other_files.is_empty();
         if nothing_new && report.status == DiagnosticsStatus::Settled {
-            let _ = writeln!(out, "No problem introduced or resolved.");
+            let checked = if report.unchecked.is_empty() { "" } else { " in the files checked" };
+            let _ = writeln!(out, "No problem introduced or resolved{checked}.");
         }
         let _ = writeln!(out, "Already there before the edit: {}.", report.existing);
     }
@@ -523,5 +524,28 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("Their reason: keep the API"), "{text}");
+    }
+
+    #[test]
+    fn a_settled_report_with_an_unchecked_file_claims_only_the_files_checked() {
+        let report = DiagnosticsReport {
+            status: DiagnosticsStatus::Settled,
+            waited_ms: 320,
+            sources: vec!["ruff".into()],
+            severity: "errors".into(),
+            introduced: Vec::new(),
+            resolved: Vec::new(),
+            existing: 0,
+            other_files: Vec::new(),
+            omitted: 0,
+            unchecked: vec!["notes.txt".into()],
+            unsaved: false,
+            note: Some("Not checked: notes.txt. …".into()),
+        };
+        let mut out = String::new();
+        diagnostics(&mut out, Some(&report));
+        assert!(out.contains("settled after 320 ms; ruff"), "{out}");
+        assert!(out.contains("No problem introduced or resolved in the files checked."), "{out}");
+        assert!(out.contains("Not checked: notes.txt."), "{out}");
     }
 }

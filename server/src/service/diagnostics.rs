@@ -145,6 +145,19 @@ pub async fn after(
     if edited.is_empty() {
         return unavailable(report, "no edited document is open in the editor");
     }
+    let workspace = state.workspace();
+    let label_of = |index: usize| {
+        let document = &documents[index];
+        workspace.label(document.rename_to.as_ref().map_or(&document.key, |(key, _)| key))
+    };
+    // Edited documents nothing reports on: written on disk (not open in the editor),
+    // or with no language server. Named, so that "settled" is never read as covering them.
+    let mut unchecked: BTreeSet<String> = applied
+        .iter()
+        .enumerate()
+        .filter(|(index, document)| !documents[*index].delete && !matches!(document.rev, Some(Rev::Editor { .. })))
+        .map(|(index, _)| label_of(index))
+        .collect();
     let uri_of = |index: usize| {
         let document = &documents[index];
         document.rename_to.as_ref().map_or(document.editor_uri.clone(), |(_, uri)| uri.clone())
@@ -175,7 +188,6 @@ pub async fn after(
         }
     };
     let by_uri = documents_by_uri(&answer);
-    let workspace = state.workspace();
     let mut statuses = BTreeSet::new();
     let mut sources = BTreeSet::new();
     let mut introduced = Vec::new();
@@ -186,9 +198,13 @@ pub async fn after(
         let uri = uri_of(*index);
         let Some(found) = by_uri.get(uri.as_str()) else {
             statuses.insert("unavailable");
+            unchecked.insert(label_of(*index));
             continue;
         };
         statuses.insert(found.status.as_str());
+        if found.status == "unavailable" {
+            unchecked.insert(label_of(*index));
+        }
         sources.extend(found.sources.iter().cloned());
         let key = document.rename_to.as_ref().map_or(&document.key, |(key, _)| key);
         let (live, saved) = live_text(state, key);
@@ -199,6 +215,7 @@ pub async fn after(
         let Some(before) = before.get(*index).cloned().flatten() else {
             // No baseline for this document: its problems cannot be told apart.
             statuses.insert("unavailable");
+            unchecked.insert(label_of(*index));
             continue;
         };
         let map = match &applied[*index].review {
@@ -213,7 +230,7 @@ pub async fn after(
         };
         let comparison = problems::compare(&before, &after, &map);
         report.existing += comparison.existing;
-        let label = workspace.label(key);
+        let label = label_of(*index);
         introduced.extend(comparison.introduced.iter().map(|at| item(&label, &after[*at], &live)));
         resolved.extend(comparison.resolved.iter().map(|at| item(&label, &before[*at], &document.base)));
     }
@@ -226,6 +243,9 @@ pub async fn after(
         DiagnosticsStatus::Unavailable
     };
     report.sources = sources.into_iter().collect();
+    if report.status != DiagnosticsStatus::Unavailable {
+        report.unchecked = unchecked.into_iter().collect();
+    }
     report.unsaved = unsaved;
     let mut omitted = 0;
     report.introduced = bounded(introduced, &mut omitted);
@@ -252,6 +272,7 @@ fn empty_report(ask: Ask) -> DiagnosticsReport {
         existing: 0,
         other_files: Vec::new(),
         omitted: 0,
+        unchecked: Vec::new(),
         unsaved: false,
         note: None,
     }
@@ -276,6 +297,14 @@ fn note(report: &DiagnosticsReport, ask: Ask) -> Option<String> {
              problems after the edit."
                 .to_owned(),
         ),
+    }
+    if !report.unchecked.is_empty() {
+        let (them, their) = if report.unchecked.len() == 1 { ("it", "its") } else { ("them", "their") };
+        parts.push(format!(
+            "Not checked: {}. Nothing in the editor reports diagnostics for {them} (no language server, or not open \
+             in the editor), so nothing is known about {their} problems.",
+            report.unchecked.join(", ")
+        ));
     }
     if report.unsaved && report.status != DiagnosticsStatus::Unavailable {
         parts.push(

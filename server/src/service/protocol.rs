@@ -441,6 +441,11 @@ pub struct DiagnosticsReport {
     pub other_files: Vec<ProblemItem>,
     /// Items left out to keep the lists short.
     pub omitted: usize,
+    /// Edited documents nothing reported on (no language server, or written on
+    /// disk, not open in the editor), by workspace label; only when `status` is not
+    /// `unavailable`, which covers every document.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unchecked: Vec<String>,
     pub unsaved: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
