@@ -145,8 +145,7 @@ async fn a_clean_buffer_is_reloaded_by_the_editor_not_offered() {
     atomic_write(&editor.path("clean.txt"), b"one\n2\n");
     let change = editor.next_external_change().await;
     assert_eq!(change["kind"], "reload");
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(editor.buffer(&uri), "one\n2\n");
+    editor.wait_for_buffer(&uri, "one\n2\n").await;
     let agent = editor.agent("reader").await;
     assert_eq!(agent.read(&uri).await["text"], "one\n2\n");
     assert_eq!(journal(&editor)[0].outcome, verbatim::service::journal::Outcome::Reloaded);
@@ -230,10 +229,9 @@ async fn a_burst_of_fifty_writes_ends_with_the_final_content_merged_without_a_lo
     let kinds: Vec<&str> = changes.iter().map(|change| change["kind"].as_str().unwrap_or("?")).collect();
     assert!(kinds.iter().all(|kind| *kind == "offered"), "{changes:#?}");
     assert!((1..=50).contains(&changes.len()), "{} offers for 50 writes: {kinds:?}", changes.len());
-    assert_eq!(
-        editor.buffer(&uri),
-        ORIGINAL.replace("return 1", "return 10  # typed").replace("return 3", "return 50")
-    );
+    editor
+        .wait_for_buffer(&uri, &ORIGINAL.replace("return 1", "return 10  # typed").replace("return 3", "return 50"))
+        .await;
 }
 
 #[tokio::test]
@@ -244,8 +242,7 @@ async fn a_file_in_a_directory_created_after_the_watch_started_is_watched() {
     let uri = editor.open("new/dir/late.txt", "one\ntwo\nthree\n", "ONE\ntwo\nthree\n").await;
     std::fs::write(editor.path("new/dir/late.txt"), "one\ntwo\nthree\nfour\n").unwrap();
     assert_eq!(editor.next_external_change().await["kind"], "offered");
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(editor.buffer(&uri), "ONE\ntwo\nthree\nfour\n");
+    editor.wait_for_buffer(&uri, "ONE\ntwo\nthree\nfour\n").await;
 }
 
 #[tokio::test]
@@ -254,8 +251,7 @@ async fn crlf_and_utf16_files_stay_exact_outside_the_merged_lines() {
     let crlf = editor.open("win.txt", "a\r\nb\r\nc\r\n", "A\r\nb\r\nc\r\n").await;
     std::fs::write(editor.path("win.txt"), "a\r\nb\r\nc\r\nd\r\n").unwrap();
     assert_eq!(editor.next_external_change().await["kind"], "offered");
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(editor.buffer(&crlf), "A\r\nb\r\nc\r\nd\r\n");
+    editor.wait_for_buffer(&crlf, "A\r\nb\r\nc\r\nd\r\n").await;
 
     let utf16 = |text: &str| -> Vec<u8> {
         let mut bytes = vec![0xFF, 0xFE];
@@ -267,8 +263,7 @@ async fn crlf_and_utf16_files_stay_exact_outside_the_merged_lines() {
     editor.open_uri(&wide, "HÉLLO\nwörld 😀\n").await;
     atomic_write(&editor.path("wide.txt"), &utf16("héllo\nwörld 😀\nneu\n"));
     assert_eq!(editor.next_external_change().await["kind"], "offered");
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(editor.buffer(&wide), "HÉLLO\nwörld 😀\nneu\n");
+    editor.wait_for_buffer(&wide, "HÉLLO\nwörld 😀\nneu\n").await;
 }
 
 #[tokio::test]
@@ -286,8 +281,7 @@ async fn auto_applies_without_confirmation_and_off_does_not_watch() {
         review.params["edit"]["changeAnnotations"].as_object().unwrap().values().next().unwrap().clone();
     assert_eq!(annotation["needsConfirmation"], false);
     editor.decide(review, Review::Accept).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(editor.buffer(&uri), "one\n2\n3\n4\n");
+    editor.wait_for_buffer(&uri, "one\n2\n3\n4\n").await;
 
     let options = EditorOptions {
         initialization_options: json!({"syncTimeoutMs": 3000, "externalChanges": "off"}),
@@ -312,8 +306,7 @@ async fn a_reload_the_editor_did_not_make_is_merged_with_the_next_change() {
     // The next change on disk brings the first one along, merged with what was typed.
     std::fs::write(editor.path("late.txt"), "one\ntwo\nTHREE\nfour\nFIVE\n").unwrap();
     assert_eq!(editor.next_external_change().await["kind"], "offered");
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(editor.buffer(&uri), "ONE\ntwo\nTHREE\nfour\nFIVE\n");
+    editor.wait_for_buffer(&uri, "ONE\ntwo\nTHREE\nfour\nFIVE\n").await;
 }
 
 #[tokio::test]
@@ -326,6 +319,5 @@ async fn after_a_reload_the_next_change_is_merged_from_the_reloaded_text() {
     editor.type_text(&uri, "E", "E!").await;
     std::fs::write(editor.path("twice.txt"), "A\nb\nc\nd\nE\n").unwrap();
     assert_eq!(editor.next_external_change().await["kind"], "offered");
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(editor.buffer(&uri), "A\nb\nc\nd\nE!\n");
+    editor.wait_for_buffer(&uri, "A\nb\nc\nd\nE!\n").await;
 }

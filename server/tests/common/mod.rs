@@ -559,6 +559,16 @@ impl ScriptedEditor {
         self.shared.documents.lock().unwrap()[uri].text.clone()
     }
 
+    /// Waits until the buffer holds `expected` (an edit on its way lands), failing
+    /// with what it holds after [`TIMEOUT`].
+    pub async fn wait_for_buffer(&self, uri: &str, expected: &str) {
+        let deadline = tokio::time::Instant::now() + TIMEOUT;
+        while self.buffer(uri) != expected && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(self.buffer(uri), expected, "the buffer of {uri}");
+    }
+
     pub async fn close(&self, uri: &str) {
         self.shared.documents.lock().unwrap().remove(uri);
         self.connection.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}})).await;
