@@ -335,10 +335,19 @@ export class Editor {
 
     /** Runs a command through the command palette (F1: Ctrl+Shift+P would go to the browser). */
     async runCommand(title) {
-        await this.page.keyboard.press("F1");
         // The text box (1.93 has checkboxes in the widget too).
         const input = this.page.locator(".quick-input-widget .quick-input-box input");
-        await input.waitFor({ state: "visible" });
+        // A key pressed while the workbench moves focus (an editor closing) can be
+        // lost: press it again, a few times, before giving up.
+        for (let attempt = 1; ; attempt++) {
+            await this.page.keyboard.press("F1");
+            try {
+                await input.waitFor({ state: "visible", timeout: 5_000 });
+                break;
+            } catch (error) {
+                if (attempt === 4) throw error;
+            }
+        }
         await input.fill(`>${title}`);
         await this.page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ state: "visible" });
         await this.page.keyboard.press("Enter");
