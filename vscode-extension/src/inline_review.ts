@@ -862,7 +862,8 @@ export class InlineReview implements vscode.Disposable {
         const line = editor?.selection.active.line ?? 0;
         const found = editor ? this.fromProposalUri(editor.document.uri) : undefined;
         if (found !== undefined) {
-            const hunk = hunkAt(this.view(found.review, found.file).hunks, line, "proposal");
+            // The left side of a file created, moved or deleted is the file's text before the edit.
+            const hunk = hunkAt(this.view(found.review, found.file).hunks, line, found.side);
             return hunk && { seq: found.review.seq, hunk: hunk.index };
         }
         const review = this.shown;
