@@ -438,8 +438,9 @@ export class InlineReview implements vscode.Disposable {
             answer({ applied: false, failureReason: this.applyFailure(review, failure) });
             return;
         }
-        await this.saveCreated(review, steps);
         answer(answerFor(review.proposal, review.decisions, reason, review.whole));
+        // Only after the answer: the server checks a created file's text in its buffer, which VS Code closes once it is saved.
+        await this.saveCreated(review, steps);
     }
 
     /** Why VS Code did not apply an edit: a document changed (the server then offers it again), else what VS Code said. */

@@ -550,7 +550,10 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         assert.equal(existsSync(onDisk("added.txt")), false, "nothing applied yet");
 
         await lenses("Accept All").first().click();
+        const accepted = Date.now();
         const result = await withTimeout(pending, "the agent's answer");
+        // Well under the server's syncTimeoutMs (5 s) when the new file's text reached it from the editor's buffer.
+        console.log(`# the agent's answer ${Date.now() - accepted} ms after Accept All on a patch that creates a file`);
         assert.equal(result.applied, true);
         assert.deepEqual(
             result.documents.map((document) => [path.basename(new URL(document.uri).pathname), document.operation ?? null]),
@@ -559,7 +562,10 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
                 ["other.txt", null],
             ],
         );
-        assert.equal(readFileSync(onDisk("added.txt"), "utf8"), "added by the patch\nsecond line\n", "the new file holds exactly the patch's lines");
+        // Saved just after the answer, which the server gives once the text is in the new file's buffer.
+        const added = "added by the patch\nsecond line\n";
+        await waitFor("the new file on disk with the patch's lines", () => existsSync(onDisk("added.txt")) && readFileSync(onDisk("added.txt"), "utf8") === added);
+        assert.equal((await read("added.txt")).text, added);
         const expected = before.text.replace(lastLine, `${lastLine} (patched)`);
         assert.equal((await waitForText("other.txt", expected)).text, expected);
         await diff().waitFor({ state: "detached" });
