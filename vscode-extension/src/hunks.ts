@@ -1,10 +1,10 @@
 /**
  * The pure side of the in-editor review: what a `workspace/applyEdit` proposes
  * (documents, edits, hunks, files created, moved or deleted), the person's
- * decision on each hunk, the text of
- * the proposal as the review shows it, the answer to the server, and how the
- * decisions carry over to the edit the server offers again after the person
- * typed. No `vscode` here, so all of it is unit-tested in plain Node.
+ * decision on each hunk, the text of the proposal as the review shows it, the
+ * edit to apply, the answer to the server, and how the decisions carry over
+ * to the edit the server offers again after the person typed. No `vscode`
+ * here, so all of it is unit-tested in plain Node.
  *
  * Positions are LSP positions in UTF-16 code units (the only encoding the
  * language client advertises), which are JavaScript string indexes.
@@ -109,7 +109,7 @@ export function readProposal(params: ApplyWorkspaceEditParams): Proposal | undef
     const annotationId = Object.keys(annotations)[0];
     const label = params.label ?? (annotationId !== undefined ? annotations[annotationId]?.label : undefined) ?? "an edit";
     const origin = verbatim?.origin ?? (annotationId?.startsWith("verbatim/disk/") ? "disk" : "agent");
-    const uris = documents.map((document) => document.uri).join(" ");
+    const uris = files.map((file) => file.uri).join(" ");
     const hunks = validHunks(verbatim?.hunks, documents) ?? groupHunks(documents);
     return {
         key: typeof verbatim?.id === "number" ? `id ${verbatim.id}` : `label ${label} ${uris}`,
@@ -146,7 +146,7 @@ function addOperation(files: ReviewFile[], operation: FileOperation): void {
     else files.push({ uri: operation.uri, document: undefined, operation });
 }
 
-/** A document joins the file created or moved to its uri just before; any other is a file of its own. */
+/** A document joins the file created or moved to its uri earlier in the edit; any other is a file of its own. */
 function addDocument(files: ReviewFile[], document: ProposedDocument): void {
     const target = files.find((file) => file.document === undefined && file.operation !== undefined && targetUri(file) === document.uri);
     if (target !== undefined && target.operation?.kind !== "delete") {
