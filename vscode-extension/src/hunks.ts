@@ -1,15 +1,16 @@
 /**
  * The pure side of the in-editor review: what a `workspace/applyEdit` proposes
- * (documents, edits, hunks), the person's decision on each hunk, the text of
- * the proposal as the review shows it, the answer to the server, and how the
- * decisions carry over to the edit the server offers again after the person
- * typed. No `vscode` here, so all of it is unit-tested in plain Node.
+ * (documents, edits, hunks, files created, moved or deleted), the person's
+ * decision on each hunk, the text of the proposal as the review shows it, the
+ * edit to apply, the answer to the server, and how the decisions carry over
+ * to the edit the server offers again after the person typed. No `vscode`
+ * here, so all of it is unit-tested in plain Node.
  *
  * Positions are LSP positions in UTF-16 code units (the only encoding the
  * language client advertises), which are JavaScript string indexes.
  */
 
-import type { ApplyWorkspaceEditParams, Range, TextEdit } from "vscode-languageserver-protocol";
+import type { ApplyWorkspaceEditParams, CreateFile, DeleteFile, Range, RenameFile, TextEdit } from "vscode-languageserver-protocol";
 
 import type { ApplyEditVerbatim, HunkAnswer, ProposalHunk } from "./lsp_ext";
 
@@ -19,6 +20,29 @@ export interface ProposedDocument {
     version: number | null;
     /** As sent: `ProposalHunk.edits` indexes into this. */
     edits: TextEdit[];
+}
+
+/** A file the edit creates, moves (`rename`) or deletes, with the options the server sent. */
+export interface FileOperation {
+    kind: "create" | "rename" | "delete";
+    uri: string;
+    /** Where a renamed file goes. */
+    newUri?: string;
+    options?: { overwrite?: boolean; ignoreIfExists?: boolean; recursive?: boolean; ignoreIfNotExists?: boolean };
+    /** Its index among `documentChanges`: the edit is applied in the server's order. */
+    change: number;
+}
+
+/**
+ * One file the review shows: a document the edit changes, a file it creates,
+ * moves or deletes, or both (a created file and its text; a moved file and
+ * its edits, made before or after the move).
+ */
+export interface ReviewFile {
+    /** Its document's uri, else the operation's: the review keeps the file's base text under it. */
+    uri: string;
+    document: ProposedDocument | undefined;
+    operation: FileOperation | undefined;
 }
 
 export interface Hunk extends ProposalHunk {
@@ -35,7 +59,12 @@ export interface Proposal {
     /** "<agent>: <summary>", as the server labels it. */
     label: string;
     origin: "agent" | "disk";
+    /** Every document with text edits, in `documentChanges` order (then `changes`). */
     documents: ProposedDocument[];
+    /** The files it creates, moves or deletes, in `documentChanges` order. */
+    operations: FileOperation[];
+    /** What the review shows, file by file, in `documentChanges` order: every document, and every file an operation names. */
+    files: ReviewFile[];
     /** Every text edit belongs to exactly one hunk; hunks of one document come in document order. */
     hunks: Hunk[];
 }
@@ -47,26 +76,40 @@ export const DOCUMENT_CHANGED = "the document changed during review";
 
 /**
  * Reads the params of a `workspace/applyEdit`. Returns `undefined` for an edit
- * this review cannot show: one that creates, renames or deletes files, or
- * changes nothing.
+ * this review cannot show: one that changes nothing, or holds a change it does
+ * not know.
  */
 export function readProposal(params: ApplyWorkspaceEditParams): Proposal | undefined {
     const documents: ProposedDocument[] = [];
-    for (const change of params.edit.documentChanges ?? []) {
-        if (!("textDocument" in change)) return undefined;
+    const operations: FileOperation[] = [];
+    const files: ReviewFile[] = [];
+    for (const [index, change] of (params.edit.documentChanges ?? []).entries()) {
+        if ("kind" in change) {
+            const operation = readOperation(change, index);
+            if (operation === undefined) return undefined;
+            operations.push(operation);
+            addOperation(files, operation);
+            continue;
+        }
         // A snippet edit (LSP 3.18) is only for the workspace edits of code actions, never in an applyEdit of ours.
         if (change.edits.some((edit) => !("newText" in edit))) return undefined;
-        documents.push({ uri: change.textDocument.uri, version: change.textDocument.version, edits: change.edits as TextEdit[] });
+        const document = { uri: change.textDocument.uri, version: change.textDocument.version, edits: change.edits as TextEdit[] };
+        documents.push(document);
+        addDocument(files, document);
     }
-    for (const [uri, edits] of Object.entries(params.edit.changes ?? {})) documents.push({ uri, version: null, edits });
-    if (documents.every((document) => document.edits.length === 0)) return undefined;
+    for (const [uri, edits] of Object.entries(params.edit.changes ?? {})) {
+        const document = { uri, version: null, edits };
+        documents.push(document);
+        addDocument(files, document);
+    }
+    if (operations.length === 0 && documents.every((document) => document.edits.length === 0)) return undefined;
 
     const verbatim = (params as { verbatim?: Partial<ApplyEditVerbatim> }).verbatim;
     const annotations = params.edit.changeAnnotations ?? {};
     const annotationId = Object.keys(annotations)[0];
     const label = params.label ?? (annotationId !== undefined ? annotations[annotationId]?.label : undefined) ?? "an edit";
     const origin = verbatim?.origin ?? (annotationId?.startsWith("verbatim/disk/") ? "disk" : "agent");
-    const uris = documents.map((document) => document.uri).join(" ");
+    const uris = files.map((file) => file.uri).join(" ");
     const hunks = validHunks(verbatim?.hunks, documents) ?? groupHunks(documents);
     return {
         key: typeof verbatim?.id === "number" ? `id ${verbatim.id}` : `label ${label} ${uris}`,
@@ -74,8 +117,90 @@ export function readProposal(params: ApplyWorkspaceEditParams): Proposal | undef
         label,
         origin,
         documents,
+        operations,
+        files,
         hunks,
     };
+}
+
+function readOperation(change: CreateFile | RenameFile | DeleteFile, index: number): FileOperation | undefined {
+    const options = change.options === undefined ? {} : { options: { ...change.options } };
+    switch (change.kind) {
+        case "create":
+        case "delete":
+            return { kind: change.kind, uri: change.uri, ...options, change: index };
+        case "rename":
+            return { kind: "rename", uri: change.oldUri, newUri: change.newUri, ...options, change: index };
+        default:
+            return undefined;
+    }
+}
+
+/**
+ * A file operation joins the file of the text edits it goes with: the edits
+ * of a file before it is moved away. Any other starts a file of its own.
+ */
+function addOperation(files: ReviewFile[], operation: FileOperation): void {
+    const edited = files.find((file) => file.operation === undefined && file.uri === operation.uri);
+    if (operation.kind === "rename" && edited !== undefined) edited.operation = operation;
+    else files.push({ uri: operation.uri, document: undefined, operation });
+}
+
+/** A document joins the file created or moved to its uri earlier in the edit; any other is a file of its own. */
+function addDocument(files: ReviewFile[], document: ProposedDocument): void {
+    const target = files.find((file) => file.document === undefined && file.operation !== undefined && targetUri(file) === document.uri);
+    if (target !== undefined && target.operation?.kind !== "delete") {
+        target.document = document;
+        target.uri = document.uri;
+    } else {
+        files.push({ uri: document.uri, document, operation: undefined });
+    }
+}
+
+/** Where a file is once the edit is applied: a moved file's new uri, else its own. */
+export function targetUri(file: ReviewFile): string {
+    return file.operation?.newUri ?? file.uri;
+}
+
+/** Where a file's text comes from before the edit: a moved file's old uri, else its own. */
+export function sourceUri(file: ReviewFile): string {
+    return file.operation?.uri ?? file.uri;
+}
+
+/**
+ * Whether the edit is accepted or rejected as a whole: one that creates, moves
+ * or deletes files (the server cannot take "the file created, its text left out").
+ */
+export function decidedWhole(proposal: Proposal): boolean {
+    return proposal.operations.length > 0;
+}
+
+/** The last part of a uri's path, decoded: what a person calls the file. */
+export function fileName(uri: string): string {
+    const path = uri.replace(/[?#].*$/, "");
+    const name = path.slice(path.lastIndexOf("/") + 1);
+    try {
+        return decodeURIComponent(name);
+    } catch {
+        return name;
+    }
+}
+
+/** What a file operation does, in words: "creates b.rs", "deletes old.txt", "moves a.txt → b.txt". */
+export function describeOperation(operation: FileOperation): string {
+    switch (operation.kind) {
+        case "create":
+            return `creates ${fileName(operation.uri)}`;
+        case "delete":
+            return `deletes ${fileName(operation.uri)}`;
+        case "rename":
+            return `moves ${fileName(operation.uri)} → ${fileName(operation.newUri ?? operation.uri)}`;
+    }
+}
+
+/** Every file operation of an edit, in words, in order: "creates b.rs, deletes old.txt". */
+export function describeOperations(proposal: Proposal): string {
+    return proposal.operations.map(describeOperation).join(", ");
 }
 
 /** The server's hunks, if they cover every edit exactly once; else `undefined`. */
@@ -222,6 +347,16 @@ export function proposalView(base: string, document: ProposedDocument, hunks: re
     return { text: applyEdits(base, edits), hunks: [...lines.values()].sort((a, b) => a.line - b.line) };
 }
 
+/**
+ * The proposal for one file of the review: its document's, or what its
+ * operation leaves (a deleted file: nothing; a file created or moved without
+ * edits: `base`, its text as it is).
+ */
+export function fileView(base: string, file: ReviewFile, hunks: readonly Hunk[], decisions: readonly Decision[]): ProposalView {
+    if (file.operation?.kind === "delete") return { text: "", hunks: [] };
+    return file.document === undefined ? { text: base, hunks: [] } : proposalView(base, file.document, hunks, decisions);
+}
+
 /** The hunk at a 0-based line (`side` says which text the line is in), else the next one below, else the last above. */
 export function hunkAt(hunks: readonly HunkLines[], line: number, side: "base" | "proposal"): HunkLines | undefined {
     const from = (hunk: HunkLines): number => (side === "base" ? hunk.line : hunk.proposalLine);
@@ -265,14 +400,42 @@ export function joinReasons(reasons: readonly string[]): string | undefined {
     return kept.length === 0 ? undefined : kept.join("; ");
 }
 
+/** One step of the edit to apply: a file operation, or the accepted text edits of one document, as sent. */
+export type EditStep = FileOperation | { kind: "edit"; uri: string; edits: TextEdit[] };
+
 /**
- * The answer once every hunk is decided and the accepted ones are applied
- * (`applied` says whether that worked): one entry per hunk; `applied: false`
- * when none was accepted, with the person's reason as `failureReason`.
+ * The edit to apply, in the server's order: each file operation and each
+ * document's accepted edits where `documentChanges` has them (documents of
+ * `changes` last).
  */
-export function answerFor(proposal: Proposal, decisions: readonly Decision[], reason: string | undefined, applied = true): HunkAnswer {
+export function editSteps(proposal: Proposal, decisions: readonly Decision[]): EditStep[] {
+    const accepted = acceptedEdits(proposal, decisions);
+    const steps: EditStep[] = [];
+    let operation = 0;
+    let change = 0;
+    for (const document of proposal.documents) {
+        while (proposal.operations[operation]?.change === change) {
+            steps.push(proposal.operations[operation++]!);
+            change++;
+        }
+        const edits = accepted.get(document.uri);
+        accepted.delete(document.uri);
+        if (edits !== undefined) steps.push({ kind: "edit", uri: document.uri, edits });
+        change++;
+    }
+    steps.push(...proposal.operations.slice(operation));
+    return steps;
+}
+
+/**
+ * The answer once every hunk is decided and the accepted ones are applied:
+ * one entry per hunk; `applied: false` when none was accepted (for an edit
+ * decided whole, `whole`: when it was rejected), with the person's reason as
+ * `failureReason`.
+ */
+export function answerFor(proposal: Proposal, decisions: readonly Decision[], reason: string | undefined, whole?: Decision): HunkAnswer {
     const hunks = proposal.hunks.map((hunk) => ({ index: hunk.index, accepted: decisions[hunk.index] === "accepted" }));
-    if (hunks.some((hunk) => hunk.accepted) && applied) {
+    if (whole === undefined ? hunks.some((hunk) => hunk.accepted) : whole === "accepted") {
         return reason === undefined ? { applied: true, hunks } : { applied: true, hunks, reason };
     }
     return { applied: false, failureReason: reason ?? "rejected in review", hunks };

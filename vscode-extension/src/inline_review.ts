@@ -17,6 +17,15 @@
  * in one `workspace.applyEdit` (one undo step), and only if every document is
  * still at the version the server planned against.
  *
+ * An edit that creates, moves or deletes files (`verbatim/applyPatch`,
+ * `verbatim/write` of a new file) is reviewed the same way, each such file in
+ * a diff of its text before (on the left, read-only: empty for a created file,
+ * which is neither read nor opened) and after the edit (empty for a deleted
+ * file). It is decided whole, by Accept All or Reject All: the server cannot
+ * take a file created without its text. Accepted, its file operations and
+ * text edits are applied in the server's order in one `workspace.applyEdit`,
+ * and a created file is saved, since its text is nowhere else.
+ *
  * Edits wait in a queue, shown one at a time in arrival order. When the
  * person types in a document under review, the edit is refused once the
  * typing has settled ("the document changed during review"): the server moves
@@ -38,17 +47,26 @@ import {
     allDecided,
     answerFor,
     carryDecisions,
+    decidedWhole,
+    describeOperation,
+    describeOperations,
     DOCUMENT_CHANGED,
+    editSteps,
+    fileName,
+    fileView,
     hunkAt,
     hunkKeys,
     joinReasons,
     nextUndecided,
-    proposalView,
     readProposal,
+    sourceUri,
+    targetUri,
     type Decision,
+    type EditStep,
     type Proposal,
     type HunkLines,
     type ProposalView,
+    type ReviewFile,
 } from "./hunks";
 import { hunkMarks, readDiffMaxLines, usesFastPath, type HunkMarks } from "./inline_marks";
 
@@ -67,16 +85,21 @@ interface Review {
     readonly seq: number;
     proposal: Proposal;
     decisions: Decision[];
+    /** For an edit decided whole (it creates, moves or deletes files): Accept All or Reject All, kept across offers. */
+    whole: Decision;
     /** The person's reasons, per rejected hunk (and `-1` for Reject All), for the agent. */
     reasons: Map<number, string>;
-    /** Per document: the text the edit was planned against, as the document held it when the offer came. */
+    /**
+     * Per file (`ReviewFile.uri`): the text the edit was planned against, as the document held it when the
+     * offer came; for a file it creates, empty; for one it deletes or moves, its text then.
+     */
     bases: Map<string, string>;
-    /** Per document: the version the edit applies to. */
+    /** Per open document the edit changes: the version the edit applies to. */
     versions: Map<string, number>;
-    /** Which of its documents the review shows. */
+    /** Which of its files (`Proposal.files`) the review shows. */
     file: number;
     /**
-     * Per document index, where it is reviewed once decided (on first show):
+     * Per file index, where it is reviewed once decided (on first show):
      * in a diff, or in the file's own editor (more lines than
      * `verbatim.review.diffMaxLines`; "Open diff" turns it to a diff).
      */
@@ -87,7 +110,7 @@ interface Review {
     applyOnNewOffer: boolean;
     settleTimer: ReturnType<typeof setTimeout> | undefined;
     newOfferTimer: ReturnType<typeof setTimeout> | undefined;
-    /** Cache of what the proposal documents show, per document index, until a decision changes. */
+    /** Cache of what the proposal documents show, per file index, until a decision changes. */
     views: Map<number, ProposalView>;
     arrivedAt: number;
 }
@@ -170,8 +193,8 @@ export class InlineReview implements vscode.Disposable {
 
     /**
      * Reviews an edit; resolves with the answer to the server. `undefined`
-     * when the edit is not one this review shows (it creates, renames or
-     * deletes files): the caller hands it to VS Code.
+     * when the edit is not one this review shows (it changes nothing, or holds
+     * a change the review does not know): the caller hands it to VS Code.
      */
     async review(params: ApplyWorkspaceEditParams, token: vscode.CancellationToken): Promise<ApplyWorkspaceEditResult | undefined> {
         const arrivedAt = Date.now();
@@ -180,24 +203,19 @@ export class InlineReview implements vscode.Disposable {
 
         const bases = new Map<string, string>();
         const versions = new Map<string, number>();
-        for (const document of proposal.documents) {
-            let open = findDocument(document.uri);
-            if (open === undefined && document.version === null) {
-                try {
-                    open = await vscode.workspace.openTextDocument(vscode.Uri.parse(document.uri));
-                } catch (error) {
-                    return { applied: false, failureReason: `could not open ${document.uri}: ${errorMessage(error)}` };
+        for (const file of proposal.files) {
+            const base = await readBase(file);
+            if ("failure" in base) {
+                if (base.failure === DOCUMENT_CHANGED) {
+                    // The person typed since the server planned the edit: it offers the edit again over the new text.
+                    this.log.info(`[review] "${proposal.label}": ${DOCUMENT_CHANGED} before it arrived`);
+                    const earlier = this.reviews.find((candidate) => candidate.proposal.key === proposal.key);
+                    if (earlier !== undefined && earlier.answer === undefined) this.awaitNewOffer(earlier);
                 }
+                return { applied: false, failureReason: base.failure };
             }
-            if (open === undefined || (document.version !== null && open.version !== document.version)) {
-                // The person typed since the server planned the edit: it offers the edit again over the new text.
-                this.log.info(`[review] "${proposal.label}": ${DOCUMENT_CHANGED} before it arrived`);
-                const earlier = this.reviews.find((candidate) => candidate.proposal.key === proposal.key);
-                if (earlier !== undefined && earlier.answer === undefined) this.awaitNewOffer(earlier);
-                return { applied: false, failureReason: DOCUMENT_CHANGED };
-            }
-            bases.set(document.uri, open.getText());
-            versions.set(document.uri, open.version);
+            bases.set(file.uri, base.text);
+            if (base.version !== undefined) versions.set(file.uri, base.version);
         }
 
         return new Promise<ApplyWorkspaceEditResult>((resolve) => {
@@ -211,6 +229,7 @@ export class InlineReview implements vscode.Disposable {
                     seq: this.nextSeq++,
                     proposal,
                     decisions: [],
+                    whole: undefined,
                     reasons: new Map(),
                     bases,
                     versions,
@@ -226,8 +245,8 @@ export class InlineReview implements vscode.Disposable {
                 this.reviews.push(review);
                 this.lensesChanged.fire(); // "Edit 1 of 2" on the review shown.
                 this.log.info(
-                    `[review] "${proposal.label}": ${proposal.hunks.length} hunk(s) in ${proposal.documents.length} file(s), ` +
-                        `${this.reviews.length} edit(s) waiting`,
+                    `[review] "${proposal.label}": ${proposal.hunks.length} hunk(s) in ${proposal.files.length} file(s)` +
+                        `${decidedWhole(proposal) ? ` (${describeOperations(proposal)}: decided whole)` : ""}, ${this.reviews.length} edit(s) waiting`,
                 );
             }
             token.onCancellationRequested(() => {
@@ -236,7 +255,7 @@ export class InlineReview implements vscode.Disposable {
             });
             this.update();
             if (earlier === undefined && this.shown === undefined) void this.show(review);
-            else if (review.applyOnNewOffer && allDecided(review.decisions, review.proposal.hunks.length)) void this.finish(review);
+            else if (review.applyOnNewOffer && isDecided(review)) void this.finish(review);
         });
     }
 
@@ -254,12 +273,13 @@ export class InlineReview implements vscode.Disposable {
         review.answer?.({ applied: false, failureReason: DOCUMENT_CHANGED });
         const oldKeys = hunkKeys(review.proposal, (uri) => review.bases.get(uri));
         const newKeys = hunkKeys(proposal, (uri) => bases.get(uri));
-        review.decisions = carryDecisions(oldKeys, review.decisions, newKeys);
-        const shownUri = review.proposal.documents[review.file]?.uri;
+        const whole = review.whole;
+        review.decisions = whole === undefined ? carryDecisions(oldKeys, review.decisions, newKeys) : proposal.hunks.map(() => whole);
+        const shownUri = review.proposal.files[review.file]?.uri;
         review.proposal = proposal;
         review.bases = bases;
         review.versions = versions;
-        review.file = Math.max(0, proposal.documents.findIndex((document) => document.uri === shownUri));
+        review.file = Math.max(0, proposal.files.findIndex((file) => file.uri === shownUri));
         review.answer = answer;
         clearTimeout(review.newOfferTimer);
         review.newOfferTimer = undefined;
@@ -317,6 +337,7 @@ export class InlineReview implements vscode.Disposable {
             void vscode.window.showInformationMessage("Verbatim: no hunk under review here.");
             return;
         }
+        if (this.refusesHunks(review)) return;
         if (decision === "rejected") {
             const reason = await askReason(`Reject hunk ${found.hunk + 1} of ${review.proposal.hunks.length}: ${review.proposal.label}`);
             if (reason === undefined || !this.reviews.includes(review)) return;
@@ -338,6 +359,7 @@ export class InlineReview implements vscode.Disposable {
             if (reason === undefined || !this.reviews.includes(review)) return;
             review.reasons.set(-1, reason);
         }
+        if (decidedWhole(review.proposal)) review.whole = decision;
         for (let index = 0; index < review.proposal.hunks.length; index++) review.decisions[index] ??= decision;
         this.log.info(`[review] "${review.proposal.label}": every undecided hunk ${decision}`);
         await this.afterDecision(review, 0);
@@ -345,15 +367,25 @@ export class InlineReview implements vscode.Disposable {
 
     private undo(target: HunkTarget): void {
         const review = this.reviews.find((candidate) => candidate.seq === target.seq);
-        if (review === undefined) return;
+        if (review === undefined || this.refusesHunks(review)) return;
         review.decisions[target.hunk] = undefined;
         review.reasons.delete(target.hunk);
         this.refresh(review);
     }
 
+    /** An edit decided whole has no decision per hunk: says so, and why, when one is asked for. */
+    private refusesHunks(review: Review): boolean {
+        if (!decidedWhole(review.proposal)) return false;
+        void vscode.window.showInformationMessage(
+            `Verbatim: ${review.proposal.label}: this edit ${describeOperations(review.proposal)}, so it is accepted or rejected whole, ` +
+                "not hunk by hunk: use Accept All or Reject All.",
+        );
+        return true;
+    }
+
     /** Finishes the review once every hunk is decided, else moves to the next undecided hunk. */
     private async afterDecision(review: Review, hunk: number): Promise<void> {
-        if (allDecided(review.decisions, review.proposal.hunks.length)) {
+        if (isDecided(review)) {
             await this.finish(review);
             return;
         }
@@ -363,16 +395,17 @@ export class InlineReview implements vscode.Disposable {
     }
 
     /**
-     * Applies the accepted hunks and answers. When a document has moved since
-     * the offer (the person typed, and the offer has not been refused yet),
-     * nothing is applied: the decisions wait for the new offer.
+     * Applies the accepted hunks (and, for an edit accepted whole, its file
+     * operations) and answers. When a document has moved since the offer (the
+     * person typed, and the offer has not been refused yet), nothing is
+     * applied: the decisions wait for the new offer.
      */
     private async finish(review: Review): Promise<void> {
         const answer = review.answer;
         const reason = joinReasons([...review.reasons.values()]);
-        const accepted = acceptedEdits(review.proposal, review.decisions);
-        if (accepted.size === 0 && answer !== undefined) {
-            this.complete(review, answerFor(review.proposal, review.decisions, reason));
+        const keepsAnything = review.whole === undefined ? acceptedEdits(review.proposal, review.decisions).size > 0 : review.whole === "accepted";
+        if (!keepsAnything && answer !== undefined) {
+            this.complete(review, answerFor(review.proposal, review.decisions, reason, review.whole));
             return;
         }
         if (answer === undefined || this.moved(review)) {
@@ -386,24 +419,55 @@ export class InlineReview implements vscode.Disposable {
             return;
         }
         const edit = new vscode.WorkspaceEdit();
-        for (const [uri, edits] of accepted) {
-            for (const textEdit of edits) {
-                const { start, end } = textEdit.range;
-                edit.replace(vscode.Uri.parse(uri), new vscode.Range(start.line, start.character, end.line, end.character), textEdit.newText);
-            }
-        }
+        const steps = editSteps(review.proposal, review.decisions);
+        for (const step of steps) addStep(edit, step);
         // Taken off the queue first: the change this applies is not the person's typing.
         review.answer = undefined;
         this.remove(review);
         let applied = false;
+        let failure: string | undefined;
         try {
             // VS Code refuses the edit if a document changed between the check above and now.
             applied = await vscode.workspace.applyEdit(edit);
         } catch (error) {
-            this.log.warn(`[review] "${review.proposal.label}": applying failed: ${errorMessage(error)}`);
+            failure = errorMessage(error);
+            this.log.warn(`[review] "${review.proposal.label}": applying failed: ${failure}`);
         }
         this.log.info(`[review] "${review.proposal.label}": ${applied ? "applied" : "could not apply"} the accepted hunks`);
-        answer(applied ? answerFor(review.proposal, review.decisions, reason) : { applied: false, failureReason: DOCUMENT_CHANGED });
+        if (!applied) {
+            answer({ applied: false, failureReason: this.applyFailure(review, failure) });
+            return;
+        }
+        answer(answerFor(review.proposal, review.decisions, reason, review.whole));
+        // Only after the answer: the server checks a created file's text in its buffer, which VS Code closes once it is saved.
+        await this.saveCreated(review, steps);
+    }
+
+    /** Why VS Code did not apply an edit: a document changed (the server then offers it again), else what VS Code said. */
+    private applyFailure(review: Review, error: string | undefined): string {
+        if (this.moved(review) || !decidedWhole(review.proposal)) return DOCUMENT_CHANGED;
+        const operations = describeOperations(review.proposal);
+        return error === undefined
+            ? `VS Code did not apply the edit that ${operations}: a file to create or move to may exist already, or one to move or delete may be gone`
+            : `VS Code did not apply the edit that ${operations}: ${error}`;
+    }
+
+    /**
+     * Saves the files the edit created, once their text is in: VS Code creates
+     * a file empty on disk and leaves its text unsaved, and a new file's text
+     * is nowhere else (the agent, and any tool, reads the disk).
+     */
+    private async saveCreated(review: Review, steps: readonly EditStep[]): Promise<void> {
+        for (const step of steps) {
+            if (step.kind !== "create") continue;
+            const document = findDocument(step.uri);
+            if (document === undefined || !document.isDirty) continue;
+            try {
+                await document.save();
+            } catch (error) {
+                this.log.warn(`[review] "${review.proposal.label}": could not save ${step.uri}: ${errorMessage(error)}`);
+            }
+        }
     }
 
     /** Whether a document of the review is no longer at the version of the offer. */
@@ -452,25 +516,32 @@ export class InlineReview implements vscode.Disposable {
 
     // --- Showing ----------------------------------------------------------------
 
-    private proposalUri(review: Review, file: number): vscode.Uri {
-        const document = vscode.Uri.parse(review.proposal.documents[file]!.uri);
-        return vscode.Uri.from({ scheme: PROPOSAL_SCHEME, path: document.path, query: `review=${review.seq}&file=${file}` });
+    /**
+     * A read-only document of a review: the proposal of a file (named as the
+     * edit leaves it), or, for a file the edit creates, moves or deletes, its
+     * `base` text (named as it was), the left side of its diff.
+     */
+    private proposalUri(review: Review, file: number, side: "proposal" | "base" = "proposal"): vscode.Uri {
+        const reviewFile = review.proposal.files[file]!;
+        const named = vscode.Uri.parse(side === "base" ? sourceUri(reviewFile) : targetUri(reviewFile));
+        const query = `review=${review.seq}&file=${file}${side === "base" ? "&side=base" : ""}`;
+        return vscode.Uri.from({ scheme: PROPOSAL_SCHEME, path: named.path, query });
     }
 
-    private fromProposalUri(uri: vscode.Uri): { review: Review; file: number } | undefined {
+    private fromProposalUri(uri: vscode.Uri): { review: Review; file: number; side: "proposal" | "base" } | undefined {
         const query = new URLSearchParams(uri.query);
         const seq = Number(query.get("review"));
         const file = Number(query.get("file"));
         const review = this.reviews.find((candidate) => candidate.seq === seq);
-        if (review === undefined || review.proposal.documents[file] === undefined) return undefined;
-        return { review, file };
+        if (review === undefined || review.proposal.files[file] === undefined) return undefined;
+        return { review, file, side: query.get("side") === "base" ? "base" : "proposal" };
     }
 
     private view(review: Review, file: number): ProposalView {
         let view = review.views.get(file);
         if (view === undefined) {
-            const document = review.proposal.documents[file]!;
-            view = proposalView(review.bases.get(document.uri) ?? "", document, review.proposal.hunks, review.decisions);
+            const reviewFile = review.proposal.files[file]!;
+            view = fileView(review.bases.get(reviewFile.uri) ?? "", reviewFile, review.proposal.hunks, review.decisions);
             review.views.set(file, view);
         }
         return view;
@@ -479,14 +550,21 @@ export class InlineReview implements vscode.Disposable {
     private proposalText(uri: vscode.Uri): string {
         const started = Date.now();
         const found = this.fromProposalUri(uri);
-        const text = found === undefined ? "" : this.view(found.review, found.file).text;
+        const text =
+            found === undefined
+                ? ""
+                : found.side === "base"
+                  ? (found.review.bases.get(found.review.proposal.files[found.file]!.uri) ?? "")
+                  : this.view(found.review, found.file).text;
         this.log.debug(`[review] proposal ${uri.query}: ${text.length} characters in ${Date.now() - started} ms (at +${Date.now() - (found?.review.arrivedAt ?? 0)} ms)`);
         return text;
     }
 
     /**
      * Shows one file of a review: in a diff (the live document on the left,
-     * the proposal on the right) or, for a large file, in its own editor.
+     * the proposal on the right) or, for a large file, in its own editor. A
+     * file the edit creates, moves or deletes has its text before the edit on
+     * the left (empty for a created file), never a document of the file.
      */
     private async show(review: Review, file = review.file): Promise<void> {
         if (!this.reviews.includes(review)) return;
@@ -497,14 +575,14 @@ export class InlineReview implements vscode.Disposable {
             await this.showInEditor(review, file);
             return;
         }
-        const document = review.proposal.documents[file]!;
-        const live = vscode.Uri.parse(document.uri);
-        const files = review.proposal.documents.length;
-        const title = `${review.proposal.label} · ${basename(live)}${files > 1 ? ` (file ${file + 1} of ${files})` : ""}`;
+        const reviewFile = review.proposal.files[file]!;
+        const left = reviewFile.operation === undefined ? vscode.Uri.parse(reviewFile.uri) : this.proposalUri(review, file, "base");
+        const files = review.proposal.files.length;
+        const title = `${review.proposal.label} · ${fileTitle(reviewFile)}${files > 1 ? ` (file ${file + 1} of ${files})` : ""}`;
         const first = this.view(review, file).hunks.find((hunk) => review.decisions[hunk.index] === undefined) ?? this.view(review, file).hunks[0];
         const line = first?.proposalLine ?? 0;
         const started = Date.now();
-        await vscode.commands.executeCommand("vscode.diff", live, this.proposalUri(review, file), title, {
+        await vscode.commands.executeCommand("vscode.diff", left, this.proposalUri(review, file), title, {
             preview: false,
             selection: new vscode.Range(line, 0, line, 0),
         } satisfies vscode.TextDocumentShowOptions);
@@ -521,7 +599,7 @@ export class InlineReview implements vscode.Disposable {
      */
     private async showInEditor(review: Review, file: number): Promise<void> {
         const started = Date.now();
-        const uri = review.proposal.documents[file]!.uri;
+        const uri = review.proposal.files[file]!.uri;
         const marks = this.marks(review, file);
         const first = marks.find((hunk) => review.decisions[hunk.index] === undefined) ?? marks[0];
         const position = new vscode.Position(first?.line ?? 0, 0);
@@ -538,13 +616,18 @@ export class InlineReview implements vscode.Disposable {
         );
     }
 
-    /** Whether a file of a review is reviewed in its own editor rather than in a diff; decided when first asked. */
+    /**
+     * Whether a file of a review is reviewed in its own editor rather than in
+     * a diff; decided when first asked. A file created, moved or deleted is
+     * always shown in a diff: its own editor cannot show that.
+     */
     private inEditor(review: Review, file: number): boolean {
         let place = review.places.get(file);
         if (place === undefined) {
-            const lineCount = findDocument(review.proposal.documents[file]!.uri)?.lineCount ?? 0;
+            const reviewFile = review.proposal.files[file]!;
+            const lineCount = findDocument(reviewFile.uri)?.lineCount ?? 0;
             const diffMaxLines = readDiffMaxLines(vscode.workspace.getConfiguration(SECTION).get("review.diffMaxLines"));
-            place = usesFastPath(lineCount, diffMaxLines) ? "editor" : "diff";
+            place = reviewFile.operation === undefined && usesFastPath(lineCount, diffMaxLines) ? "editor" : "diff";
             review.places.set(file, place);
         }
         return place === "editor";
@@ -552,7 +635,8 @@ export class InlineReview implements vscode.Disposable {
 
     /** Where a file's hunks lie in the document, and what they remove and insert: from the edits alone. */
     private marks(review: Review, file: number): HunkMarks[] {
-        return hunkMarks(review.proposal.documents[file]!, review.proposal.hunks, review.decisions);
+        const document = review.proposal.files[file]?.document;
+        return document === undefined ? [] : hunkMarks(document, review.proposal.hunks, review.decisions);
     }
 
     /**
@@ -563,7 +647,7 @@ export class InlineReview implements vscode.Disposable {
      */
     private decorate(): void {
         const review = this.shown;
-        const uri = review !== undefined && this.inEditor(review, review.file) ? review.proposal.documents[review.file]!.uri : undefined;
+        const uri = review !== undefined && this.inEditor(review, review.file) ? review.proposal.files[review.file]!.uri : undefined;
         const visible = vscode.window.visibleTextEditors;
         for (const editor of this.decorated) if (!visible.includes(editor)) this.decorated.delete(editor);
         let removed: vscode.Range[] = [];
@@ -595,7 +679,7 @@ export class InlineReview implements vscode.Disposable {
         const review = seq === undefined ? this.shown : this.reviews.find((candidate) => candidate.seq === seq);
         if (review === undefined) return;
         const index = file ?? review.file;
-        if (review.proposal.documents[index] === undefined) return;
+        if (review.proposal.files[index] === undefined) return;
         review.places.set(index, "diff");
         this.lensesChanged.fire();
         await this.show(review, index);
@@ -623,7 +707,10 @@ export class InlineReview implements vscode.Disposable {
     /** Shows a new state of a review: its proposal text, its lenses, the status bar. */
     private refresh(review: Review): void {
         review.views.clear();
-        for (let file = 0; file < review.proposal.documents.length; file++) this.contentChanged.fire(this.proposalUri(review, file));
+        for (let file = 0; file < review.proposal.files.length; file++) {
+            this.contentChanged.fire(this.proposalUri(review, file));
+            if (review.proposal.files[file]!.operation !== undefined) this.contentChanged.fire(this.proposalUri(review, file, "base"));
+        }
         this.lensesChanged.fire();
         this.update();
     }
@@ -654,7 +741,7 @@ export class InlineReview implements vscode.Disposable {
         }
         const review = this.shown ?? this.reviews[0]!;
         const position = this.reviews.indexOf(review) + 1;
-        const files = review.proposal.documents.length;
+        const files = review.proposal.files.length;
         const fileNote = files > 1 ? ` · file ${review.file + 1} of ${files}` : "";
         const waiting = review.answer === undefined ? " (updating…)" : "";
         this.statusItem.text = `$(git-compare) ${count} to review`;
@@ -671,7 +758,7 @@ export class InlineReview implements vscode.Disposable {
 
     private codeLenses(uri: vscode.Uri): vscode.CodeLens[] {
         const found = this.fromProposalUri(uri);
-        if (found === undefined) return [];
+        if (found === undefined || found.side === "base") return [];
         return this.lenses(found.review, found.file, this.view(found.review, found.file).hunks, false);
     }
 
@@ -680,14 +767,19 @@ export class InlineReview implements vscode.Disposable {
         const review = this.shown;
         if (review === undefined || uri.scheme === PROPOSAL_SCHEME) return [];
         const file = review.file;
-        if (review.proposal.documents[file]?.uri !== uri.toString() || !this.inEditor(review, file)) return [];
+        if (review.proposal.files[file]?.uri !== uri.toString() || !this.inEditor(review, file)) return [];
         return this.lenses(review, file, this.marks(review, file), true);
     }
 
-    /** The lenses of one file of a review: `hunks` at their lines in the proposal (in the file's own editor: the document). */
+    /**
+     * The lenses of one file of a review: `hunks` at their lines in the
+     * proposal (in the file's own editor: the document). An edit decided whole
+     * has no lens per hunk, and one that says what it does to files.
+     */
     private lenses(review: Review, file: number, hunks: readonly HunkLines[], inEditor: boolean): vscode.CodeLens[] {
+        const whole = decidedWhole(review.proposal);
         // Just above the file's first hunk, so that a hunk far down a long file has them in sight.
-        const headerLine = Math.max(0, (hunks[0]?.proposalLine ?? 0) - 1);
+        const headerLine = whole ? 0 : Math.max(0, (hunks[0]?.proposalLine ?? 0) - 1);
         const top = new vscode.Range(headerLine, 0, headerLine, 0);
         const seq = review.seq;
         const hunkCount = review.proposal.hunks.length;
@@ -696,10 +788,14 @@ export class InlineReview implements vscode.Disposable {
             new vscode.CodeLens(top, { title: "$(check-all) Accept All", command: "verbatim.review.acceptAll", arguments: [seq] }),
             new vscode.CodeLens(top, { title: "$(close-all) Reject All", command: "verbatim.review.rejectAll", arguments: [seq] }),
         ];
+        if (whole) {
+            // Not a link: there is nothing to do but accept or reject.
+            lenses.push(new vscode.CodeLens(top, { title: `This edit ${describeOperations(review.proposal)}: accept or reject it whole`, command: "" }));
+        }
         if (inEditor) {
             lenses.push(new vscode.CodeLens(top, { title: "$(diff) Open diff", command: "verbatim.review.openDiff", arguments: [seq, file] }));
         }
-        const files = review.proposal.documents.length;
+        const files = review.proposal.files.length;
         if (files > 1) {
             lenses.push(new vscode.CodeLens(top, { title: `File ${file + 1} of ${files}: next file`, command: "verbatim.review.nextFile" }));
         }
@@ -710,12 +806,14 @@ export class InlineReview implements vscode.Disposable {
             );
         }
         // Last on the line, where a narrow editor cuts it off.
+        const progress = whole ? "" : ` · ${decided} of ${hunkCount} hunk${hunkCount === 1 ? "" : "s"} decided`;
         lenses.push(
             new vscode.CodeLens(top, {
-                title: `${review.proposal.label} · ${decided} of ${hunkCount} hunk${hunkCount === 1 ? "" : "s"} decided${review.answer === undefined ? " · updating…" : ""}`,
+                title: `${review.proposal.label}${progress}${review.answer === undefined ? " · updating…" : ""}`,
                 command: "verbatim.review.showQueue",
             }),
         );
+        if (whole) return lenses;
         const hunkLenses: vscode.CodeLens[] = [];
         for (const hunk of hunks) {
             const at = new vscode.Range(hunk.proposalLine, 0, hunk.proposalLine, 0);
@@ -765,12 +863,13 @@ export class InlineReview implements vscode.Disposable {
         const line = editor?.selection.active.line ?? 0;
         const found = editor ? this.fromProposalUri(editor.document.uri) : undefined;
         if (found !== undefined) {
-            const hunk = hunkAt(this.view(found.review, found.file).hunks, line, "proposal");
+            // The left side of a file created, moved or deleted is the file's text before the edit.
+            const hunk = hunkAt(this.view(found.review, found.file).hunks, line, found.side);
             return hunk && { seq: found.review.seq, hunk: hunk.index };
         }
         const review = this.shown;
         if (review === undefined) return undefined;
-        const file = editor ? review.proposal.documents.findIndex((document) => document.uri === editor.document.uri.toString()) : -1;
+        const file = editor ? review.proposal.files.findIndex((candidate) => candidate.uri === editor.document.uri.toString()) : -1;
         // The hunks' lines in the document come from the edits alone: no proposal text needed.
         const hunks = this.marks(review, file >= 0 ? file : review.file);
         const hunk = file >= 0 ? hunkAt(hunks, line, "base") : hunks.find((candidate) => review.decisions[candidate.index] === undefined);
@@ -790,7 +889,7 @@ export class InlineReview implements vscode.Disposable {
     private async revealHunk(review: Review, index: number): Promise<void> {
         const hunk = review.proposal.hunks[index];
         if (hunk === undefined) return;
-        const file = review.proposal.documents.findIndex((document) => document.uri === hunk.uri);
+        const file = review.proposal.files.findIndex((candidate) => candidate.document?.uri === hunk.uri);
         if (file !== review.file || this.shown !== review) await this.show(review, file);
         const inEditor = this.inEditor(review, file);
         const lines = (inEditor ? this.marks(review, file) : this.view(review, file).hunks).find((candidate) => candidate.index === index);
@@ -807,7 +906,7 @@ export class InlineReview implements vscode.Disposable {
     private async moveFile(step: 1 | -1): Promise<void> {
         const review = this.shown;
         if (review === undefined) return;
-        const count = review.proposal.documents.length;
+        const count = review.proposal.files.length;
         await this.show(review, (((review.file + step) % count) + count) % count);
     }
 
@@ -825,10 +924,10 @@ export class InlineReview implements vscode.Disposable {
         }
         type Item = vscode.QuickPickItem & { review: Review; file: number };
         const items: Item[] = this.reviews.flatMap((review, position) =>
-            review.proposal.documents.map((document, file) => ({
+            review.proposal.files.map((reviewFile, file) => ({
                 label: `${position + 1}. ${review.proposal.label}`,
-                description: `${basename(vscode.Uri.parse(document.uri))}${review.proposal.documents.length > 1 ? ` (file ${file + 1} of ${review.proposal.documents.length})` : ""}`,
-                detail: `${review.proposal.hunks.filter((hunk) => hunk.uri === document.uri).length} hunk(s)${review === this.shown && file === review.file ? " · shown" : ""}`,
+                description: `${fileTitle(reviewFile)}${review.proposal.files.length > 1 ? ` (file ${file + 1} of ${review.proposal.files.length})` : ""}`,
+                detail: `${review.proposal.hunks.filter((hunk) => hunk.uri === reviewFile.document?.uri).length} hunk(s)${review === this.shown && file === review.file ? " · shown" : ""}`,
                 review,
                 file,
             })),
@@ -862,6 +961,64 @@ function findDocument(uri: string): vscode.TextDocument | undefined {
     return vscode.workspace.textDocuments.find((document) => document.uri.toString() === uri);
 }
 
-function basename(uri: vscode.Uri): string {
-    return uri.path.slice(uri.path.lastIndexOf("/") + 1);
+/** A file of a review, as its diff's title names it: what the edit does to it, or its name. */
+function fileTitle(file: ReviewFile): string {
+    return file.operation === undefined ? fileName(file.uri) : describeOperation(file.operation);
+}
+
+/** Whether the person decided every hunk of a review; for an edit decided whole, the edit. */
+function isDecided(review: Review): boolean {
+    return decidedWhole(review.proposal) ? review.whole !== undefined : allDecided(review.decisions, review.proposal.hunks.length);
+}
+
+/** Adds one step of an edit to the WorkspaceEdit that applies it, with the options the server sent. */
+function addStep(edit: vscode.WorkspaceEdit, step: EditStep): void {
+    const uri = vscode.Uri.parse(step.uri);
+    switch (step.kind) {
+        case "create":
+            edit.createFile(uri, { overwrite: step.options?.overwrite, ignoreIfExists: step.options?.ignoreIfExists });
+            break;
+        case "rename":
+            edit.renameFile(uri, vscode.Uri.parse(step.newUri ?? step.uri), { overwrite: step.options?.overwrite, ignoreIfExists: step.options?.ignoreIfExists });
+            break;
+        case "delete":
+            edit.deleteFile(uri, { recursive: step.options?.recursive, ignoreIfNotExists: step.options?.ignoreIfNotExists });
+            break;
+        case "edit":
+            for (const textEdit of step.edits) edit.replace(uri, toRange(textEdit.range), textEdit.newText);
+            break;
+    }
+}
+
+type Base = { text: string; version?: number } | { failure: string };
+
+/**
+ * The text a file of an edit is planned against: an open document's, with
+ * its version (a document the server sent no version for is opened first);
+ * for a file the edit creates, nothing (it is not read: it need not exist);
+ * for one it deletes, or moves and edits under the new name, the file's text
+ * as it is, from its open document or the disk.
+ */
+async function readBase(file: ReviewFile): Promise<Base> {
+    const operation = file.operation;
+    if (operation?.kind === "create") return { text: "" };
+    const document = file.document;
+    if (document === undefined || (operation !== undefined && document.uri !== operation.uri)) {
+        const uri = sourceUri(file);
+        try {
+            return { text: findDocument(uri)?.getText() ?? new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.parse(uri))) };
+        } catch (error) {
+            return { failure: `could not read ${uri} to ${operation?.kind === "delete" ? "delete" : "move"} it: ${errorMessage(error)}` };
+        }
+    }
+    let open = findDocument(document.uri);
+    if (open === undefined && document.version === null) {
+        try {
+            open = await vscode.workspace.openTextDocument(vscode.Uri.parse(document.uri));
+        } catch (error) {
+            return { failure: `could not open ${document.uri}: ${errorMessage(error)}` };
+        }
+    }
+    if (open === undefined || (document.version !== null && open.version !== document.version)) return { failure: DOCUMENT_CHANGED };
+    return { text: open.getText(), version: open.version };
 }

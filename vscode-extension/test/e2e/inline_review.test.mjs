@@ -8,7 +8,7 @@
 // Needs: CODE_SERVER_BIN, VERBATIM_BIN, VERBATIM_TEST_OUTPUT (test/run.sh sets them).
 
 import * as assert from "node:assert/strict";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe } from "node:test";
 import { pathToFileURL } from "node:url";
@@ -24,6 +24,11 @@ const DISK_NAME = "disk.txt";
 const DISK_ORIGINAL = Array.from({ length: 12 }, (_, i) => `disk line ${i + 1}`).join("\n") + "\n";
 const LARGE_NAME = "large.txt";
 const LARGE_LINES = 20_000;
+const DOOMED_NAME = "doomed.txt";
+const DOOMED = "a file an agent wants gone\n";
+const MOVE_FROM = "move_me.txt";
+const MOVE_TO = "moved.txt";
+const MOVED = "a file an agent moves\nsecond line\n";
 
 describe("the in-editor review (code-server)", { concurrency: false }, () => {
     let editor;
@@ -43,6 +48,8 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
                 writeFileSync(path.join(folder, "other.txt"), OTHER);
                 writeFileSync(path.join(folder, DISK_NAME), DISK_ORIGINAL);
                 writeFileSync(path.join(folder, LARGE_NAME), numberedFile(LARGE_LINES));
+                writeFileSync(path.join(folder, DOOMED_NAME), DOOMED);
+                writeFileSync(path.join(folder, MOVE_FROM), MOVED);
             },
             settings: { "verbatim.logLevel": "debug" },
             output,
@@ -503,6 +510,96 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         await lenses("Accept All").first().click();
         await waitForText(DISK_NAME, `typed by the person\n${onDisk}`);
         await diff().waitFor({ state: "detached" });
+    });
+
+    /** A CodeLens of the proposal that is a label, not a link: what an edit decided whole does to files. */
+    const operationsLens = (text) => page.locator(".monaco-diff-editor .editor.modified .codelens-decoration span", { hasText: text });
+    const onDisk = (name) => path.join(workspace, name);
+
+    step("a patch that adds a file and changes an open one: both files in the review, decided whole; Accept All creates the file and applies the change", async () => {
+        const before = await read("other.txt");
+        const lastLine = before.text.trimEnd().split("\n").at(-1);
+        const patch = [
+            "*** Begin Patch",
+            "*** Add File: added.txt",
+            "+added by the patch",
+            "+second line",
+            "*** Update File: other.txt",
+            "@@",
+            `-${lastLine}`,
+            `+${lastLine} (patched)`,
+            "*** End Patch",
+            "",
+        ].join("\n");
+        const pending = send("verbatim/applyPatch", { patch, summary: "Add a file" });
+        await page.locator(".tabs-container .tab", { hasText: "creates added.txt (file 1 of 2)" }).first().waitFor({ state: "visible" });
+        await diff().locator(".editor.modified .view-lines", { hasText: "added by the patch" }).first().waitFor({ state: "visible" });
+        await operationsLens("This edit creates added.txt: accept or reject it whole").first().waitFor({ state: "visible" });
+        assert.equal(await lenses("Accept").count(), 0, "no Accept per hunk");
+        assert.equal(await lenses("Reject").count(), 0, "no Reject per hunk");
+        assert.equal(existsSync(onDisk("added.txt")), false, "showing the new file does not create it");
+        await page.screenshot({ path: path.join(output, "create-file-review.png") });
+
+        await lenses("File 1 of 2: next file").first().click();
+        await waitForReview("test-agent: Add a file", `${lastLine} (patched)`);
+        assert.equal(await lenses("Accept").count(), 0, "no Accept per hunk in the changed file either");
+        // The keyboard's Accept at the cursor says why it does nothing here.
+        await diff().locator(".editor.modified .view-lines", { hasText: "(patched)" }).first().click();
+        await page.keyboard.press("Control+Alt+y");
+        await page.locator(".notification-toast", { hasText: "accepted or rejected whole" }).first().waitFor({ state: "visible" });
+        assert.equal(existsSync(onDisk("added.txt")), false, "nothing applied yet");
+
+        await lenses("Accept All").first().click();
+        const accepted = Date.now();
+        const result = await withTimeout(pending, "the agent's answer");
+        // Well under the server's syncTimeoutMs (5 s) when the new file's text reached it from the editor's buffer.
+        console.log(`# the agent's answer ${Date.now() - accepted} ms after Accept All on a patch that creates a file`);
+        assert.equal(result.applied, true);
+        assert.deepEqual(
+            result.documents.map((document) => [path.basename(new URL(document.uri).pathname), document.operation ?? null]),
+            [
+                ["added.txt", "create"],
+                ["other.txt", null],
+            ],
+        );
+        // Saved just after the answer, which the server gives once the text is in the new file's buffer.
+        const added = "added by the patch\nsecond line\n";
+        await waitFor("the new file on disk with the patch's lines", () => existsSync(onDisk("added.txt")) && readFileSync(onDisk("added.txt"), "utf8") === added);
+        assert.equal((await read("added.txt")).text, added);
+        const expected = before.text.replace(lastLine, `${lastLine} (patched)`);
+        assert.equal((await waitForText("other.txt", expected)).text, expected);
+        await diff().waitFor({ state: "detached" });
+        await statusBar().getByText("to review").first().waitFor({ state: "detached" });
+    });
+
+    step("a patch that deletes a file: its text on the left, nothing on the right; Reject All with a reason keeps it", async () => {
+        const pending = send("verbatim/applyPatch", { patch: `*** Begin Patch\n*** Delete File: ${DOOMED_NAME}\n*** End Patch\n`, summary: "Drop a file" });
+        await page.locator(".tabs-container .tab", { hasText: `deletes ${DOOMED_NAME}` }).first().waitFor({ state: "visible" });
+        await diff().locator(".editor.original .view-lines", { hasText: "a file an agent wants gone" }).first().waitFor({ state: "visible" });
+        await operationsLens(`This edit deletes ${DOOMED_NAME}: accept or reject it whole`).first().waitFor({ state: "visible" });
+        await page.screenshot({ path: path.join(output, "delete-file-review.png") });
+        await lenses("Reject All").first().click();
+        await giveReason("keep that file");
+        const error = await expectRejected(pending);
+        assert.equal(error.data?.kind, "rejected");
+        assert.equal(error.data?.reason, "keep that file");
+        assert.equal(readFileSync(onDisk(DOOMED_NAME), "utf8"), DOOMED, "the file is still on disk");
+        await diff().waitFor({ state: "detached" });
+    });
+
+    step("a patch that moves a file: Accept All moves it, its text kept", async () => {
+        const patch = `*** Begin Patch\n*** Update File: ${MOVE_FROM}\n*** Move to: ${MOVE_TO}\n*** End Patch\n`;
+        const pending = send("verbatim/applyPatch", { patch, summary: "Move a file" });
+        await page.locator(".tabs-container .tab", { hasText: `moves ${MOVE_FROM} → ${MOVE_TO}` }).first().waitFor({ state: "visible" });
+        await diff().locator(".editor.modified .view-lines", { hasText: "a file an agent moves" }).first().waitFor({ state: "visible" });
+        await lenses("Accept All").first().click();
+        const result = await withTimeout(pending, "the agent's answer");
+        assert.equal(result.applied, true);
+        assert.equal(result.documents[0]?.operation, "move");
+        assert.equal(existsSync(onDisk(MOVE_FROM)), false, "the old name is gone");
+        assert.equal(readFileSync(onDisk(MOVE_TO), "utf8"), MOVED, "the new name holds the text");
+        await diff().waitFor({ state: "detached" });
+        await statusBar().getByText("to review").first().waitFor({ state: "detached" });
     });
 
     step("back to the Refactor Preview through the setting: it still works", async () => {

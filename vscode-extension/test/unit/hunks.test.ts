@@ -1,6 +1,6 @@
 import * as assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { ApplyWorkspaceEditParams, TextEdit } from "vscode-languageserver-protocol";
+import type { ApplyWorkspaceEditParams, CreateFile, DeleteFile, RenameFile, TextDocumentEdit, TextEdit } from "vscode-languageserver-protocol";
 
 import {
     acceptedEdits,
@@ -8,6 +8,10 @@ import {
     answerFor,
     applyEdits,
     carryDecisions,
+    decidedWhole,
+    describeOperations,
+    editSteps,
+    fileView,
     groupHunks,
     hunkAt,
     hunkKeys,
@@ -17,6 +21,8 @@ import {
     offsetAt,
     proposalView,
     readProposal,
+    sourceUri,
+    targetUri,
     type Decision,
     type Proposal,
 } from "../../src/hunks";
@@ -40,6 +46,17 @@ function params(documents: { uri: string; version: number | null; edits: TextEdi
         ...(verbatim === undefined ? {} : { verbatim }),
     } as ApplyWorkspaceEditParams;
 }
+
+/** Params whose `documentChanges` are `changes`, as the server sends them, with its hunks. */
+function withChanges(changes: (TextDocumentEdit | CreateFile | RenameFile | DeleteFile)[], hunks?: { uri: string; edits: number[] }[]): ApplyWorkspaceEditParams {
+    return {
+        label: "codex: Reorganise",
+        edit: { documentChanges: changes, changeAnnotations: { "verbatim/9": { label: "codex: Reorganise", needsConfirmation: true } } },
+        verbatim: { id: 9, agent: "codex", summary: "Reorganise", origin: "agent", offer: 1, hunks: hunks ?? [] },
+    } as ApplyWorkspaceEditParams;
+}
+
+const NEVER_OVERWRITE = { overwrite: false, ignoreIfExists: false };
 
 const BASE = "one\ntwo\nthree\nfour\nfive\n";
 /** Two hunks: line 1 ("two" → "TWO"), and lines 3-4 ("four" → "4", "five" removed with its line). */
@@ -80,16 +97,139 @@ describe("readProposal", () => {
         }
     });
 
-    test("leaves out edits that create, rename or delete files", () => {
-        const withCreate = params([{ uri: URI, version: 1, edits: EDITS }]);
-        withCreate.edit.documentChanges!.unshift({ kind: "create", uri: OTHER });
-        assert.equal(readProposal(withCreate), undefined);
+    test("leaves out edits that change nothing, and those with a change it does not know", () => {
+        assert.equal(readProposal(params([{ uri: URI, version: 1, edits: [] }])), undefined);
+        assert.equal(readProposal(withChanges([{ kind: "copy", uri: URI } as unknown as DeleteFile])), undefined);
     });
 
     test("a change on disk", () => {
         const disk = params([{ uri: URI, version: 1, edits: EDITS }]);
         disk.edit.changeAnnotations = { "verbatim/disk/3": { label: "Changed on disk", needsConfirmation: true } };
         assert.equal(readProposal(disk)?.origin, "disk");
+    });
+});
+
+describe("readProposal: files created, moved and deleted", () => {
+    const NEW = "file:///p/new.rs";
+    const MOVED = "file:///p/moved.txt";
+
+    test("a created file with its text, and an edit of another file: two files, the order kept, the server's hunks taken", () => {
+        const changes = [
+            { kind: "create", uri: NEW, options: NEVER_OVERWRITE } satisfies CreateFile,
+            { textDocument: { uri: NEW, version: null }, edits: [edit("0:0-0:0", "fn new() {}\n")] },
+            { textDocument: { uri: URI, version: 4 }, edits: EDITS },
+        ];
+        const hunks = [
+            { uri: NEW, edits: [0] },
+            { uri: URI, edits: [0] },
+            { uri: URI, edits: [1, 2] },
+        ];
+        const proposal = readProposal(withChanges(changes, hunks));
+        assert.ok(proposal);
+        assert.deepEqual(proposal.operations, [{ kind: "create", uri: NEW, options: NEVER_OVERWRITE, change: 0 }]);
+        assert.deepEqual(
+            proposal.files.map((file) => [file.uri, file.document?.uri, file.operation?.kind]),
+            [
+                [NEW, NEW, "create"],
+                [URI, URI, undefined],
+            ],
+        );
+        assert.deepEqual(
+            proposal.hunks.map((hunk) => [hunk.index, hunk.uri, hunk.edits]),
+            [
+                [0, NEW, [0]],
+                [1, URI, [0]],
+                [2, URI, [1, 2]],
+            ],
+        );
+        assert.equal(decidedWhole(proposal), true);
+        assert.equal(describeOperations(proposal), "creates new.rs");
+        assert.equal(fileView("", proposal.files[0]!, proposal.hunks, []).text, "fn new() {}\n");
+        assert.deepEqual(
+            editSteps(proposal, ["accepted", "accepted", "accepted"]).map((step) => [step.kind, step.uri]),
+            [
+                ["create", NEW],
+                ["edit", NEW],
+                ["edit", URI],
+            ],
+        );
+        assert.deepEqual(answerFor(proposal, ["accepted", "accepted", "accepted"], undefined, "accepted"), {
+            applied: true,
+            hunks: [0, 1, 2].map((index) => ({ index, accepted: true })),
+        });
+    });
+
+    test("a moved file with its edits, made before the move as the server does: one file, from the old name to the new", () => {
+        const changes = [
+            { textDocument: { uri: URI, version: 2 }, edits: EDITS },
+            { kind: "rename", oldUri: URI, newUri: MOVED, options: NEVER_OVERWRITE } satisfies RenameFile,
+        ];
+        const proposal = readProposal(withChanges(changes, [{ uri: URI, edits: [0, 1, 2] }]));
+        assert.ok(proposal);
+        assert.equal(proposal.files.length, 1);
+        const [file] = proposal.files;
+        assert.deepEqual([file!.uri, sourceUri(file!), targetUri(file!)], [URI, URI, MOVED]);
+        assert.equal(fileView(BASE, file!, proposal.hunks, []).text, "one\nTWO\nthree\n4\n");
+        assert.deepEqual(proposal.operations, [{ kind: "rename", uri: URI, newUri: MOVED, options: NEVER_OVERWRITE, change: 1 }]);
+        assert.deepEqual(
+            editSteps(proposal, ["accepted"]).map((step) => step.kind),
+            ["edit", "rename"],
+        );
+        assert.equal(describeOperations(proposal), "moves a.txt → moved.txt");
+    });
+
+    test("a moved file with its edits after the move, on the new name: one file; the edits are the new name's", () => {
+        const changes = [
+            { kind: "rename", oldUri: URI, newUri: MOVED } satisfies RenameFile,
+            { textDocument: { uri: MOVED, version: null }, edits: [edit("0:0-0:3", "ONE")] },
+        ];
+        const proposal = readProposal(withChanges(changes));
+        assert.ok(proposal);
+        assert.equal(proposal.files.length, 1);
+        const [file] = proposal.files;
+        assert.deepEqual([file!.uri, sourceUri(file!), targetUri(file!)], [MOVED, URI, MOVED]);
+        assert.deepEqual(
+            proposal.hunks.map((hunk) => [hunk.uri, hunk.edits]),
+            [[MOVED, [0]]],
+        );
+        assert.deepEqual(
+            editSteps(proposal, ["accepted"]).map((step) => step.kind),
+            ["rename", "edit"],
+        );
+    });
+
+    test("a file moved without edits, and one deleted: no hunks; shown as they are, and as nothing", () => {
+        const changes = [
+            { kind: "rename", oldUri: URI, newUri: MOVED, options: NEVER_OVERWRITE } satisfies RenameFile,
+            { kind: "delete", uri: OTHER, options: { recursive: false, ignoreIfNotExists: false } } satisfies DeleteFile,
+        ];
+        const proposal = readProposal(withChanges(changes));
+        assert.ok(proposal, "an edit of file operations only is reviewed too");
+        assert.deepEqual(proposal.hunks, []);
+        assert.deepEqual(
+            proposal.files.map((file) => [file.uri, file.document, file.operation?.kind]),
+            [
+                [URI, undefined, "rename"],
+                [OTHER, undefined, "delete"],
+            ],
+        );
+        assert.equal(fileView(BASE, proposal.files[0]!, proposal.hunks, []).text, BASE);
+        assert.deepEqual(fileView(BASE, proposal.files[1]!, proposal.hunks, []), { text: "", hunks: [] });
+        assert.deepEqual(editSteps(proposal, []), proposal.operations);
+        assert.deepEqual(proposal.operations[1], { kind: "delete", uri: OTHER, options: { recursive: false, ignoreIfNotExists: false }, change: 1 });
+        assert.equal(describeOperations(proposal), "moves a.txt → moved.txt, deletes b.txt");
+        assert.deepEqual(answerFor(proposal, [], undefined, "accepted"), { applied: true, hunks: [] });
+        assert.deepEqual(answerFor(proposal, [], "keep b", "rejected"), { applied: false, failureReason: "keep b", hunks: [] });
+    });
+
+    test("an edit without file operations is decided hunk by hunk, as before", () => {
+        const proposal = readProposal(params([{ uri: URI, version: 1, edits: EDITS }]))!;
+        assert.equal(decidedWhole(proposal), false);
+        assert.deepEqual(
+            proposal.files.map((file) => [file.uri, file.operation]),
+            [[URI, undefined]],
+        );
+        assert.deepEqual(editSteps(proposal, ["accepted", "rejected"]), [{ kind: "edit", uri: URI, edits: [EDITS[0]] }]);
     });
 });
 
