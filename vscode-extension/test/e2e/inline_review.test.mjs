@@ -29,6 +29,9 @@ const DOOMED = "a file an agent wants gone\n";
 const MOVE_FROM = "move_me.txt";
 const MOVE_TO = "moved.txt";
 const MOVED = "a file an agent moves\nsecond line\n";
+const MOVE_EDIT_FROM = "rename_me.txt";
+const MOVE_EDIT_TO = "renamed.txt";
+const MOVE_EDITED = "a file an agent moves and edits\nold line\n";
 
 describe("the in-editor review (code-server)", { concurrency: false }, () => {
     let editor;
@@ -50,6 +53,7 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
                 writeFileSync(path.join(folder, LARGE_NAME), numberedFile(LARGE_LINES));
                 writeFileSync(path.join(folder, DOOMED_NAME), DOOMED);
                 writeFileSync(path.join(folder, MOVE_FROM), MOVED);
+                writeFileSync(path.join(folder, MOVE_EDIT_FROM), MOVE_EDITED);
             },
             settings: { "verbatim.logLevel": "debug" },
             output,
@@ -598,6 +602,33 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         assert.equal(result.documents[0]?.operation, "move");
         assert.equal(existsSync(onDisk(MOVE_FROM)), false, "the old name is gone");
         assert.equal(readFileSync(onDisk(MOVE_TO), "utf8"), MOVED, "the new name holds the text");
+        await diff().waitFor({ state: "detached" });
+        await statusBar().getByText("to review").first().waitFor({ state: "detached" });
+    });
+
+    step("a patch that moves a file and changes it: old text on the left, the new text under the new name; Accept All", async () => {
+        const patch = [
+            "*** Begin Patch",
+            `*** Update File: ${MOVE_EDIT_FROM}`,
+            `*** Move to: ${MOVE_EDIT_TO}`,
+            "@@",
+            "-old line",
+            "+new line",
+            "*** End Patch",
+            "",
+        ].join("\n");
+        const pending = send("verbatim/applyPatch", { patch, summary: "Move and edit" });
+        await page.locator(".tabs-container .tab", { hasText: `moves ${MOVE_EDIT_FROM} → ${MOVE_EDIT_TO}` }).first().waitFor({ state: "visible" });
+        await diff().locator(".editor.original .view-lines", { hasText: "old line" }).first().waitFor({ state: "visible" });
+        await diff().locator(".editor.modified .view-lines", { hasText: "new line" }).first().waitFor({ state: "visible" });
+        await lenses("Accept All").first().click();
+        const result = await withTimeout(pending, "the agent's answer");
+        assert.equal(result.applied, true);
+        assert.equal(result.documents[0]?.operation, "move");
+        assert.equal(existsSync(onDisk(MOVE_EDIT_FROM)), false, "the old name is gone");
+        // The edit is in the buffer under the new name, unsaved, as every agent edit is.
+        const edited = MOVE_EDITED.replace("old line", "new line");
+        assert.equal((await waitForText(MOVE_EDIT_TO, edited)).text, edited);
         await diff().waitFor({ state: "detached" });
         await statusBar().getByText("to review").first().waitFor({ state: "detached" });
     });
