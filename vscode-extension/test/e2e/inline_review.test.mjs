@@ -591,19 +591,24 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         await diff().waitFor({ state: "detached" });
     });
 
+    /** Accept All on a move under review: the agent hears of the move, the old name is gone, the review closes. */
+    async function acceptMove(pending, from) {
+        await lenses("Accept All").first().click();
+        const result = await withTimeout(pending, "the agent's answer");
+        assert.equal(result.applied, true);
+        assert.equal(result.documents[0]?.operation, "move");
+        assert.equal(existsSync(onDisk(from)), false, "the old name is gone");
+        await diff().waitFor({ state: "detached" });
+        await statusBar().getByText("to review").first().waitFor({ state: "detached" });
+    }
+
     step("a patch that moves a file: Accept All moves it, its text kept", async () => {
         const patch = `*** Begin Patch\n*** Update File: ${MOVE_FROM}\n*** Move to: ${MOVE_TO}\n*** End Patch\n`;
         const pending = send("verbatim/applyPatch", { patch, summary: "Move a file" });
         await page.locator(".tabs-container .tab", { hasText: `moves ${MOVE_FROM} → ${MOVE_TO}` }).first().waitFor({ state: "visible" });
         await diff().locator(".editor.modified .view-lines", { hasText: "a file an agent moves" }).first().waitFor({ state: "visible" });
-        await lenses("Accept All").first().click();
-        const result = await withTimeout(pending, "the agent's answer");
-        assert.equal(result.applied, true);
-        assert.equal(result.documents[0]?.operation, "move");
-        assert.equal(existsSync(onDisk(MOVE_FROM)), false, "the old name is gone");
+        await acceptMove(pending, MOVE_FROM);
         assert.equal(readFileSync(onDisk(MOVE_TO), "utf8"), MOVED, "the new name holds the text");
-        await diff().waitFor({ state: "detached" });
-        await statusBar().getByText("to review").first().waitFor({ state: "detached" });
     });
 
     step("a patch that moves a file and changes it: old text on the left, the new text under the new name; Accept All", async () => {
@@ -621,16 +626,10 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         await page.locator(".tabs-container .tab", { hasText: `moves ${MOVE_EDIT_FROM} → ${MOVE_EDIT_TO}` }).first().waitFor({ state: "visible" });
         await diff().locator(".editor.original .view-lines", { hasText: "old line" }).first().waitFor({ state: "visible" });
         await diff().locator(".editor.modified .view-lines", { hasText: "new line" }).first().waitFor({ state: "visible" });
-        await lenses("Accept All").first().click();
-        const result = await withTimeout(pending, "the agent's answer");
-        assert.equal(result.applied, true);
-        assert.equal(result.documents[0]?.operation, "move");
-        assert.equal(existsSync(onDisk(MOVE_EDIT_FROM)), false, "the old name is gone");
+        await acceptMove(pending, MOVE_EDIT_FROM);
         // The edit is in the buffer under the new name, unsaved, as every agent edit is.
         const edited = MOVE_EDITED.replace("old line", "new line");
         assert.equal((await waitForText(MOVE_EDIT_TO, edited)).text, edited);
-        await diff().waitFor({ state: "detached" });
-        await statusBar().getByText("to review").first().waitFor({ state: "detached" });
     });
 
     step("back to the Refactor Preview through the setting: it still works", async () => {
