@@ -179,12 +179,33 @@ async fn a_batch_names_the_file_nothing_checked_instead_of_calling_it_settled() 
     assert!(note.contains("Not checked: notes.txt."), "{note}");
     assert!(note.contains("nothing is known about its problems"), "{note}");
 
+    // A file the editor edits on disk without opening it is not checked either.
+    let closed = editor.path("closed.py");
+    std::fs::write(&closed, "z = 1\n").unwrap();
+    let closed = common::file_uri(&closed);
+    editor.set_review(common::Review::AcceptWritingClosedFiles);
+    editor.answer_diagnostics(vec![Some(answer(&app, "settled", vec![])), Some(answer(&app, "settled", vec![]))]);
+    let result = agent
+        .call(
+            "verbatim/batchEdit",
+            json!({"summary": "s", "diagnostics": true, "edits": [
+                {"uri": app, "oldStr": "x = 2", "newStr": "x = 3"},
+                {"uri": closed, "oldStr": "z = 1", "newStr": "z = 2"},
+            ]}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(std::fs::read_to_string(editor.path("closed.py")).unwrap(), "z = 2\n");
+    assert_eq!(result["diagnostics"]["status"], "settled", "{}", result["diagnostics"]);
+    assert_eq!(result["diagnostics"]["unchecked"], json!(["closed.py"]), "{}", result["diagnostics"]);
+    editor.set_review(common::Review::Accept);
+
     // A write whose every document is checked names none.
     editor.answer_diagnostics(vec![
         Some(answer(&app, "settled", vec![])),
         Some(answer(&app, "settled", vec![diagnostic(0, "F821", "Undefined name `y`")])),
     ]);
-    let result = replace(&agent, &app, "x = 2", "x = y", json!(true)).await;
+    let result = replace(&agent, &app, "x = 3", "x = y", json!(true)).await;
     assert_eq!(result["diagnostics"]["unchecked"], Value::Null, "{}", result["diagnostics"]);
     assert_eq!(result["diagnostics"]["introduced"][0]["code"], "F821");
 }

@@ -462,11 +462,20 @@ export class InlineReview implements vscode.Disposable {
             if (step.kind !== "create") continue;
             const document = findDocument(step.uri);
             if (document === undefined || !document.isDirty) continue;
+            let failure: string | undefined;
             try {
-                await document.save();
+                if (!(await document.save())) failure = "VS Code did not save it";
             } catch (error) {
-                this.log.warn(`[review] "${review.proposal.label}": could not save ${step.uri}: ${errorMessage(error)}`);
+                failure = errorMessage(error);
             }
+            if (failure === undefined) continue;
+            this.log.warn(`[review] "${review.proposal.label}": could not save ${step.uri}: ${failure}`);
+            // Its text is only in the unsaved buffer: show it, so that it is not lost unseen.
+            void vscode.window.showTextDocument(document, { preview: false });
+            void vscode.window.showWarningMessage(
+                `Verbatim: ${review.proposal.label}: the new file ${fileName(step.uri)} could not be saved (${failure}); ` +
+                    "its text is in the editor, unsaved.",
+            );
         }
     }
 

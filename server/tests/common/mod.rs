@@ -166,6 +166,9 @@ pub enum Review {
     /// say so in the answer (`hunks`, `reason`), as Verbatim's clients do; without,
     /// answer a bare `applied: true`, as VS Code's Refactor Preview does.
     AcceptHunks { keep: Vec<usize>, reason: Option<String>, report: bool },
+    /// Like Accept, but a file that is not open is edited on disk and stays closed (as
+    /// an editor may apply a workspace edit to a file it does not show).
+    AcceptWritingClosedFiles,
 }
 
 /// A request waiting for the test's decision.
@@ -768,14 +771,17 @@ fn apply_in_model(shared: &EditorShared, params: &Value, review: &Review) -> Opt
             continue;
         }
         let uri = operation["textDocument"]["uri"].as_str().unwrap().to_owned();
+        let write_closed = matches!(review, Review::AcceptWritingClosedFiles) && !documents.contains_key(&uri);
         if !documents.contains_key(&uri) {
             // Not open: load it from disk, as VS Code does.
             let text = std::fs::read_to_string(uri_path(&uri)).unwrap_or_default();
             documents.insert(uri.clone(), EditorDocument { text: text.clone(), version: 1 });
-            notifications.push((
-                "textDocument/didOpen",
-                json!({"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1, "text": text}}),
-            ));
+            if !write_closed {
+                notifications.push((
+                    "textDocument/didOpen",
+                    json!({"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1, "text": text}}),
+                ));
+            }
         }
         let document = documents.get_mut(&uri).unwrap();
         let mut edits: Vec<(usize, usize, String, Value)> = operation["edits"]
@@ -817,6 +823,11 @@ fn apply_in_model(shared: &EditorShared, params: &Value, review: &Review) -> Opt
             });
             document.text.replace_range(start..start + find.len(), replace);
             changes.push(json!({"range": range, "text": replace}));
+        }
+        if write_closed {
+            let closed = documents.remove(&uri).unwrap();
+            std::fs::write(uri_path(&uri), closed.text).unwrap();
+            continue;
         }
         document.version += 2;
         notifications.push((

@@ -68,7 +68,6 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         console.log(`# end-to-end artifacts in ${output} (last step: ${steps.last})`);
     });
 
-
     const read = (name, by = agent) => by.request("verbatim/read", { uri: uriOf(name) });
     const waitForText = (name, text) =>
         waitFor(`the server to hold ${JSON.stringify(text)} in ${name}`, async () => {
@@ -82,6 +81,10 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         pending.catch(() => undefined);
         return pending;
     }
+
+    /** An agent's `verbatim/strReplace` in `name`, planned against `before` (a `verbatim/read`), pending on the person. */
+    const replaceIn = (name, before, oldStr, newStr, summary) =>
+        send("verbatim/strReplace", { uri: uriOf(name), oldStr, newStr, summary, baseRev: before.rev });
 
     const diff = () => page.locator(".monaco-diff-editor").first();
     /** The CodeLenses of the proposal (the diff's right side), top to bottom. */
@@ -125,13 +128,13 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
     step("an edit of two hunks: the proposal shows in a diff next to the live document, with Accept and Reject on each hunk", async () => {
         const before = await read("review.rs");
         const started = Date.now();
-        twoHunks = send("verbatim/strReplace", {
-            uri: uriOf("review.rs"),
-            oldStr: "    let x = 1;\n    let y = 2;\n    let z = 3;\n    let w = 4;",
-            newStr: "    let x = 10;\n    let y = 2;\n    let z = 3;\n    let w = 40;\n    let v = 5;",
-            summary: "Scale x and w",
-            baseRev: before.rev,
-        });
+        twoHunks = replaceIn(
+            "review.rs",
+            before,
+            "    let x = 1;\n    let y = 2;\n    let z = 3;\n    let w = 4;",
+            "    let x = 10;\n    let y = 2;\n    let z = 3;\n    let w = 40;\n    let v = 5;",
+            "Scale x and w",
+        );
         await waitForReview("test-agent: Scale x and w", "let v = 5;");
         console.log(`# review shown ${Date.now() - started} ms after the agent sent the edit (6-line file)`);
         assert.equal(await lenses("Accept").count(), 2, "one Accept per hunk");
@@ -163,13 +166,7 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
 
     step("reject with a reason: the agent gets `rejected` with the reason", async () => {
         const before = await read("review.rs");
-        const pending = send("verbatim/strReplace", {
-            uri: uriOf("review.rs"),
-            oldStr: "let y = 2;",
-            newStr: "let y = 20;",
-            summary: "Scale y",
-            baseRev: before.rev,
-        });
+        const pending = replaceIn("review.rs", before, "let y = 2;", "let y = 20;", "Scale y");
         await waitForReview("test-agent: Scale y", "let y = 20;");
         await lenses("Reject All").first().click();
         await giveReason("keep y small");
@@ -181,13 +178,7 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
 
     step("Accept All with one click: applied, nothing to tick first", async () => {
         const before = await read("review.rs");
-        const pending = send("verbatim/strReplace", {
-            uri: uriOf("review.rs"),
-            oldStr: "let z = 3;",
-            newStr: "let z = 30;",
-            summary: "Scale z",
-            baseRev: before.rev,
-        });
+        const pending = replaceIn("review.rs", before, "let z = 3;", "let z = 30;", "Scale z");
         await waitForReview("test-agent: Scale z", "let z = 30;");
         await lenses("Accept All").first().click();
         const result = await withTimeout(pending, "the agent's answer");
@@ -198,13 +189,7 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
 
     step("typing elsewhere in the document during review, then Accept All: applied, and the typing kept", async () => {
         const before = await read("review.rs");
-        const pending = send("verbatim/strReplace", {
-            uri: uriOf("review.rs"),
-            oldStr: "let w = 4;",
-            newStr: "let w = 400;",
-            summary: "Scale w",
-            baseRev: before.rev,
-        });
+        const pending = replaceIn("review.rs", before, "let w = 4;", "let w = 400;", "Scale w");
         await waitForReview("test-agent: Scale w", "let w = 400;");
         // The person types at the end of the file, in the document's own tab.
         await page.locator('.tabs-container .tab[aria-label="review.rs"]').click();
@@ -234,13 +219,13 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
 
     step("typing during review, after one hunk of two was accepted: the new offer keeps the decision", async () => {
         const before = await read("review.rs");
-        const pending = send("verbatim/strReplace", {
-            uri: uriOf("review.rs"),
-            oldStr: "    let x = 10;\n    let y = 2;\n    let z = 30;\n    let w = 400;\n    println!(\"{x} {y}\");",
-            newStr: "    let x = 11;\n    let y = 2;\n    let z = 30;\n    let w = 400;\n    println!(\"{x} {y} {z}\");",
-            summary: "Print z",
-            baseRev: before.rev,
-        });
+        const pending = replaceIn(
+            "review.rs",
+            before,
+            "    let x = 10;\n    let y = 2;\n    let z = 30;\n    let w = 400;\n    println!(\"{x} {y}\");",
+            "    let x = 11;\n    let y = 2;\n    let z = 30;\n    let w = 400;\n    println!(\"{x} {y} {z}\");",
+            "Print z",
+        );
         await waitForReview("test-agent: Print z", "{x} {y} {z}");
         await lenses("Accept").first().click();
         await lenses("Accepted · Undo").first().waitFor({ state: "visible" });
@@ -263,13 +248,7 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
 
     step("typing inside the hunk during review: the agent gets `stale`, and the review is withdrawn with a message", async () => {
         const before = await read("review.rs");
-        const pending = send("verbatim/strReplace", {
-            uri: uriOf("review.rs"),
-            oldStr: "let w = 400;",
-            newStr: "let w = 4000;",
-            summary: "Scale w again",
-            baseRev: before.rev,
-        });
+        const pending = replaceIn("review.rs", before, "let w = 400;", "let w = 4000;", "Scale w again");
         await waitForReview("test-agent: Scale w again", "let w = 4000;");
         // Line 5 is "    let w = 400;": type between "40" and "0;".
         await typeInReviewFile(["ArrowDown", "ArrowDown", "ArrowDown", "ArrowDown", "End", "ArrowLeft", "ArrowLeft"], "7");
@@ -290,13 +269,7 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         await editor.openFromExplorer("other.txt", "second line");
         await waitForText("other.txt", OTHER);
         const reviewBefore = await read("review.rs");
-        const first = send("verbatim/strReplace", {
-            uri: uriOf("review.rs"),
-            oldStr: "fn main() {",
-            newStr: "pub fn main() {",
-            summary: "Make main public",
-            baseRev: reviewBefore.rev,
-        });
+        const first = replaceIn("review.rs", reviewBefore, "fn main() {", "pub fn main() {", "Make main public");
         await waitForReview("test-agent: Make main public", "pub fn main");
         const otherBefore = await read("other.txt", second);
         const secondPending = send(
@@ -354,13 +327,7 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
 
     step("the agent cancels: the review is withdrawn", async () => {
         const before = await read("other.txt");
-        const pending = send("verbatim/strReplace", {
-            uri: uriOf("other.txt"),
-            oldStr: "second line",
-            newStr: "2nd line",
-            summary: "To be cancelled",
-            baseRev: before.rev,
-        });
+        const pending = replaceIn("other.txt", before, "second line", "2nd line", "To be cancelled");
         await waitForReview("test-agent: To be cancelled", "2nd line");
         agent.notify("$/cancelRequest", { id: agent.lastRequestId });
         await assert.rejects(withTimeout(pending, "the cancelled request"));
@@ -452,13 +419,7 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
     step("a 20,000-line file: Open diff shows the diff, and Accept All there leaves the buffer exact", async () => {
         const before = await read(LARGE_NAME);
         const target = numberedLine(LARGE_LINES - 3);
-        const pending = send("verbatim/strReplace", {
-            uri: uriOf(LARGE_NAME),
-            oldStr: target,
-            newStr: `${target} (in the diff)`,
-            summary: "Edit in the diff",
-            baseRev: before.rev,
-        });
+        const pending = replaceIn(LARGE_NAME, before, target, `${target} (in the diff)`, "Edit in the diff");
         await waitForReviewInEditor("(in the diff)");
         await fileLenses("Open diff").first().click();
         await waitForReview("test-agent: Edit in the diff", "(in the diff)");
@@ -647,13 +608,7 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         await page.keyboard.press("Escape");
         await page.locator(".monaco-modal-editor-block").waitFor({ state: "detached" });
         const before = await read("other.txt");
-        const pending = send("verbatim/strReplace", {
-            uri: uriOf("other.txt"),
-            oldStr: "second line",
-            newStr: "SECOND LINE",
-            summary: "Through the preview",
-            baseRev: before.rev,
-        });
+        const pending = replaceIn("other.txt", before, "second line", "SECOND LINE", "Through the preview");
         await editor.waitForPreview("test-agent: Through the preview");
         await editor.tickAllChanges();
         await editor.pressApply();
