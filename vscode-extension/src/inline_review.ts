@@ -69,6 +69,7 @@ import {
     type ReviewFile,
 } from "./hunks";
 import { hunkMarks, readDiffMaxLines, usesFastPath, type HunkMarks } from "./inline_marks";
+import { LensRefetch } from "./lens_refetch";
 
 export const PROPOSAL_SCHEME = "verbatim-proposal";
 /** How long a document must be still after the person typed before its edit is refused, to be offered again. */
@@ -129,6 +130,8 @@ export class InlineReview implements vscode.Disposable {
     private readonly disposables: vscode.Disposable[] = [];
     private readonly contentChanged = new vscode.EventEmitter<vscode.Uri>();
     private readonly lensesChanged = new vscode.EventEmitter<void>();
+    /** Asks for the shown review's lenses until VS Code has fetched them: it drops a fetch when the editor loses focus. */
+    private readonly lensRefetch = new LensRefetch(() => this.lensesChanged.fire());
     private readonly statusItem: vscode.StatusBarItem;
     /** In the file's own editor: the text a hunk removes. */
     private readonly removedDecoration: vscode.TextEditorDecorationType;
@@ -188,6 +191,7 @@ export class InlineReview implements vscode.Disposable {
 
     dispose(): void {
         this.withdrawAll();
+        this.lensRefetch.dispose();
         for (const disposable of this.disposables) disposable.dispose();
     }
 
@@ -513,7 +517,10 @@ export class InlineReview implements vscode.Disposable {
         if (index < 0) return;
         this.reviews.splice(index, 1);
         const wasShown = this.shown === review;
-        if (wasShown) this.shown = undefined;
+        if (wasShown) {
+            this.shown = undefined;
+            this.lensRefetch.cancel();
+        }
         void this.closeTabs(review);
         this.lensesChanged.fire();
         this.update();
@@ -595,6 +602,7 @@ export class InlineReview implements vscode.Disposable {
             preview: false,
             selection: new vscode.Range(line, 0, line, 0),
         } satisfies vscode.TextDocumentShowOptions);
+        this.lensRefetch.expect(this.proposalUri(review, file).toString());
         // One tab per review: the diff of the file shown before goes.
         await this.closeTabs(review, file);
         this.log.info(
@@ -617,7 +625,7 @@ export class InlineReview implements vscode.Disposable {
         const editor = await (open !== undefined ? vscode.window.showTextDocument(open, options) : vscode.window.showTextDocument(vscode.Uri.parse(uri), options));
         editor.revealRange(new vscode.Range(position, position), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
         this.decorate();
-        this.lensesChanged.fire();
+        this.lensRefetch.expect(editor.document.uri.toString());
         // One place per review: a diff of it shown before goes.
         await this.closeTabs(review);
         this.log.info(
@@ -709,6 +717,7 @@ export class InlineReview implements vscode.Disposable {
         });
         if (closedShown) {
             this.shown = undefined;
+            this.lensRefetch.cancel();
             this.update();
         }
     }
@@ -766,6 +775,7 @@ export class InlineReview implements vscode.Disposable {
     // --- CodeLenses and commands ------------------------------------------------
 
     private codeLenses(uri: vscode.Uri): vscode.CodeLens[] {
+        this.lensRefetch.provided(uri.toString());
         const found = this.fromProposalUri(uri);
         if (found === undefined || found.side === "base") return [];
         return this.lenses(found.review, found.file, this.view(found.review, found.file).hunks, false);
@@ -773,6 +783,7 @@ export class InlineReview implements vscode.Disposable {
 
     /** The lenses in the file's own editor, when the review shown is there. */
     private editorLenses(uri: vscode.Uri): vscode.CodeLens[] {
+        this.lensRefetch.provided(uri.toString());
         const review = this.shown;
         if (review === undefined || uri.scheme === PROPOSAL_SCHEME) return [];
         const file = review.file;

@@ -540,7 +540,9 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
     step("a patch that deletes a file: its text on the left, nothing on the right; Reject All with a reason keeps it", async () => {
         const pending = send("verbatim/applyPatch", { patch: `*** Begin Patch\n*** Delete File: ${DOOMED_NAME}\n*** End Patch\n`, summary: "Drop a file" });
         await page.locator(".tabs-container .tab", { hasText: `deletes ${DOOMED_NAME}` }).first().waitFor({ state: "visible" });
-        await diff().locator(".editor.original .view-lines", { hasText: "a file an agent wants gone" }).first().waitFor({ state: "visible" });
+        // The person clicks the left side as the review opens. VS Code cancels a CodeLens fetch still pending when
+        // its editor loses focus: the lenses come only because the review asks for them again (lens_refetch.ts).
+        await diff().locator(".editor.original .view-lines", { hasText: "a file an agent wants gone" }).first().click();
         await operationsLens(`This edit deletes ${DOOMED_NAME}: accept or reject it whole`).first().waitFor({ state: "visible" });
         await page.screenshot({ path: path.join(output, "delete-file-review.png") });
         await lenses("Reject All").first().click();
