@@ -7,7 +7,7 @@
 
 import { spawn, spawnSync, execFileSync } from "node:child_process";
 import { test } from "node:test";
-import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import * as net from "node:net";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
@@ -43,10 +43,12 @@ export async function waitFor(what, probe, { timeout = 60_000, interval = 250 } 
 
 /**
  * The steps of one scenario in one editor: once a step fails, the later ones
- * are skipped (they build on it), and the page is saved as `failure.png` and
- * `failure.html` in `output`. `page()` gives the page once the editor is up.
+ * are skipped (they build on it), the page is saved as `failure.png` and
+ * `failure.html` in `output`, and the end of the extension's log is printed
+ * (CI keeps what the run prints, not the artifacts). `page()` gives the page
+ * once the editor is up, `userData()` VS Code's user data directory.
  */
-export function scenarioSteps(page, output) {
+export function scenarioSteps(page, output, userData = () => undefined) {
     let failedStep;
     const steps = {
         last: "setup",
@@ -64,12 +66,28 @@ export function scenarioSteps(page, output) {
                     await page()?.screenshot({ path: path.join(output, "failure.png") }).catch(() => undefined);
                     const html = await page()?.content().catch(() => undefined);
                     if (html) writeFileSync(path.join(output, "failure.html"), html);
+                    printLogTail(userData());
                     throw error;
                 }
             });
         },
     };
     return steps;
+}
+
+/** Prints the last lines of the extension's own log (its "Verbatim" output channel) under `userData`. */
+function printLogTail(userData, lines = 40) {
+    const logs = userData && path.join(userData, "logs");
+    if (!logs || !existsSync(logs)) return;
+    const files = readdirSync(logs, { recursive: true })
+        .map(String)
+        .filter((name) => path.basename(name) === "Verbatim.log")
+        .sort();
+    for (const file of files) {
+        const tail = readFileSync(path.join(logs, file), "utf8").trimEnd().split("\n").slice(-lines);
+        console.log(`# the last ${tail.length} lines of ${file}:`);
+        for (const line of tail) console.log(`#   ${line}`);
+    }
 }
 
 /**

@@ -38,7 +38,7 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
     let page;
     let agent;
     let workspace;
-    const steps = scenarioSteps(() => page, output);
+    const steps = scenarioSteps(() => page, output, () => editor?.userData);
     const step = (name, body) => steps.step(name, body);
     const uriOf = (name) => pathToFileURL(path.join(workspace, name)).href;
 

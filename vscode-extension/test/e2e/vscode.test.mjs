@@ -46,7 +46,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
     let notesUri;
     let page;
     let agent;
-    const steps = scenarioSteps(() => page, output);
+    const steps = scenarioSteps(() => page, output, () => editor?.userData);
     const step = (name, body) => steps.step(name, body);
 
     before(async () => {
