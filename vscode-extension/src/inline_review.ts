@@ -131,7 +131,10 @@ export class InlineReview implements vscode.Disposable {
     private readonly contentChanged = new vscode.EventEmitter<vscode.Uri>();
     private readonly lensesChanged = new vscode.EventEmitter<void>();
     /** Asks for the shown review's lenses until VS Code has fetched them: it drops a fetch when the editor loses focus. */
-    private readonly lensRefetch = new LensRefetch(() => this.lensesChanged.fire());
+    private readonly lensRefetch = new LensRefetch((uri, again) => {
+        if (again) this.log.info(`[review] VS Code has not asked for the lenses of ${uri} yet: asking again`);
+        this.lensesChanged.fire();
+    });
     private readonly statusItem: vscode.StatusBarItem;
     /** In the file's own editor: the text a hunk removes. */
     private readonly removedDecoration: vscode.TextEditorDecorationType;

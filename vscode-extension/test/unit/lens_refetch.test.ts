@@ -1,9 +1,9 @@
 import * as assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { LENS_REFETCH_INTERVAL_MS, LENS_REFETCH_TRIES, LensRefetch, type Timers } from "../../src/lens_refetch";
+import { LENS_REFETCH_DELAYS_MS, LensRefetch, type Timers } from "../../src/lens_refetch";
 
-/** Timers run by hand: `tick()` runs what is due after `ms` more milliseconds. */
+/** Timers run by hand: `tick(ms)` moves the clock on and runs what is then due. */
 function manualTimers() {
     let now = 0;
     let next = 1;
@@ -19,62 +19,83 @@ function manualTimers() {
         },
     };
     const tick = (ms: number) => {
-        now += ms;
-        for (const [handle, timer] of [...due].sort((a, b) => a[1].at - b[1].at)) {
-            if (timer.at > now || !due.has(handle)) continue;
-            due.delete(handle);
-            timer.callback();
+        const until = now + ms;
+        for (;;) {
+            const first = [...due].sort((a, b) => a[1].at - b[1].at)[0];
+            if (first === undefined || first[1].at > until) break;
+            due.delete(first[0]);
+            now = first[1].at;
+            first[1].callback();
         }
+        now = until;
     };
-    return { timers, tick, pending: () => due.size };
+    return { timers, tick, now: () => now, pending: () => due.size };
+}
+
+/** A LensRefetch that records when it asked (on the manual clock) and whether it was again. */
+function recorded() {
+    const clock = manualTimers();
+    const asks: { at: number; uri: string; again: boolean }[] = [];
+    const refetch = new LensRefetch((uri, again) => asks.push({ at: clock.now(), uri, again }), clock.timers);
+    return { refetch, asks, tick: clock.tick, pending: clock.pending };
 }
 
 describe("asking VS Code for a review's lenses again", () => {
-    test("asks at once, and again each interval until the provider is called for that document", () => {
-        const { timers, tick, pending } = manualTimers();
-        let asks = 0;
-        const refetch = new LensRefetch(() => asks++, timers);
+    test("asks at once, then after 1 s, 2 s and 4 s more, then gives up (the tab may be gone)", () => {
+        const { refetch, asks, tick, pending } = recorded();
         refetch.expect("proposal:a");
-        assert.equal(asks, 1);
-        tick(LENS_REFETCH_INTERVAL_MS - 1);
-        assert.equal(asks, 1, "not before the interval");
-        tick(1);
-        assert.equal(asks, 2);
-        refetch.provided("proposal:other");
-        tick(LENS_REFETCH_INTERVAL_MS);
-        assert.equal(asks, 3, "lenses of another document do not count");
-        refetch.provided("proposal:a");
+        tick(60_000);
+        assert.deepEqual(
+            asks.map((ask) => [ask.at, ask.again]),
+            [
+                [0, false],
+                [1_000, true],
+                [3_000, true],
+                [7_000, true],
+            ],
+        );
+        assert.equal(asks.length, LENS_REFETCH_DELAYS_MS.length + 1);
         assert.equal(refetch.waiting, undefined);
         assert.equal(pending(), 0, "no timer left");
-        tick(10 * LENS_REFETCH_INTERVAL_MS);
-        assert.equal(asks, 3, "no ask after VS Code asked");
     });
 
-    test("gives up after a bounded number of asks when VS Code never asks (the tab was closed)", () => {
-        const { timers, tick, pending } = manualTimers();
-        let asks = 0;
-        const refetch = new LensRefetch(() => asks++, timers);
+    test("stops once VS Code asks the provider for that document, and not for another", () => {
+        const { refetch, asks, tick, pending } = recorded();
         refetch.expect("proposal:a");
-        tick(100 * LENS_REFETCH_INTERVAL_MS);
-        for (let i = 0; i < 100; i++) tick(LENS_REFETCH_INTERVAL_MS);
-        assert.equal(asks, LENS_REFETCH_TRIES);
+        tick(1_000);
+        refetch.provided("proposal:other");
+        assert.equal(refetch.waiting, "proposal:a", "lenses of another document do not count");
+        refetch.provided("proposal:a");
         assert.equal(refetch.waiting, undefined);
         assert.equal(pending(), 0);
+        tick(60_000);
+        assert.equal(asks.length, 2, "no ask after VS Code asked");
     });
 
-    test("a new document shown replaces the one awaited, and dispose stops it", () => {
-        const { timers, tick, pending } = manualTimers();
-        let asks = 0;
-        const refetch = new LensRefetch(() => asks++, timers);
+    test("the asks are never closer than VS Code's shortest wait (250 ms), which each ask restarts", () => {
+        const { refetch, asks, tick } = recorded();
+        refetch.expect("proposal:a");
+        tick(60_000);
+        for (let i = 1; i < asks.length; i++) assert.ok(asks[i]!.at - asks[i - 1]!.at >= 1_000, JSON.stringify(asks));
+    });
+
+    test("a new document shown replaces the one awaited; cancel and dispose stop it", () => {
+        const { refetch, asks, tick, pending } = recorded();
         refetch.expect("proposal:a");
         refetch.expect("proposal:b");
-        assert.equal(asks, 2);
+        assert.deepEqual(
+            asks.map((ask) => ask.uri),
+            ["proposal:a", "proposal:b"],
+        );
         assert.equal(pending(), 1, "one timer, for the document shown last");
         refetch.provided("proposal:a");
         assert.equal(refetch.waiting, "proposal:b");
+        refetch.cancel();
+        assert.equal(pending(), 0);
+        refetch.expect("proposal:c");
         refetch.dispose();
         assert.equal(pending(), 0);
-        tick(10 * LENS_REFETCH_INTERVAL_MS);
-        assert.equal(asks, 2);
+        tick(60_000);
+        assert.equal(asks.length, 3);
     });
 });
