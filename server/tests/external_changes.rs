@@ -27,6 +27,20 @@ fn journal(editor: &ScriptedEditor) -> Vec<verbatim::service::journal::Entry> {
     journal.files().iter().flat_map(|file| verbatim::service::journal::read_entries(file).unwrap()).collect()
 }
 
+/// Waits until the journal holds an entry of a change on disk (the server journals
+/// it once the editor has answered), failing after [`common::TIMEOUT`].
+async fn journaled_disk_entry(editor: &ScriptedEditor) -> verbatim::service::journal::Entry {
+    let deadline = tokio::time::Instant::now() + common::TIMEOUT;
+    loop {
+        let found = journal(editor).into_iter().find(|entry| entry.source == verbatim::service::journal::Source::Disk);
+        match found {
+            Some(entry) => return entry,
+            None if tokio::time::Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(10)).await,
+            None => panic!("no entry of the change on disk in the journal: {:?}", journal(editor)),
+        }
+    }
+}
+
 fn label(review: &common::ApplyRequest) -> String {
     review.params["label"].as_str().unwrap().to_owned()
 }
@@ -56,14 +70,12 @@ async fn an_atomic_write_reaches_a_modified_buffer_as_a_merged_offer() {
     assert!(id.starts_with("verbatim/disk/"), "{id}");
     assert_eq!(annotation["needsConfirmation"], true);
     editor.decide(review, Review::Accept).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
     // The person's line and the agent's line, both.
     assert_eq!(
         editor.buffer(&uri),
         ORIGINAL.replace("return 1", "return 10  # typed").replace("return 3", "return 30")
     );
-    let entries = journal(&editor);
-    let entry = entries.iter().find(|entry| entry.source == verbatim::service::journal::Source::Disk).unwrap();
+    let entry = journaled_disk_entry(&editor).await;
     assert_eq!(entry.outcome, verbatim::service::journal::Outcome::Applied);
     assert!(entry.diff.contains("+    return 30"), "{}", entry.diff);
 }
@@ -78,7 +90,6 @@ async fn an_in_place_write_is_merged_too_and_the_edit_is_minimal() {
     assert_eq!(edits.as_array().unwrap().len(), 1, "{edits}");
     assert_eq!(edits[0]["newText"], "x");
     editor.decide(review, Review::Accept).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(
         editor.buffer(&uri),
         ORIGINAL.replace("return 1", "return 10  # typed").replace("def b():", "def b(x):")
@@ -130,7 +141,6 @@ async fn a_partly_conflicting_write_offers_the_rest_and_names_the_conflict() {
     let review = editor.next_review().await;
     assert!(label(&review).contains("line 2 kept as you have it"), "{}", label(&review));
     editor.decide(review, Review::Accept).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(
         editor.buffer(&uri),
         ORIGINAL.replace("return 1", "return 10  # typed").replace("return 3", "return 30")
@@ -180,7 +190,6 @@ async fn the_person_typing_during_review_gets_a_new_offer_merged_with_what_they_
     editor.decide(first, Review::Accept).await;
     let second = editor.next_review().await;
     editor.decide(second, Review::Accept).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(
         editor.buffer(&uri),
         ORIGINAL
@@ -315,7 +324,7 @@ async fn after_a_reload_the_next_change_is_merged_from_the_reloaded_text() {
     let uri = editor.open("twice.txt", "a\nb\nc\nd\ne\n", "a\nb\nc\nd\ne\n").await;
     std::fs::write(editor.path("twice.txt"), "a\nb\nc\nd\nE\n").unwrap();
     assert_eq!(editor.next_external_change().await["kind"], "reload");
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    editor.wait_for_buffer(&uri, "a\nb\nc\nd\nE\n").await;
     editor.type_text(&uri, "E", "E!").await;
     std::fs::write(editor.path("twice.txt"), "A\nb\nc\nd\nE\n").unwrap();
     assert_eq!(editor.next_external_change().await["kind"], "offered");

@@ -146,10 +146,12 @@ pub async fn after(
         return unavailable(report, "no edited document is open in the editor");
     }
     let workspace = state.workspace();
-    let label_of = |index: usize| {
+    // Where an edited document is after the edit: under its new name, if it moved.
+    let key_of = |index: usize| {
         let document = &documents[index];
-        workspace.label(document.rename_to.as_ref().map_or(&document.key, |(key, _)| key))
+        document.rename_to.as_ref().map_or(&document.key, |(key, _)| key)
     };
+    let label_of = |index: usize| workspace.label(key_of(index));
     // Edited documents nothing reports on: written on disk (not open in the editor),
     // or with no language server. Named, so that "settled" is never read as covering them.
     let mut unchecked: BTreeSet<String> = applied
@@ -206,8 +208,7 @@ pub async fn after(
             unchecked.insert(label_of(*index));
         }
         sources.extend(found.sources.iter().cloned());
-        let key = document.rename_to.as_ref().map_or(&document.key, |(key, _)| key);
-        let (live, saved) = live_text(state, key);
+        let (live, saved) = live_text(state, key_of(*index));
         unsaved |= !saved;
         let Some(live) = live else { continue };
         let after = problems_of(&found.diagnostics, &live, link.encoding);

@@ -204,9 +204,7 @@ fn changes_content(kind: &EventKind) -> bool {
 
 /// Removes and returns the paths whose wait is over at `now`.
 fn take_due(pending: &mut HashMap<PathBuf, Pending>, now: Instant) -> Vec<Pending> {
-    let due: Vec<PathBuf> =
-        pending.iter().filter(|(_, entry)| entry.due() <= now).map(|(path, _)| path.clone()).collect();
-    due.into_iter().filter_map(|path| pending.remove(&path)).collect()
+    pending.extract_if(|_, entry| entry.due() <= now).map(|(_, entry)| entry).collect()
 }
 
 /// Records an event, seen at `now`, against the open documents it names.
