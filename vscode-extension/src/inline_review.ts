@@ -600,12 +600,13 @@ export class InlineReview implements vscode.Disposable {
         const title = `${review.proposal.label} · ${fileTitle(reviewFile)}${files > 1 ? ` (file ${file + 1} of ${files})` : ""}`;
         const first = this.view(review, file).hunks.find((hunk) => review.decisions[hunk.index] === undefined) ?? this.view(review, file).hunks[0];
         const line = first?.proposalLine ?? 0;
+        const right = this.proposalUri(review, file);
         const started = Date.now();
-        await vscode.commands.executeCommand("vscode.diff", left, this.proposalUri(review, file), title, {
+        await vscode.commands.executeCommand("vscode.diff", left, right, title, {
             preview: false,
             selection: new vscode.Range(line, 0, line, 0),
         } satisfies vscode.TextDocumentShowOptions);
-        this.lensRefetch.expect(this.proposalUri(review, file).toString());
+        this.lensRefetch.expect(right.toString());
         // One tab per review: the diff of the file shown before goes.
         await this.closeTabs(review, file);
         this.log.info(
