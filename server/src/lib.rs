@@ -30,5 +30,6 @@
 
 pub mod frontend;
 pub mod headless;
+pub mod ide;
 pub mod service;
 pub mod transport;

@@ -37,7 +37,11 @@ fn claude_code_is_shown_then_written_then_left_alone_then_checked() {
     let written = setup(project.path(), home.path(), &["claude-code", "--write"]);
     assert!(written.status.success(), "{written:?}");
     assert!(project.path().join(".mcp.json").exists());
-    assert!(text(&std::fs::read(project.path().join(".claude/settings.json")).unwrap()).contains("\"Edit\""));
+    assert!(
+        !project.path().join(".claude/settings.json").exists(),
+        "Claude Code's own Edit stays allowed: connected as its IDE, the editor reviews it"
+    );
+    assert!(text(&written.stderr).contains("claude --ide"), "{written:?}");
 
     let again = setup(project.path(), home.path(), &["claude-code", "--write"]);
     assert!(again.status.success(), "{again:?}");
@@ -45,6 +49,11 @@ fn claude_code_is_shown_then_written_then_left_alone_then_checked() {
     assert!(text(&again.stderr).contains("already set up"), "{again:?}");
     let check = setup(project.path(), home.path(), &["claude-code", "--check"]);
     assert!(check.status.success(), "{check:?}");
+    assert!(text(&check.stdout).contains("IDE: no editor running Verbatim"), "{check:?}");
+
+    let denied = setup(project.path(), home.path(), &["claude-code", "--write", "--deny-builtin-edit"]);
+    assert!(denied.status.success(), "{denied:?}");
+    assert!(text(&std::fs::read(project.path().join(".claude/settings.json")).unwrap()).contains("\"Edit\""));
 }
 
 #[test]

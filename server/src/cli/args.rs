@@ -170,8 +170,15 @@ pub struct SetupArgs {
     /// Write the change (without it, only show it).
     #[arg(long, conflicts_with = "check")]
     pub write: bool,
-    /// Claude Code: leave its built-in Edit tool allowed.
+    /// Claude Code: deny its built-in Edit tool (permissions.deny), so it edits only
+    /// through Verbatim's MCP tools. Not needed when Claude Code connects to the editor
+    /// as its IDE (started in the editor's terminal, or with `claude --ide`): its Edit is
+    /// then reviewed in the editor. Worth it where it cannot connect (`claude -p`, a
+    /// terminal on another machine), since there its Edit writes the disk behind the editor.
     #[arg(long)]
+    pub deny_builtin_edit: bool,
+    /// Accepted for old scripts: the built-in Edit tool now stays allowed by default.
+    #[arg(long, hide = true)]
     pub keep_builtin: bool,
     /// Start the MCP server with --diagnostics: every write reports the problems it
     /// introduced and resolved, from the editor's language servers.

@@ -400,7 +400,7 @@ fn setup(args: &args::SetupArgs) -> Result<(), Failure> {
     let options = SetupOptions {
         agent,
         scope: if args.user { Scope::User } else { Scope::Project },
-        keep_builtin: args.keep_builtin,
+        deny_builtin_edit: args.deny_builtin_edit,
         project,
         home,
         command: "verbatim".into(),

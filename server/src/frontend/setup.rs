@@ -60,8 +60,9 @@ pub enum Scope {
 pub struct SetupOptions {
     pub agent: Agent,
     pub scope: Scope,
-    /// Leave the agent's built-in edit tool allowed (Claude Code).
-    pub keep_builtin: bool,
+    /// Deny the agent's built-in edit tool (Claude Code), so that it edits only through
+    /// Verbatim's MCP tools.
+    pub deny_builtin_edit: bool,
     /// The project directory (the current directory).
     pub project: PathBuf,
     /// The home directory.
@@ -206,35 +207,33 @@ pub fn plan(options: &SetupOptions) -> Result<Plan, SetupError> {
                  edit: start Claude Code with MCP_TOOL_TIMEOUT={} (in your shell profile).",
                 TOOL_TIMEOUT_SECS * 1000
             ));
-            if let Some(settings) = files.settings {
-                if options.keep_builtin {
-                    plan.notes.push(
-                        "--keep-builtin: Claude Code's own Edit tool stays allowed, and it tends to prefer it over \
-                         Verbatim's tools."
-                            .into(),
-                    );
-                } else {
-                    plan.notes.push(
-                        "permissions.deny gets \"Edit\": Claude Code keeps using its built-in Edit tool even with \
-                         Verbatim configured, and that tool writes the file behind the editor. Denied, it uses \
-                         Verbatim's str_replace, which shows each edit for review in the editor. Use --keep-builtin to \
-                         leave it allowed."
-                            .into(),
-                    );
-                    let before = read(&settings)?;
-                    let after = merge_json(&settings, before.as_deref(), |root| {
-                        let deny = object_at(root, "permissions").entry("deny").or_insert_with(|| json!([]));
-                        if !deny.is_array() {
-                            *deny = json!([]);
-                        }
-                        if let Value::Array(entries) = deny
-                            && !entries.iter().any(|entry| entry == "Edit")
-                        {
-                            entries.push(json!("Edit"));
-                        }
-                    })?;
-                    plan.changes.push(FileChange { path: settings, before, after });
-                }
+            plan.notes.push(
+                "Claude Code's own Edit and Write are reviewed in the editor before they write when Claude Code is \
+                 connected to the editor as its IDE: a `claude` started in a terminal the editor opened (Neovim's \
+                 :terminal, VS Code's integrated terminal) connects by itself; in any other terminal run `claude --ide` \
+                 or type /ide. `verbatim setup claude-code --check` says whether an editor serves this project."
+                    .into(),
+            );
+            if let Some(settings) = files.settings.filter(|_| options.deny_builtin_edit) {
+                plan.notes.push(
+                    "--deny-builtin-edit: permissions.deny gets \"Edit\", so Claude Code edits only through Verbatim's \
+                     str_replace. Worth it where Claude Code cannot connect to the editor as its IDE (claude -p, a \
+                     terminal on another machine): there its Edit writes the disk behind the editor."
+                        .into(),
+                );
+                let before = read(&settings)?;
+                let after = merge_json(&settings, before.as_deref(), |root| {
+                    let deny = object_at(root, "permissions").entry("deny").or_insert_with(|| json!([]));
+                    if !deny.is_array() {
+                        *deny = json!([]);
+                    }
+                    if let Value::Array(entries) = deny
+                        && !entries.iter().any(|entry| entry == "Edit")
+                    {
+                        entries.push(json!("Edit"));
+                    }
+                })?;
+                plan.changes.push(FileChange { path: settings, before, after });
             }
         }
         Agent::Codex => plan.notes.push(format!(
@@ -282,8 +281,66 @@ pub fn check(options: &SetupOptions) -> Result<(bool, Vec<String>), SetupError> 
             };
             format!("{} {}: {what}", if configured { "ok     " } else { "missing" }, change.path.display())
         })
-        .collect();
+        .collect::<Vec<String>>();
+    let mut lines = lines;
+    if options.agent == Agent::ClaudeCode {
+        lines.extend(ide_lines(&options.project, crate::transport::ide_lock::lock_dir().as_deref()));
+    }
     Ok((all, lines))
+}
+
+/// Which editors Claude Code can connect to as its IDE from `project` (informational:
+/// the MCP setup works without one).
+fn ide_lines(project: &Path, lock_dir: Option<&Path>) -> Vec<String> {
+    use crate::transport::ide_lock::{IDE_NAME_SUFFIX, LockContent};
+    let Some(lock_dir) = lock_dir else {
+        return vec!["info    IDE: no HOME nor CLAUDE_CONFIG_DIR, so no editor can be found".into()];
+    };
+    let mut ours = Vec::new();
+    let mut others = Vec::new();
+    for entry in std::fs::read_dir(lock_dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let Some(port) = path
+            .file_stem()
+            .and_then(|stem| stem.to_str())
+            .filter(|_| path.extension().is_some_and(|ext| ext == "lock"))
+        else {
+            continue;
+        };
+        let Ok(lock) = serde_json::from_slice::<LockContent>(&std::fs::read(&path).unwrap_or_default()) else {
+            continue;
+        };
+        if !crate::transport::discovery::process_alive(lock.pid)
+            || !lock.workspace_folders.iter().any(|folder| project.starts_with(folder))
+        {
+            continue;
+        }
+        let line = format!("{} (port {port})", lock.ide_name);
+        if lock.ide_name.ends_with(IDE_NAME_SUFFIX) { ours.push(line) } else { others.push(line) }
+    }
+    let mut lines = Vec::new();
+    if ours.is_empty() {
+        lines.push(format!(
+            "info    IDE: no editor running Verbatim has {} open: open it in Neovim or VS Code with Verbatim, and \
+             Claude Code's own edits are reviewed there",
+            project.display()
+        ));
+    } else {
+        lines.push(format!(
+            "ok      IDE: {} serves this project: `claude` in the editor's terminal connects by itself; elsewhere \
+             `claude --ide`",
+            ours.join(", ")
+        ));
+    }
+    if !others.is_empty() {
+        lines.push(format!(
+            "info    IDE: {} too (another IDE integration, such as Anthropic's own extension): in a terminal an editor \
+             opened, Claude Code connects to that editor's port (CLAUDE_CODE_SSE_PORT); `claude --ide` or /ide lets you \
+             choose. Turn one off to leave no doubt (Verbatim: verbatim.claudeCode.enabled, or claude_code = false)",
+            others.join(", ")
+        ));
+    }
+    lines
 }
 
 fn object_at<'a>(root: &'a mut Map<String, Value>, key: &str) -> &'a mut Map<String, Value> {
@@ -400,7 +457,7 @@ mod tests {
         SetupOptions {
             agent,
             scope,
-            keep_builtin: false,
+            deny_builtin_edit: false,
             project: dir.join("project"),
             home: dir.join("home"),
             command: "verbatim".into(),
@@ -419,9 +476,10 @@ mod tests {
     }
 
     #[test]
-    fn claude_code_in_a_fresh_project_gets_the_server_and_the_deny_rule() {
+    fn claude_code_in_a_fresh_project_gets_the_server_and_on_request_the_deny_rule() {
         let dir = tempfile::tempdir().unwrap();
-        let options = options(Agent::ClaudeCode, Scope::Project, dir.path());
+        let options =
+            SetupOptions { deny_builtin_edit: true, ..options(Agent::ClaudeCode, Scope::Project, dir.path()) };
         assert!(!check(&options).unwrap().0);
         let plan = setup_twice(&options);
         assert_eq!(
@@ -441,7 +499,8 @@ mod tests {
     #[test]
     fn existing_settings_keep_every_other_key_and_server() {
         let dir = tempfile::tempdir().unwrap();
-        let options = options(Agent::ClaudeCode, Scope::Project, dir.path());
+        let options =
+            SetupOptions { deny_builtin_edit: true, ..options(Agent::ClaudeCode, Scope::Project, dir.path()) };
         std::fs::create_dir_all(dir.path().join("project/.claude")).unwrap();
         std::fs::write(
             dir.path().join("project/.mcp.json"),
@@ -518,13 +577,38 @@ mod tests {
     }
 
     #[test]
-    fn keep_builtin_leaves_the_settings_alone() {
+    fn by_default_the_builtin_edit_stays_allowed_and_the_settings_alone() {
         let dir = tempfile::tempdir().unwrap();
-        let options = SetupOptions { keep_builtin: true, ..options(Agent::ClaudeCode, Scope::User, dir.path()) };
+        let options = options(Agent::ClaudeCode, Scope::User, dir.path());
         let plan = setup_twice(&options);
         assert_eq!(plan.changes.len(), 1);
         assert!(dir.path().join("home/.claude.json").exists());
         assert!(!dir.path().join("home/.claude/settings.json").exists());
+    }
+
+    #[test]
+    fn check_names_the_editors_that_serve_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        let lock = |port: u16, name: &str, pid: u32| {
+            let content = crate::transport::ide_lock::LockContent {
+                pid,
+                workspace_folders: vec![project.display().to_string()],
+                ide_name: name.into(),
+                transport: "ws".into(),
+                auth_token: "t".into(),
+            };
+            std::fs::write(dir.path().join(format!("{port}.lock")), serde_json::to_vec(&content).unwrap()).unwrap();
+        };
+        let none = ide_lines(&project.join("src"), Some(dir.path()));
+        assert!(none[0].starts_with("info    IDE: no editor running Verbatim"), "{none:?}");
+        lock(1111, "Neovim (Verbatim)", std::process::id());
+        lock(2222, "Visual Studio Code", std::process::id());
+        lock(3333, "Neovim (Verbatim)", u32::MAX - 1);
+        let lines = ide_lines(&project.join("src"), Some(dir.path()));
+        assert!(lines[0].starts_with("ok      IDE: Neovim (Verbatim) (port 1111) serves"), "{lines:?}");
+        assert!(lines[1].contains("Visual Studio Code (port 2222) too"), "{lines:?}");
+        assert_eq!(lines.len(), 2, "a dead process's lock file is not listed");
     }
 
     #[test]

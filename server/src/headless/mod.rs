@@ -186,14 +186,22 @@ impl Headless {
         let mut results: Vec<_> = planned.iter().map(|document| proposal(document, agent)).collect();
         if request.dry_run {
             return Ok((
-                Outcome { applied: false, dry_run: true, documents: results, reason: None, diagnostics: None },
+                Outcome {
+                    applied: false,
+                    dry_run: true,
+                    documents: results,
+                    reason: None,
+                    diagnostics: None,
+                    texts: Vec::new(),
+                },
                 None,
             ));
         }
 
         let written = write_documents(&planned, &targets, &encodings);
         let written = written.map(|revs| {
-            let applied = revs.into_iter().map(|rev| AppliedDocument { rev, differs: None, review: None }).collect();
+            let applied =
+                revs.into_iter().map(|rev| AppliedDocument { rev, differs: None, live: None, review: None }).collect();
             report_applied(&mut results, &planned, applied);
         });
         let commit = match (&written, committing) {
@@ -204,7 +212,10 @@ impl Headless {
         written?;
         tracing::info!(agent = %agent.name, "written headless: {}", request.summary);
         let diagnostics = no_editor_diagnostics(Ask::of(request.diagnostics.0, request.diagnostics.1, agent));
-        Ok((Outcome { applied: true, dry_run: false, documents: results, reason: None, diagnostics }, commit))
+        Ok((
+            Outcome { applied: true, dry_run: false, documents: results, reason: None, diagnostics, texts: Vec::new() },
+            commit,
+        ))
     }
 
     /// `verbatim/applyPatch` on disk: both dialects, through the same planner as
@@ -266,7 +277,8 @@ impl Headless {
             return to_value(result(false, results));
         }
         let written = write_documents(&planned, &targets, &encodings).map(|revs| {
-            let applied = revs.into_iter().map(|rev| AppliedDocument { rev, differs: None, review: None }).collect();
+            let applied =
+                revs.into_iter().map(|rev| AppliedDocument { rev, differs: None, live: None, review: None }).collect();
             report_applied(&mut results, &planned, applied);
         });
         let commit = match (&written, committing) {

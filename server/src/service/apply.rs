@@ -83,6 +83,20 @@ pub enum Origin {
     /// the summary alone, the annotation id is `verbatim/disk/<id>`, and
     /// `needsConfirmation` follows the editor's `externalChanges` setting.
     Disk,
+    /// An agent that writes files itself and asks the editor first (Claude Code's
+    /// `openDiff`): labelled like an agent's edit, always `needsConfirmation`, since the
+    /// person's review is the whole point of the request.
+    Ide,
+}
+
+impl Origin {
+    /// How the editor is told who proposes the edit (`verbatim.origin`).
+    fn as_wire(self) -> &'static str {
+        match self {
+            Self::Agent | Self::Ide => "agent",
+            Self::Disk => "disk",
+        }
+    }
 }
 
 /// What the editor did with one document.
@@ -92,6 +106,9 @@ pub struct AppliedDocument {
     pub rev: Option<Rev>,
     /// The live text, when it differs from the prediction.
     pub differs: Option<Rope>,
+    /// The live text once the edit arrived (`None` for a deleted file, or a file
+    /// written on disk that never reached the editor's buffers).
+    pub live: Option<Rope>,
     /// The proposal's hunks and which of them the editor applied; `None` when the
     /// edit did not go through an editor.
     pub review: Option<HunkReview>,
@@ -213,6 +230,7 @@ pub async fn apply_through_editor(
         Origin::Agent => {
             (format!("{}: {}", agent.name, summary), format!("verbatim/{pending_id}"), link.options.needs_confirmation)
         }
+        Origin::Ide => (format!("{}: {}", agent.name, summary), format!("verbatim/{pending_id}"), true),
         Origin::Disk => (
             summary.to_owned(),
             format!("verbatim/disk/{pending_id}"),
@@ -252,11 +270,11 @@ pub async fn apply_through_editor(
     let mut about = serde_json::json!({
         "id": pending_id,
         "summary": summary,
-        "origin": match origin { Origin::Agent => "agent", Origin::Disk => "disk" },
+        "origin": origin.as_wire(),
         "offer": offer.count,
         "hunks": hunk_edits,
     });
-    if origin == Origin::Agent {
+    if origin != Origin::Disk {
         about["agent"] = serde_json::Value::String(agent.name.clone());
     }
     params["verbatim"] = about;
@@ -558,8 +576,8 @@ fn finish(observed: Vec<Option<(Rope, Option<Rev>)>>, expected: &[Rope]) -> Vec<
         .zip(expected)
         .filter_map(|(seen, expected)| {
             let (text, rev) = seen?;
-            let differs = (text != *expected).then_some(text);
-            Some(AppliedDocument { rev, differs, review: None })
+            let differs = (text != *expected).then(|| text.clone());
+            Some(AppliedDocument { rev, differs, live: Some(text), review: None })
         })
         .collect()
 }
@@ -577,8 +595,8 @@ fn finish_without_sync(
     let mut applied = Vec::new();
     for ((seen, document), expected) in observed.into_iter().zip(documents).zip(expected) {
         if let Some((text, rev)) = seen {
-            let differs = (text != *expected).then_some(text);
-            applied.push(AppliedDocument { rev, differs, review: None });
+            let differs = (text != *expected).then(|| text.clone());
+            applied.push(AppliedDocument { rev, differs, live: Some(text), review: None });
             continue;
         }
         if document.changes_the_file() && !document.create {
@@ -601,7 +619,9 @@ fn finish_without_sync(
             .and_then(|path| verbatim_engine::disk::read_text(path).ok())
             .filter(|disk| document.open.is_none() && disk.text == *expected);
         match on_disk {
-            Some(disk) => applied.push(AppliedDocument { rev: Some(disk.rev), differs: None, review: None }),
+            Some(disk) => {
+                applied.push(AppliedDocument { rev: Some(disk.rev), differs: None, live: None, review: None })
+            }
             None => {
                 return Err(ProtocolError::new(
                     ErrorKind::Timeout,

@@ -50,6 +50,22 @@ impl Request for DiagnosticsRequest {
     const METHOD: &'static str = "verbatim/diagnostics";
 }
 
+/// The diagnostics the editor holds now for `uris` (errors and warnings), as it
+/// answers `verbatim/diagnostics` without `wait`: for an agent's IDE protocol, which
+/// asks what the person sees. `Err` says why there is no answer.
+pub async fn current(state: &State, uris: &[String]) -> Result<Value, String> {
+    let link = state.editor().ok_or("no editor is connected")?;
+    if !link.options.diagnostics {
+        return Err("the editor does not answer for diagnostics (its Verbatim client has them turned off)".into());
+    }
+    let params = json!({"uris": uris, "minSeverity": "warning"});
+    match tokio::time::timeout(BASELINE_TIMEOUT, link.client.send_request::<DiagnosticsRequest>(params)).await {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(error)) => Err(format!("the editor could not say ({})", error.message)),
+        Err(_) => Err(format!("the editor did not answer within {} ms", BASELINE_TIMEOUT.as_millis())),
+    }
+}
+
 /// A write's request for diagnostics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ask {

@@ -265,6 +265,9 @@ pub(crate) struct Outcome {
     pub(crate) reason: Option<String>,
     /// What the editor's language servers report after the write, when asked.
     pub(crate) diagnostics: Option<DiagnosticsReport>,
+    /// Per document: the text the edit was last offered against, and the live text
+    /// once it arrived (`None` when it never reached a buffer). Empty for a dry run.
+    pub(crate) texts: Vec<(Rope, Option<Rope>)>,
 }
 
 impl Outcome {
@@ -466,8 +469,28 @@ pub(crate) async fn deliver(
 ) -> Result<Outcome, ProtocolError> {
     if dry_run {
         let documents = planned.iter().map(|document| proposal(document, agent)).collect();
-        return Ok(Outcome { applied: false, dry_run: true, documents, reason: None, diagnostics: None });
+        return Ok(Outcome {
+            applied: false,
+            dry_run: true,
+            documents,
+            reason: None,
+            diagnostics: None,
+            texts: Vec::new(),
+        });
     }
+    deliver_as(state, agent, Origin::Agent, planned, summary, diagnostics).await
+}
+
+/// Applies a plan through the editor as `origin` proposes it: offered again over the
+/// person's typing, journaled, with diagnostics when asked.
+pub(crate) async fn deliver_as(
+    state: &Arc<State>,
+    agent: &AgentInfo,
+    origin: Origin,
+    planned: &[PlannedDocument],
+    summary: &str,
+    diagnostics: Option<Ask>,
+) -> Result<Outcome, ProtocolError> {
     let mut planned = planned.to_vec();
     let mut rebases = 0;
     let mut offer = Offer::default();
@@ -479,7 +502,7 @@ pub(crate) async fn deliver(
         // After the last wait, right before the disk is checked again.
         adopt_opened(state, &mut planned);
         let applied = match recheck_disk(state, &planned) {
-            Ok(()) => apply_through_editor(state, agent, Origin::Agent, summary, &planned, &mut offer).await,
+            Ok(()) => apply_through_editor(state, agent, origin, summary, &planned, &mut offer).await,
             Err(error) => Err(error),
         };
         // The person typed while the edit waited for review, and the editor refused the
@@ -511,6 +534,14 @@ pub(crate) async fn deliver(
         }
         _ => None,
     };
+    let texts: Vec<(Rope, Option<Rope>)> = match &applied {
+        Ok(applied) => planned
+            .iter()
+            .zip(&applied.documents)
+            .map(|(document, outcome)| (document.base.clone(), outcome.live.clone()))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
     let applied = applied.map(|applied| report_applied(&mut results, planned, applied.documents));
     if let Some(journal) = &state.journal {
         let workspace = state.workspace();
@@ -530,7 +561,7 @@ pub(crate) async fn deliver(
     }
     applied?;
     tracing::info!(agent = %agent.name, "applied: {summary}");
-    Ok(Outcome { applied: true, dry_run: false, documents: results, reason, diagnostics: report })
+    Ok(Outcome { applied: true, dry_run: false, documents: results, reason, diagnostics: report, texts })
 }
 
 /// How many times one edit is offered again because the document moved during review.

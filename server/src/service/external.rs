@@ -4,7 +4,7 @@
 //! Every open document keeps a *disk baseline* ([`verbatim_engine::document::Document`]): what
 //! the file held when the buffer last agreed with it. It is read at `didOpen`,
 //! replaced by the text of every `didSave`, and moved on once a change on disk has
-//! been offered. When [`crate::transport::disk_watch`] sees the file change, this module reads
+//! been offered. When the watcher ([`FileWatch`]) sees the file change, this module reads
 //! it (under the document's write lane, so changes on disk and agent edits take
 //! turns) and compares the three texts:
 //! - the disk equals the baseline (a touch, a rewrite with the same content) or the
@@ -41,7 +41,6 @@ use crate::service::protocol::{ExternalChangeKind, ExternalChangeParams, Externa
 use crate::service::registry::AgentInfo;
 use crate::service::state::{EditorLink, State};
 use crate::transport::clock::now_rfc3339;
-use crate::transport::disk_watch::DiskWatch;
 
 /// Files larger than this are not read when they change: logged, nothing offered.
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
@@ -53,27 +52,45 @@ const MAX_ATTEMPTS: usize = 4;
 /// The name changes on disk go by, in the registry and the journal.
 const DISK_AGENT: &str = "disk";
 
+/// Watches the files of open documents and hands each change to [`on_disk_change`]
+/// ([`crate::transport::disk_watch`] is the one in use). The service only asks it to
+/// watch and unwatch, so it never depends on how the watching is done.
+pub trait FileWatch: Send + Sync + std::fmt::Debug {
+    fn watch(&self, key: &DocKey);
+    fn unwatch(&self, key: &DocKey);
+}
+
 /// What the server keeps about changes on disk, besides each document's baseline.
 #[derive(Debug, Default)]
 pub struct ExternalChangesState {
     /// The watcher; `None` until the editor initializes, and when it said `off`.
-    watch: Mutex<Option<DiskWatch>>,
+    watch: Mutex<Option<Box<dyn FileWatch>>>,
     /// Documents whose last offered change on disk the person rejected, with its
     /// summary: a later save writes over it, and is journaled as such.
     rejected: Mutex<HashMap<DocKey, String>>,
+    /// Writes an agent announced: the text it will write after the person reviewed it
+    /// in the buffer (Claude Code's `openDiff`), and until when it is expected. Such a
+    /// write is the person's own decision coming back, never a change to offer.
+    expected_writes: Mutex<HashMap<DocKey, (String, std::time::Instant)>>,
 }
+
+/// How long an announced write is waited for.
+const EXPECTED_WRITE_TTL: Duration = Duration::from_secs(120);
+/// The first look at the disk for an announced write (then twice as long each time, up to 1 s).
+const EXPECTED_WRITE_POLL: Duration = Duration::from_millis(100);
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl ExternalChangesState {
-    /// Starts watching (called once the editor's options are known).
-    pub fn start(&self, state: &Arc<State>) {
+    /// Starts watching with `start` (called once the editor's options are known, by
+    /// the transport that owns the watcher); a second call keeps the first watcher.
+    pub fn start_with<W: FileWatch + 'static>(&self, start: impl FnOnce() -> std::io::Result<W>) {
         let mut watch = lock(&self.watch);
         if watch.is_none() {
-            match DiskWatch::start(state) {
-                Ok(started) => *watch = Some(started),
+            match start() {
+                Ok(started) => *watch = Some(Box::new(started)),
                 Err(error) => tracing::error!("cannot watch files for changes made outside the editor: {error}"),
             }
         }
@@ -81,6 +98,31 @@ impl ExternalChangesState {
 
     fn is_watching(&self) -> bool {
         lock(&self.watch).is_some()
+    }
+
+    /// Records an announced write; see [`expect_write`].
+    fn announce(&self, key: &DocKey, text: String) {
+        let mut expected = lock(&self.expected_writes);
+        let now = std::time::Instant::now();
+        expected.retain(|_, (_, until)| *until > now);
+        expected.insert(key.clone(), (text, now + EXPECTED_WRITE_TTL));
+    }
+
+    /// Whether a write to `key` is still announced.
+    fn awaits(&self, key: &DocKey) -> bool {
+        lock(&self.expected_writes).get(key).is_some_and(|(_, until)| *until > std::time::Instant::now())
+    }
+
+    /// Whether `disk` is the write announced for `key`; the announcement is used up.
+    fn is_expected(&self, key: &DocKey, disk: &str) -> bool {
+        let mut expected = lock(&self.expected_writes);
+        match expected.get(key) {
+            Some((text, until)) if text == disk && *until > std::time::Instant::now() => {
+                expected.remove(key);
+                true
+            }
+            _ => false,
+        }
     }
 }
 
@@ -257,6 +299,10 @@ async fn merge_into_buffer(
         // A touch, or a rewrite with the same content: nothing changed.
         return Next::Done;
     }
+    if state.external.is_expected(key, &disk) {
+        written_as_expected(state, link, key, &live, &disk, &label).await;
+        return Next::Done;
+    }
     if live.text == disk.as_str() {
         // The editor's own save (its didSave may still be on its way), or a change the
         // buffer already holds: the buffer agrees with the disk again.
@@ -417,6 +463,52 @@ async fn merge_into_buffer(
     Next::Done
 }
 
+/// An agent will write `text` to the file of `key`: what the person accepted in the
+/// buffer (Claude Code's `openDiff`). When the disk shows it, the baseline moves there,
+/// nothing is offered, and the editor hears `synced`. The watcher may not see the write
+/// (its directory did not exist yet, or `externalChanges` is off), so the file is also
+/// looked at now and then until it shows the text or the announcement expires.
+pub fn expect_write(state: &Arc<State>, key: &DocKey, text: String) {
+    state.external.announce(key, text);
+    let (state, key) = (Arc::downgrade(state), key.clone());
+    tokio::spawn(async move {
+        let deadline = tokio::time::Instant::now() + EXPECTED_WRITE_TTL;
+        let mut interval = EXPECTED_WRITE_POLL;
+        while tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(interval).await;
+            interval = (interval * 2).min(Duration::from_secs(1));
+            let Some(state) = state.upgrade() else { return };
+            if !state.external.awaits(&key) {
+                return;
+            }
+            let Some(path) = key.path().map(Path::to_path_buf) else { return };
+            let on_disk = tokio::task::spawn_blocking(move || read_disk(&path)).await;
+            let Ok(DiskRead::Text(disk)) = on_disk else { continue };
+            let _lane = state.lock_lanes(std::slice::from_ref(&key)).await;
+            if !state.external.is_expected(&key, &disk) {
+                continue;
+            }
+            let (Some(link), Some(live)) = (state.editor(), live(&state, &key)) else { return };
+            let label = state.workspace().label(&key);
+            written_as_expected(&state, &link, &key, &live, &disk, &label).await;
+            return;
+        }
+    });
+}
+
+/// The announced write arrived: the disk holds the person's decision now, whatever
+/// else they have unsaved.
+async fn written_as_expected(state: &State, link: &EditorLink, key: &DocKey, live: &Live, disk: &str, label: &str) {
+    let text = Rope::from_str(disk);
+    state.documents.update(|store| store.set_disk_baseline(key, Some(text)));
+    let message = if live.text == disk {
+        format!("{label} on disk now holds the edit you accepted, as the buffer does.")
+    } else {
+        format!("{label} on disk now holds the edit you accepted; your other changes are still unsaved.")
+    };
+    tell(link, &live.editor_uri, ExternalChangeKind::Synced, &[], None, message).await;
+}
+
 /// The file is gone: reported, and the buffer left as it is.
 async fn gone(state: &Arc<State>, link: &EditorLink, key: &DocKey, moved_to: Option<&Path>) {
     let Some(live) = live(state, key) else { return };
@@ -453,7 +545,7 @@ fn to_wire(conflict: &Conflict) -> ExternalConflict {
 }
 
 /// "line 4", "lines 4-6 and line 9", in the buffer's numbering.
-fn describe(conflicts: &[Conflict]) -> String {
+pub(crate) fn describe(conflicts: &[Conflict]) -> String {
     let parts: Vec<String> = conflicts
         .iter()
         .map(|conflict| {

@@ -5,6 +5,7 @@
 pub mod access;
 pub mod apply;
 pub mod diagnostics;
+pub mod editor_context;
 pub mod edits;
 pub mod error;
 pub mod external;

@@ -23,6 +23,12 @@ pub mod method {
     pub const APPLY_PATCH: &str = "verbatim/applyPatch";
     /// Server → editor: a file that is open changed on disk outside the editor.
     pub const EXTERNAL_CHANGE: &str = "verbatim/externalChange";
+    /// Editor → server: the selection (or cursor) in the focused document.
+    pub const SELECTION_CHANGED: &str = "verbatim/selectionChanged";
+    /// Editor → server: the person sends a file or lines to Claude Code.
+    pub const AT_MENTION: &str = "verbatim/atMention";
+    /// Server → editor: save an open document (Claude Code's `saveDocument`).
+    pub const SAVE_DOCUMENT: &str = "verbatim/saveDocument";
 
     /// The methods an agent may call, as announced in its `initialize` result.
     pub const AGENT_METHODS: [&str; 8] =
@@ -359,6 +365,8 @@ pub struct InitializationOptions {
     pub diagnostics: bool,
     /// The editor reports which hunks it applied (informational).
     pub hunk_outcomes: bool,
+    /// Serve Claude Code's IDE protocol (a WebSocket endpoint and a lock file).
+    pub claude_code: bool,
 }
 
 /// An agent's `initializationOptions`.
@@ -529,8 +537,45 @@ impl Default for InitializationOptions {
             external_changes: ExternalChanges::Review,
             diagnostics: false,
             hunk_outcomes: false,
+            claude_code: true,
         }
     }
+}
+
+/// `verbatim/selectionChanged`: the selection in the editor's focused document, in the
+/// editor's position encoding (an empty range is the cursor).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SelectionChangedParams {
+    pub uri: String,
+    #[serde(default)]
+    pub text: String,
+    pub range: Range,
+}
+
+/// `verbatim/atMention`: a file, or lines of it, sent to Claude Code.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AtMentionParams {
+    pub uri: String,
+    #[serde(default)]
+    pub range: Option<Range>,
+}
+
+/// `verbatim/saveDocument` (server → editor).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SaveDocumentParams {
+    pub uri: String,
+}
+
+/// The editor's answer to `verbatim/saveDocument`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SaveDocumentResult {
+    pub saved: bool,
+    #[serde(default)]
+    pub message: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]

@@ -99,6 +99,8 @@ pub struct State {
     pub journal: Option<Journal>,
     /// Changes made on disk outside the editor: the watcher and what it remembers.
     pub external: crate::service::external::ExternalChangesState,
+    /// The person's selection and what they send to agents.
+    pub context: crate::service::editor_context::EditorContext,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -121,6 +123,7 @@ impl Default for State {
             status_sender: Mutex::default(),
             journal: Journal::from_env(),
             external: crate::service::external::ExternalChangesState::default(),
+            context: crate::service::editor_context::EditorContext::default(),
         }
     }
 }

@@ -82,6 +82,16 @@ impl DiskWatch {
     }
 }
 
+impl crate::service::external::FileWatch for DiskWatch {
+    fn watch(&self, key: &DocKey) {
+        DiskWatch::watch(self, key);
+    }
+
+    fn unwatch(&self, key: &DocKey) {
+        DiskWatch::unwatch(self, key);
+    }
+}
+
 /// A path with events not handled yet.
 struct Pending {
     key: DocKey,

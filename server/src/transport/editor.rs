@@ -20,6 +20,11 @@ use verbatim_engine::workspace::Workspace;
 use crate::service::protocol::{ClientInfo, ExternalChanges, InitializationOptions, StatusResult};
 use crate::service::state::{EditorLink, State};
 use crate::service::to_proto;
+use crate::transport::claude_ws::ClaudeEndpoint;
+
+/// Claude Code's endpoint for this editor, once started; shared with `lsp.rs`,
+/// which stops it (and removes its lock file) when the server ends.
+pub type ClaudeSlot = Arc<std::sync::Mutex<Option<ClaudeEndpoint>>>;
 
 /// The language server the editor talks to.
 #[derive(Debug)]
@@ -27,11 +32,36 @@ pub struct EditorBackend {
     client: Client,
     state: Arc<State>,
     shutdown_requested: Arc<AtomicBool>,
+    claude: ClaudeSlot,
 }
 
 impl EditorBackend {
-    pub fn new(client: Client, state: Arc<State>, shutdown_requested: Arc<AtomicBool>) -> Self {
-        Self { client, state, shutdown_requested }
+    pub fn new(client: Client, state: Arc<State>, shutdown_requested: Arc<AtomicBool>, claude: ClaudeSlot) -> Self {
+        Self { client, state, shutdown_requested, claude }
+    }
+
+    fn claude(&self) -> std::sync::MutexGuard<'_, Option<ClaudeEndpoint>> {
+        self.claude.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Starts Claude Code's endpoint (once); the port for the `initialize` result.
+    async fn start_claude_code(&self, editor: &str) -> Option<u16> {
+        if let Some(endpoint) = self.claude().as_ref() {
+            return Some(endpoint.port());
+        }
+        match ClaudeEndpoint::start(self.state.clone(), editor).await {
+            Ok(endpoint) => {
+                let port = endpoint.port();
+                *self.claude() = Some(endpoint);
+                Some(port)
+            }
+            Err(error) => {
+                tracing::error!(
+                    "cannot serve Claude Code's IDE protocol: {error}; Claude Code will not find this editor"
+                );
+                None
+            }
+        }
     }
 
     pub async fn status(&self) -> Result<StatusResult> {
@@ -82,6 +112,7 @@ impl LanguageServer for EditorBackend {
         {
             folders.push(root);
         }
+        let editor_name = params.client_info.as_ref().map_or_else(|| "Editor".to_owned(), |info| info.name.clone());
         self.state
             .set_editor_info(params.client_info.map(|info| ClientInfo { name: info.name, version: info.version }));
         self.state.update_workspace(|workspace| *workspace = Workspace::new(folders));
@@ -94,6 +125,7 @@ impl LanguageServer for EditorBackend {
             "editor initialized"
         );
         let external_changes = options.external_changes;
+        let claude_code = options.claude_code;
         // Known from now on: an agent may ask for an edit before `initialized` arrives.
         self.state.set_editor(EditorLink {
             client: self.client.clone(),
@@ -105,8 +137,13 @@ impl LanguageServer for EditorBackend {
             options,
         });
         if external_changes != ExternalChanges::Off {
-            self.state.external.start(&self.state);
+            let state = self.state.clone();
+            self.state
+                .external
+                .start_with(|| crate::transport::disk_watch::DiskWatch::start(&state).map_err(std::io::Error::other));
         }
+        let claude_port = if claude_code { self.start_claude_code(&editor_name).await } else { None };
+        let experimental = claude_port.map(|port| serde_json::json!({"verbatim": {"claudeCode": {"port": port}}}));
 
         Ok(InitializeResult {
             server_info: Some(ServerInfo { name: "verbatim".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
@@ -126,6 +163,7 @@ impl LanguageServer for EditorBackend {
                     }),
                     file_operations: None,
                 }),
+                experimental,
                 ..ServerCapabilities::default()
             },
             offset_encoding: None,
@@ -154,5 +192,8 @@ impl LanguageServer for EditorBackend {
                 }
             }
         });
+        if let Some(endpoint) = self.claude().as_ref() {
+            endpoint.refresh(&self.state);
+        }
     }
 }

@@ -11,7 +11,7 @@ use tower_lsp_server::{LspService, Server};
 use crate::service::protocol::method;
 use crate::service::state::State;
 use crate::transport::discovery::{Endpoint, live_servers, prepare_dir, runtime_dir};
-use crate::transport::editor::EditorBackend;
+use crate::transport::editor::{ClaudeSlot, EditorBackend};
 use crate::transport::framing::{FrameLimits, guard};
 use crate::transport::listener::{SocketKind, accept_agents, bind};
 use crate::transport::ordered_sync::OrderedSync;
@@ -56,10 +56,12 @@ pub async fn run(options: LspOptions) -> io::Result<Ending> {
     let accept_read_only = tokio::spawn(accept_agents(read_only_listener, state.clone(), SocketKind::ReadOnly));
 
     let shutdown_requested = Arc::new(AtomicBool::new(false));
+    let claude: ClaudeSlot = Arc::default();
     let (service, socket) = LspService::build({
         let state = state.clone();
         let shutdown_requested = shutdown_requested.clone();
-        move |client| EditorBackend::new(client, state, shutdown_requested)
+        let claude = claude.clone();
+        move |client| EditorBackend::new(client, state, shutdown_requested, claude)
     })
     .custom_method(method::STATUS, EditorBackend::status)
     .finish();
@@ -72,6 +74,10 @@ pub async fn run(options: LspOptions) -> io::Result<Ending> {
         () = serve => tracing::info!("the editor connection ended"),
         _ = terminate.recv() => tracing::info!("SIGTERM: stopping"),
         _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: stopping"),
+    }
+    // Claude Code's lock file goes first: no new connection should find a server that stops.
+    if let Some(endpoint) = claude.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take() {
+        endpoint.stop();
     }
     state.close_editor();
     // Let agents whose edits were waiting receive their `editorUnavailable` answer.

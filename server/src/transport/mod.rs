@@ -2,11 +2,13 @@
 //! front of both, discovery files, and `verbatim lsp`, which wires it all together.
 
 pub mod agent;
+pub mod claude_ws;
 pub mod clock;
 pub mod discovery;
 pub mod disk_watch;
 pub mod editor;
 pub mod framing;
+pub mod ide_lock;
 pub mod listener;
 pub mod lsp;
 pub mod ordered_sync;

@@ -22,6 +22,7 @@ use tower_lsp_server::{ExitedError, LspService};
 use verbatim_engine::doc_key::DocKey;
 use verbatim_engine::document::TextChange;
 
+use crate::service::protocol::method;
 use crate::service::state::State;
 use crate::service::to_proto::from_position;
 
@@ -53,6 +54,11 @@ impl<S: tower_lsp_server::LanguageServer> Service<Request> for OrderedSync<S> {
             "textDocument/didOpen" | "textDocument/didChange" | "textDocument/didClose" | "textDocument/didSave" => {
                 let (method, _, params) = request.into_parts();
                 apply_sync(&self.state, &method, params.unwrap_or(Value::Null));
+                Box::pin(std::future::ready(Ok(None)))
+            }
+            method::SELECTION_CHANGED | method::AT_MENTION => {
+                let (method, _, params) = request.into_parts();
+                apply_context(&self.state, &method, params.unwrap_or(Value::Null));
                 Box::pin(std::future::ready(Ok(None)))
             }
             _ => Box::pin(self.inner.call(request)),
@@ -118,5 +124,18 @@ pub fn apply_sync(state: &State, method: &str, params: Value) {
     };
     if let Err(error) = result {
         tracing::warn!("{method} with malformed params ignored: {error}");
+    }
+}
+
+/// The editor's context notifications, in arrival order; malformed ones are logged.
+fn apply_context(state: &State, method: &str, params: Value) {
+    let result = match method {
+        method::SELECTION_CHANGED => {
+            serde_json::from_value(params).map(|params| state.context.selection_changed(params))
+        }
+        _ => serde_json::from_value(params).map(|params| state.context.at_mention(params)),
+    };
+    if let Err(error) = result {
+        tracing::warn!("{method} ignored: its params are malformed ({error})");
     }
 }

@@ -265,6 +265,8 @@ struct EditorShared {
     /// Answers to `verbatim/diagnostics`, in order (`None`: never answer); an
     /// empty queue answers with no documents.
     diagnostics_answers: Mutex<std::collections::VecDeque<Option<Value>>>,
+    /// The server's answer to `initialize`.
+    initialize_result: Mutex<Value>,
     /// The params of every `verbatim/diagnostics` received.
     diagnostics_requests: Mutex<Vec<Value>>,
 }
@@ -281,6 +283,8 @@ pub struct ScriptedEditor {
     /// The server's state directory: where its journal goes.
     pub state_dir: tempfile::TempDir,
     pub workspace: tempfile::TempDir,
+    /// `CLAUDE_CONFIG_DIR` of the server: where its Claude Code lock file goes.
+    pub claude_dir: tempfile::TempDir,
     pub encoding: String,
 }
 
@@ -297,6 +301,8 @@ pub struct EditorOptions {
     pub env: Vec<(&'static str, String)>,
     /// `workspace.workspaceEdit.resourceOperations`.
     pub resource_operations: Vec<&'static str>,
+    /// More arguments of `verbatim lsp` (`--log-file PATH`).
+    pub args: Vec<String>,
 }
 
 impl Default for EditorOptions {
@@ -307,6 +313,7 @@ impl Default for EditorOptions {
             document_changes: true,
             env: Vec::new(),
             resource_operations: vec!["create", "rename", "delete"],
+            args: Vec::new(),
         }
     }
 }
@@ -320,8 +327,11 @@ impl ScriptedEditor {
         let runtime_dir = tempfile::tempdir().unwrap();
         let state_dir = tempfile::tempdir().unwrap();
         let workspace = tempfile::tempdir().unwrap();
+        let claude_dir = tempfile::tempdir().unwrap();
         let mut child = Command::new(binary())
             .arg("lsp")
+            .args(&options.args)
+            .env("CLAUDE_CONFIG_DIR", claude_dir.path())
             .env("VERBATIM_RUNTIME_DIR", runtime_dir.path())
             .env("VERBATIM_STATE_DIR", state_dir.path())
             .env("VERBATIM_LOG", "debug")
@@ -343,6 +353,7 @@ impl ScriptedEditor {
             reload_clean: Mutex::new(true),
             diagnostics_answers: Mutex::default(),
             diagnostics_requests: Mutex::default(),
+            initialize_result: Mutex::default(),
         });
         let (external_tx, external_rx) = mpsc::unbounded_channel();
         let (reviews_tx, reviews_rx) = mpsc::unbounded_channel();
@@ -367,6 +378,8 @@ impl ScriptedEditor {
             )
             .await
             .unwrap();
+        *shared.initialize_result.lock().unwrap() = result.clone();
+        *shared.initialize_result.lock().unwrap() = result.clone();
         let encoding = result["capabilities"]["positionEncoding"].as_str().unwrap_or("utf-16").to_owned();
         *shared.encoding.lock().unwrap() = encoding.clone();
         connection.notify("initialized", json!({})).await;
@@ -424,8 +437,14 @@ impl ScriptedEditor {
             runtime_dir,
             state_dir,
             workspace,
+            claude_dir,
             encoding,
         }
+    }
+
+    /// The server's answer to `initialize`.
+    pub fn initialize_result(&self) -> Value {
+        self.shared.initialize_result.lock().unwrap().clone()
     }
 
     /// The applyEdit requests the server has cancelled so far.
