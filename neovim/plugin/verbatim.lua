@@ -17,3 +17,10 @@ end, {
 vim.api.nvim_create_user_command("VerbatimCompareDisk", function()
   require("verbatim.external").compare()
 end, { desc = "Verbatim: compare the buffer with the file on disk (diff mode)" })
+
+vim.api.nvim_create_user_command("VerbatimMention", function(args)
+  require("verbatim.claude_code").mention(args)
+end, {
+  range = true,
+  desc = "Verbatim: put this file (or the lines of the range) into Claude Code's prompt",
+})

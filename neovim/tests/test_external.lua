@@ -80,24 +80,9 @@ local function person_types(f, row, line)
   end)
 end
 
---- Writes the buffer with :w and proves Neovim asked nothing: an <Esc> is
---- typed ahead, which a "really write?" prompt would take as "no". It must
---- still be there afterwards, and the file must hold the buffer's text.
 ---@param f { buf: integer, path: string }
 local function write_without_prompt(f)
-  vim.cmd("messages clear")
-  vim.v.errmsg = ""
-  api.nvim_feedkeys("\27", "t", false)
-  api.nvim_buf_call(f.buf, function()
-    vim.cmd("write")
-  end)
-  H.eq(27, vim.fn.getchar(0), "the typed-ahead <Esc> was not consumed by a prompt")
-  local messages = vim.fn.execute("messages")
-  H.truthy(not messages:find("changed since reading", 1, true), "no prompt in: " .. messages)
-  H.truthy(not messages:find("W12", 1, true), "no W12 in: " .. messages)
-  H.eq("", vim.v.errmsg)
-  H.eq(false, vim.bo[f.buf].modified)
-  H.eq(table.concat(H.lines(f.buf), "\n") .. "\n", H.read_file(f.path))
+  H.write_without_prompt(f.buf, f.path)
 end
 
 H.test("a modified buffer: the change on disk is reviewed, accepted, and :w just writes", function()

@@ -366,3 +366,18 @@ async fn a_new_file_in_a_new_directory_hears_synced_once_claude_code_writes_it()
     let change = editor.next_external_change().await;
     assert_eq!(change["kind"], "synced", "{change}");
 }
+
+#[tokio::test]
+async fn an_editor_that_quits_during_the_review_answers_diff_rejected() {
+    let editor = ScriptedEditor::start().await;
+    editor.open("q.txt", DISK, DISK).await;
+    let path = editor.path("q.txt");
+    let mut claude = Claude::connect(&editor).await;
+    editor.set_review(Review::Manual);
+    let waiting = claude.send_request("tools/call", open_diff(&path, &DISK.replace("one", "1"), "tab-q")).await;
+    let _review = editor.next_review().await;
+    let status = editor.shutdown().await;
+    assert!(status.success());
+    let answer = claude.answer_to(waiting).await;
+    assert_eq!(texts(&answer), vec!["DIFF_REJECTED", "tab-q"], "never TAB_CLOSED, so Claude Code writes nothing");
+}

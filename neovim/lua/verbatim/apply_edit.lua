@@ -61,7 +61,7 @@ function M.handler(_, params, ctx)
   if not moved and not needs_review(proposal) then
     local applied, why = proposal:apply()
     if applied then
-      vim.notify("verbatim: applied " .. proposal.label, vim.log.levels.INFO)
+      require("verbatim.notice").notify("verbatim: applied " .. proposal.label, vim.log.levels.INFO)
       require("verbatim.external").settled(proposal)
     end
     return queue.answer_for(proposal, {}, applied, why, false, nil)

@@ -21,6 +21,19 @@ function M.format_status(status)
   end
   for _, client in ipairs(status.clients) do
     table.insert(lines, string.format("  server for %s", client.root_dir or "?"))
+    if client.claude_code_port then
+      local in_env = require("verbatim.claude_code").env_port() == client.claude_code_port
+      table.insert(
+        lines,
+        string.format(
+          "    Claude Code: port %d%s",
+          client.claude_code_port,
+          in_env and " (CLAUDE_CODE_SSE_PORT of new terminals)" or ""
+        )
+      )
+    else
+      table.insert(lines, "    Claude Code: not served")
+    end
     local server = client.server
     if server then
       table.insert(lines, "    agent socket: " .. tostring(server.socket))

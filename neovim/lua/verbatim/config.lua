@@ -20,6 +20,7 @@ local M = {}
 ---@field review "confirm"|"auto" Review every edit, or apply it at once.
 ---@field auto_open boolean Show the review window as soon as an edit arrives.
 ---@field external_changes "review"|"auto"|"off" What to do when an open file changes on disk outside Neovim.
+---@field claude_code boolean Be the IDE Claude Code connects to: its Edit and Write are reviewed here.
 ---@field skip_filetypes string[] Filetypes the server is not started for.
 ---@field root_markers string[] Files or directories that mark a workspace root.
 ---@field log_file string|false Where the server logs (relative to stdpath("log")), or false for stderr.
@@ -132,6 +133,11 @@ M.schema = {
       return false, '"review", "auto" or "off"'
     end,
   },
+  claude_code = {
+    type = "boolean",
+    default = true,
+    desc = "Be the IDE that Claude Code connects to: the server serves Claude Code's IDE protocol, Claude Code's Edit and Write tools are reviewed here like any agent's edit, and a `claude` started in a |:terminal| of this Neovim connects by itself (CLAUDE_CODE_SSE_PORT and ENABLE_IDE_INTEGRATION are set for terminals and jobs). false serves nothing. See |verbatim-claude-code|.",
+  },
   auto_open = {
     type = "boolean",
     default = true,
@@ -168,6 +174,7 @@ M.order = {
   "cmd",
   "review",
   "external_changes",
+  "claude_code",
   "auto_open",
   "skip_filetypes",
   "root_markers",

@@ -55,7 +55,7 @@ local listening = false
 ---@param msg string
 ---@param level integer
 local function notify(msg, level)
-  vim.notify("verbatim: " .. msg, level)
+  require("verbatim.notice").notify("verbatim: " .. msg, level)
 end
 
 --- Runs `fn` with the views of every window showing `bufnr` saved, and
@@ -131,8 +131,37 @@ local function undo_enabled(bufnr)
   return levels >= 0
 end
 
+--- Reads a file as lines of the buffer's encoding (UTF-8 inside Neovim).
+---@param path string
+---@param bufnr integer
+---@return string[]|nil
+local function disk_lines(path, bufnr)
+  local fd = io.open(path, "rb")
+  if not fd then
+    return nil
+  end
+  local data = fd:read("*a")
+  fd:close()
+  local fenc = vim.bo[bufnr].fileencoding
+  if fenc ~= "" and fenc ~= "utf-8" then
+    data = vim.iconv(data, fenc, "utf-8") or data
+  end
+  data = data:gsub("^\239\187\191", "")
+  local lines = vim.split(data, "\n", { plain = true })
+  if lines[#lines] == "" then
+    table.remove(lines)
+  end
+  for i, line in ipairs(lines) do
+    lines[i] = line:gsub("\r$", "")
+  end
+  return lines
+end
+
 --- Brings Neovim's stored timestamp of the file up to date without changing
---- the buffer's text, so that the next `:w` writes without a prompt.
+--- the buffer's text, so that the next `:w` writes without a prompt. A
+--- modified buffer that holds exactly what the file now holds (an edit the
+--- person accepted, which the agent then wrote itself, as Claude Code does)
+--- ends unmodified: it is what is on disk.
 ---@param bufnr integer
 function M.sync(bufnr)
   if not api.nvim_buf_is_loaded(bufnr) then
@@ -146,16 +175,24 @@ function M.sync(bufnr)
     checktime(bufnr)
     return
   end
-  if not undo_enabled(bufnr) then
+  local before = api.nvim_buf_get_lines(bufnr, 0, -1, true)
+  local same_as_disk = vim.deep_equal(disk_lines(path, bufnr), before)
+  local undo = undo_enabled(bufnr)
+  if not same_as_disk and not undo then
     return -- a reload could not be undone; Neovim will ask on :w
   end
-  local before = api.nvim_buf_get_lines(bufnr, 0, -1, true)
   -- Keep the whole buffer for undo whatever its size ('undoreload' is global).
   local undoreload = vim.go.undoreload
   vim.go.undoreload = -1
   local ok, err = pcall(keeping_views, bufnr, function()
     reload_from_disk(bufnr)
-    if not vim.deep_equal(api.nvim_buf_get_lines(bufnr, 0, -1, true), before) then
+    -- The reload is one undo step. Undone, the person's text is back; for a
+    -- buffer that holds the disk's text it changes nothing, and `u` then
+    -- takes back the person's last change (the accepted edit), not the reload.
+    if
+      undo
+      and (same_as_disk or not vim.deep_equal(api.nvim_buf_get_lines(bufnr, 0, -1, true), before))
+    then
       api.nvim_buf_call(bufnr, function()
         vim.cmd("silent undo")
       end)
@@ -165,6 +202,11 @@ function M.sync(bufnr)
   if not vim.deep_equal(api.nvim_buf_get_lines(bufnr, 0, -1, true), before) then
     -- Never lose the person's text, whatever happened above.
     api.nvim_buf_set_lines(bufnr, 0, -1, true, before)
+  elseif same_as_disk then
+    -- What the file holds. The reload marked every undo state as changed,
+    -- so undoing from here makes the buffer modified again, and redoing
+    -- back makes it unmodified.
+    vim.bo[bufnr].modified = false
   end
   if not ok then
     notify("could not update the file's timestamp: " .. tostring(err), vim.log.levels.WARN)
@@ -278,32 +320,6 @@ function M.handler(_, params, ctx)
     checktime(bufnr)
   end
   M.flush()
-end
-
---- Reads a file as lines of the buffer's encoding (UTF-8 inside Neovim).
----@param path string
----@param bufnr integer
----@return string[]|nil
-local function disk_lines(path, bufnr)
-  local fd = io.open(path, "rb")
-  if not fd then
-    return nil
-  end
-  local data = fd:read("*a")
-  fd:close()
-  local fenc = vim.bo[bufnr].fileencoding
-  if fenc ~= "" and fenc ~= "utf-8" then
-    data = vim.iconv(data, fenc, "utf-8") or data
-  end
-  data = data:gsub("^\239\187\191", "")
-  local lines = vim.split(data, "\n", { plain = true })
-  if lines[#lines] == "" then
-    table.remove(lines)
-  end
-  for i, line in ipairs(lines) do
-    lines[i] = line:gsub("\r$", "")
-  end
-  return lines
 end
 
 --- Opens the file on disk beside the buffer in diff mode: a read-only

@@ -3,6 +3,55 @@
 
 local M = {}
 
+--- Where Claude Code looks for lock files (docs/protocol.md, "The endpoint
+--- and the lock file").
+---@return string
+local function lock_dir()
+  local base = vim.env.CLAUDE_CONFIG_DIR
+  if not base or base == "" then
+    base = vim.fs.joinpath(vim.uv.os_homedir() or "~", ".claude")
+  end
+  return vim.fs.joinpath(base, "ide")
+end
+
+--- Reports whether a client's server serves Claude Code, and how a `claude`
+--- finds it.
+---@param client vim.lsp.Client
+function M.check_claude_code(client)
+  local health = vim.health
+  local claude_code = require("verbatim.claude_code")
+  local port = claude_code.ports[client.id]
+  if not port then
+    if require("verbatim.config").options.claude_code then
+      health.warn("Claude Code: this server does not serve it", {
+        "A verbatim binary built before Claude Code's IDE protocol: update it",
+      })
+    else
+      health.info("Claude Code: off (claude_code = false)")
+    end
+    return
+  end
+  health.ok(string.format("Claude Code: port %d", port))
+  local lock = vim.fs.joinpath(lock_dir(), port .. ".lock")
+  if vim.uv.fs_stat(lock) then
+    health.ok("lock file (claude --ide and /ide find it): " .. lock)
+  else
+    health.warn("no lock file at " .. lock, {
+      "claude --ide and /ide will not find this Neovim; a claude started in :terminal still connects",
+    })
+  end
+  if claude_code.env_port() == port then
+    health.info(
+      string.format(
+        "terminals started from Neovim get %s=%d and %s=true: a claude started there connects by itself",
+        claude_code.ENV_PORT,
+        port,
+        claude_code.ENV_ENABLE
+      )
+    )
+  end
+end
+
 function M.check()
   local health = vim.health
   local config = require("verbatim.config")
@@ -61,6 +110,7 @@ function M.check()
   for _, client in ipairs(clients) do
     local status = statuses[client.id]
     health.ok(string.format("server for %s (client %d)", client.root_dir or "?", client.id))
+    M.check_claude_code(client)
     if status then
       health.ok("agent socket: " .. tostring(status.socket))
       -- The server decides where discovery files go (docs/protocol.md,

@@ -7,8 +7,9 @@
 --- workspace/applyEdit handler), proposal (one edit, checked and applied),
 --- text (positions and text edits), queue (pending edits), review (the
 --- window), external (files changed on disk outside Neovim), diagnostics
---- (what language servers report after an edit), health (:checkhealth),
---- commands (:Verbatim).
+--- (what language servers report after an edit), claude_code (Claude Code's
+--- IDE protocol: its port for terminals, the selection, :VerbatimMention,
+--- saving), health (:checkhealth), commands (:Verbatim).
 
 local M = {}
 
@@ -84,6 +85,7 @@ end
 ---@class verbatim.ClientStatus
 ---@field client_id integer
 ---@field root_dir string|nil
+---@field claude_code_port integer|nil the port Claude Code connects to, when the server serves it
 ---@field server verbatim.Status|nil what the server last reported (agents, socket, its pending edits)
 
 ---@class verbatim.StatusInfo
@@ -100,6 +102,7 @@ local function status_info(statuses)
     table.insert(clients, {
       client_id = client.id,
       root_dir = client.root_dir,
+      claude_code_port = require("verbatim.claude_code").ports[client.id],
       server = statuses[client.id],
     })
   end

@@ -43,6 +43,7 @@ function M.init_options()
     externalChanges = config.options.external_changes,
     diagnostics = true,
     hunkOutcomes = true,
+    claudeCode = config.options.claude_code,
   }
 end
 
@@ -89,7 +90,7 @@ function M.reconcile(client_id, status)
           applied = false,
           failureReason = "withdrawn: the server no longer waits for this edit",
         })
-        vim.notify(
+        require("verbatim.notice").notify(
           string.format("verbatim: %s was withdrawn by the agent", item.proposal.label),
           vim.log.levels.WARN
         )
@@ -152,10 +153,19 @@ function M.client_config(bufnr)
       [protocol.methods.diagnostics] = function(err, params, ctx)
         return require("verbatim.diagnostics").handler(err, params, ctx)
       end,
+      [protocol.methods.save_document] = function(err, params, ctx)
+        return require("verbatim.claude_code").save_document(err, params, ctx)
+      end,
     },
+    on_init = function(client, result)
+      -- The server's Claude Code port (when it serves Claude Code) goes into
+      -- the environment of the terminals started from now on.
+      require("verbatim.claude_code").on_init(client, result)
+    end,
     on_exit = function(_, _, client_id)
       vim.schedule(function()
         M.statuses[client_id] = nil
+        require("verbatim.claude_code").on_exit(client_id)
         require("verbatim.queue").drop_client(client_id)
       end)
     end,
@@ -223,6 +233,7 @@ function M.enable()
   api.nvim_clear_autocmds({ group = group })
   require("verbatim.external").enable()
   require("verbatim.diagnostics").enable()
+  require("verbatim.claude_code").enable()
   api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufFilePost" }, {
     group = group,
     desc = "verbatim: start the server for file buffers",
@@ -250,6 +261,7 @@ end
 function M.disable()
   api.nvim_clear_autocmds({ group = group })
   require("verbatim.diagnostics").disable()
+  require("verbatim.claude_code").disable()
   for _, client in ipairs(M.clients()) do
     client:stop()
   end

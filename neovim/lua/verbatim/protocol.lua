@@ -28,6 +28,14 @@ M.methods = {
   --- Server to editor request, sent when `diagnostics` is on: the
   --- diagnostics the editor holds for documents, at once or once settled.
   diagnostics = "verbatim/diagnostics",
+  --- Editor to server notification, for Claude Code: the person's selection
+  --- (or cursor) in the focused document.
+  selection_changed = "verbatim/selectionChanged",
+  --- Editor to server notification, for Claude Code: the person sends a file
+  --- (or some of its lines) into Claude Code's prompt.
+  at_mention = "verbatim/atMention",
+  --- Server to editor request, for Claude Code's `saveDocument` tool.
+  save_document = "verbatim/saveDocument",
 }
 
 --- Error codes by `data.kind`.
@@ -68,6 +76,26 @@ M.DISK_ANNOTATION_PREFIX = "verbatim/disk/"
 ---@field externalChanges? "review"|"auto"|"off" what to do when an open file changes on disk
 ---@field diagnostics? boolean the editor answers `verbatim/diagnostics`
 ---@field hunkOutcomes? boolean the editor reports which hunks it applied
+---@field claudeCode? boolean serve Claude Code's IDE protocol (a WebSocket endpoint and a lock file)
+
+---@class verbatim.ClaudeCodeCapability `capabilities.experimental.verbatim.claudeCode` of the editor's `initialize` result.
+---@field port integer the WebSocket endpoint on 127.0.0.1 (CLAUDE_CODE_SSE_PORT)
+
+---@class verbatim.SelectionChangedParams The params of `verbatim/selectionChanged`.
+---@field uri string
+---@field text string the selected text ("" for a cursor)
+---@field range lsp.Range in the connection's position encoding; empty at the cursor
+
+---@class verbatim.AtMentionParams The params of `verbatim/atMention`.
+---@field uri string
+---@field range? lsp.Range the lines sent; absent: the whole file
+
+---@class verbatim.SaveDocumentParams The params of `verbatim/saveDocument`.
+---@field uri string
+
+---@class verbatim.SaveDocumentResult The result of `verbatim/saveDocument`.
+---@field saved boolean
+---@field message? string why it was not saved
 
 ---@class verbatim.ProposalInfo `params.verbatim` of `workspace/applyEdit`.
 ---@field id integer the pending edit's id, the same across offers

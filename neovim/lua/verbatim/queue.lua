@@ -136,7 +136,7 @@ function M.expect_offer(item)
     local index = M.position(item)
     if index then
       table.remove(M.items, index)
-      vim.notify(
+      require("verbatim.notice").notify(
         string.format(
           "verbatim: withdrew %s: your changes touched the text it replaces, so it no longer"
             .. " applies (the agent was told to read the file again)",
@@ -158,7 +158,7 @@ local function refuse_stale()
       move(item)
     elseif reason then
       M.resolve(item, { applied = false, failureReason = reason })
-      vim.notify(
+      require("verbatim.notice").notify(
         string.format("verbatim: withdrew %s (%s)", item.proposal.label, reason),
         vim.log.levels.WARN
       )

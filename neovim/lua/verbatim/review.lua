@@ -11,6 +11,7 @@
 local api = vim.api
 local config = require("verbatim.config")
 local highlight = require("verbatim.highlight")
+local notice = require("verbatim.notice")
 local proposal_mod = require("verbatim.proposal")
 local queue = require("verbatim.queue")
 
@@ -353,6 +354,64 @@ local function draw(item)
   end
 end
 
+--- The one-line float that says edits wait, shown while the person is in a
+--- terminal window (see `M.in_terminal`).
+---@type integer|nil
+local waiting_win = nil
+
+--- Hides the float that says edits wait.
+local function hide_waiting()
+  if waiting_win and api.nvim_win_is_valid(waiting_win) then
+    api.nvim_win_close(waiting_win, true)
+  end
+  waiting_win = nil
+end
+
+--- Shows (or updates) the float that says edits wait, at the top right of
+--- the screen. A message alone would not do in Terminal mode: Neovim
+--- redraws "-- TERMINAL --" over it at the next key or the next output of
+--- the program in the terminal. The float takes neither the cursor nor any
+--- window's size.
+local function show_waiting()
+  local item = M.current()
+  if not item then
+    hide_waiting()
+    return
+  end
+  local how = " · <C-\\><C-n>:Verbatim review "
+  local what = #queue.items == 1 and (" " .. item.proposal.label)
+    or string.format(" %d edits wait for review", #queue.items)
+  local room = math.max(10, vim.o.columns - 2 - vim.fn.strdisplaywidth(how))
+  local line = notice.shorten(what, room) .. how
+  local width = vim.fn.strdisplaywidth(line)
+  local buf = waiting_win
+    and api.nvim_win_is_valid(waiting_win)
+    and api.nvim_win_get_buf(waiting_win)
+  if not buf then
+    buf = api.nvim_create_buf(false, true)
+    vim.bo[buf].bufhidden = "wipe"
+  end
+  api.nvim_buf_set_lines(buf, 0, -1, false, { line })
+  local win_config = {
+    relative = "editor",
+    anchor = "NE",
+    row = 0,
+    col = vim.o.columns,
+    width = width,
+    height = 1,
+    style = "minimal",
+    focusable = false,
+    zindex = 60,
+  }
+  if waiting_win and api.nvim_win_is_valid(waiting_win) then
+    api.nvim_win_set_config(waiting_win, win_config)
+  else
+    win_config.noautocmd = true
+    waiting_win = api.nvim_open_win(buf, false, win_config)
+    vim.wo[waiting_win].winhighlight = "NormalFloat:VerbatimReviewWaiting"
+  end
+end
+
 --- Shows the review window.
 ---@param opts? { enter?: boolean }
 function M.open(opts)
@@ -362,6 +421,7 @@ function M.open(opts)
     vim.notify("verbatim: no edit waits for review", vim.log.levels.INFO)
     return
   end
+  hide_waiting()
   draw(item)
   local win = find_window()
   if not win then
@@ -405,7 +465,29 @@ function M.close()
   end
 end
 
---- Redraws after the queue changed; opens the window for new edits.
+--- Whether the person is in a terminal window: most likely typing to an
+--- agent there (Claude Code asks for its edits while it runs in one). A
+--- review must then neither take the terminal's place nor its size.
+---@return boolean
+function M.in_terminal()
+  return notice.in_terminal()
+end
+
+--- Tells the person that an edit waits, and how to see it; in a terminal,
+--- how to leave Terminal mode too.
+---@param pending verbatim.PendingEdit
+local function announce(pending)
+  local label = "verbatim: " .. pending.proposal.label
+  if M.in_terminal() then
+    notice.notify(label, vim.log.levels.INFO, " (<C-\\><C-n>:Verbatim review)")
+  else
+    vim.notify(label .. " (:Verbatim review)", vim.log.levels.INFO)
+  end
+end
+
+--- Redraws after the queue changed; opens the window for new edits, except
+--- while the person is in a terminal window (see `M.in_terminal`): there a
+--- float at the top right says that edits wait, until the review is opened.
 function M.refresh()
   local item = M.current()
   local has_new = false
@@ -413,21 +495,22 @@ function M.refresh()
     if not seen[pending.key] then
       seen[pending.key] = true
       has_new = true
-      vim.notify(
-        string.format("verbatim: %s (:Verbatim review)", pending.proposal.label),
-        vim.log.levels.INFO
-      )
+      announce(pending)
     end
   end
   if not item then
     M.shown = nil
+    hide_waiting()
     M.close()
     return
   end
   if find_window() then
+    hide_waiting()
     draw(item)
-  elseif has_new and config.options.auto_open then
+  elseif has_new and config.options.auto_open and not M.in_terminal() then
     M.open({ enter = false })
+  elseif (has_new and M.in_terminal()) or waiting_win then
+    show_waiting()
   end
 end
 
@@ -625,6 +708,7 @@ local function define_highlights()
     VerbatimReviewDelete = "DiffDelete",
     VerbatimReviewAddText = "DiffText",
     VerbatimReviewDeleteText = "DiffText",
+    VerbatimReviewWaiting = "PmenuSel",
   }
   for name, link in pairs(links) do
     api.nvim_set_hl(0, name, { link = link, default = true })

@@ -146,6 +146,20 @@ function M.to_row_col(snapshot, position, encoding)
   return line, vim.str_byteindex(get_line(snapshot, line), encoding, character, false)
 end
 
+--- Converts a 0-based (row, byte column) of the snapshot to an LSP position
+--- in `encoding`; a column past the end of its line clamps to the end. Reads
+--- only that line.
+---@param snapshot verbatim.Snapshot
+---@param row integer
+---@param col integer
+---@param encoding string "utf-8", "utf-16" or "utf-32"
+---@return lsp.Position
+function M.to_position(snapshot, row, col, encoding)
+  local line = get_line(snapshot, row)
+  col = math.max(0, math.min(col, #line))
+  return { line = row, character = vim.str_utfindex(line, encoding, col, false) }
+end
+
 ---@class verbatim.ResolvedEdit
 ---@field start_row integer
 ---@field start_col integer

@@ -6,11 +6,18 @@ local api = vim.api
 local H = {}
 
 local cases = {} ---@type { name: string, fn: fun() }[]
+local exit_hooks = {} ---@type fun()[]
 
 ---@param name string
 ---@param fn fun()
 function H.test(name, fn)
   table.insert(cases, { name = name, fn = fn })
+end
+
+--- Runs `fn` once the file's tests are done, whatever their outcome.
+---@param fn fun()
+function H.on_exit(fn)
+  table.insert(exit_hooks, fn)
 end
 
 ---@param msg string
@@ -35,6 +42,17 @@ function H.run(file)
     return
   end
   local failed = 0
+  -- VERBATIM_TEST_ONLY=text runs only the cases whose name holds it (and says so).
+  local only = vim.env.VERBATIM_TEST_ONLY
+  if only and only ~= "" then
+    cases = vim.tbl_filter(function(case)
+      if case.name:find(only, 1, true) then
+        return true
+      end
+      out("# not run (VERBATIM_TEST_ONLY): " .. case.name)
+      return false
+    end, cases)
+  end
   for i, case in ipairs(cases) do
     local started = vim.uv.hrtime()
     local passed, case_err = xpcall(case.fn, debug.traceback)
@@ -54,8 +72,17 @@ function H.run(file)
       failed
     )
   )
+  for _, hook in ipairs(exit_hooks) do
+    local hook_ok, hook_err = pcall(hook)
+    if not hook_ok then
+      out("# cleaning up failed: " .. tostring(hook_err))
+    end
+  end
   for _, agent in ipairs(H.agents) do
     agent:close()
+  end
+  if package.loaded["helpers.child"] then
+    require("helpers.child").stop_all()
   end
   if failed > 0 then
     vim.cmd("cquit 1")
@@ -378,15 +405,25 @@ end
 
 --- An in-process language server, for `vim.lsp.start({ cmd = H.fake_server(...) })`:
 --- it answers `initialize` with `capabilities` and every other request with
---- null, hands each notification to `on_notify`, and never reports anything.
+--- null, hands each notification to `on_notify` (and each request to
+--- `on_request`), and reports nothing by itself; `on_start` gets the
+--- dispatchers, through which a test sends the client requests as the server.
 ---@param capabilities table
 ---@param on_notify? fun(method: string, params: any)
+---@param on_request? fun(method: string, params: any)
+---@param on_start? fun(dispatchers: vim.lsp.rpc.Dispatchers)
 ---@return fun(dispatchers: vim.lsp.rpc.Dispatchers): vim.lsp.rpc.PublicClient
-function H.fake_server(capabilities, on_notify)
+function H.fake_server(capabilities, on_notify, on_request, on_start)
   return function(dispatchers)
     local closing, next_id = false, 0
+    if on_start then
+      on_start(dispatchers)
+    end
     return {
-      request = function(method, _, callback)
+      request = function(method, params, callback)
+        if on_request then
+          on_request(method, params)
+        end
         next_id = next_id + 1
         callback(nil, method == "initialize" and { capabilities = capabilities } or vim.NIL)
         return true, next_id
@@ -395,7 +432,7 @@ function H.fake_server(capabilities, on_notify)
         if on_notify then
           on_notify(method, params)
         end
-        if method == "exit" then
+        if method == "exit" and not closing then
           closing = true
           dispatchers.on_exit(0, 15)
         end
@@ -405,10 +442,68 @@ function H.fake_server(capabilities, on_notify)
         return closing
       end,
       terminate = function()
-        closing = true
+        if not closing then
+          closing = true
+          dispatchers.on_exit(0, 15)
+        end
       end,
     }
   end
+end
+
+--- Starts the plugin's own client (its handlers, options and callbacks) for
+--- `bufnr` against an in-process fake server (H.fake_server) that announces
+--- `port` for Claude Code, or nothing when `port` is nil. The server records
+--- every notification and request it gets in `log.notifications` and
+--- `log.requests` ({ method, params }).
+---@param bufnr integer
+---@param port integer|nil
+---@param log { notifications: table[], requests: table[] }
+---@return vim.lsp.Client client
+---@return vim.lsp.rpc.Dispatchers dispatchers to send the client requests as the server
+function H.fake_verbatim(bufnr, port, log)
+  local capabilities = {
+    textDocumentSync = { openClose = true, change = 2 },
+    experimental = {
+      verbatim = { protocolVersion = 1, claudeCode = port and { port = port } or nil },
+    },
+  }
+  local dispatchers
+  local config = require("verbatim.lsp").client_config(bufnr)
+  config.cmd = H.fake_server(capabilities, function(method, params)
+    table.insert(log.notifications, { method = method, params = params })
+  end, function(method, params)
+    table.insert(log.requests, { method = method, params = params })
+  end, function(d)
+    dispatchers = d
+  end)
+  local id = assert(vim.lsp.start(config, { bufnr = bufnr }))
+  local client = H.wait_for("the fake server to initialize", function()
+    local c = vim.lsp.get_client_by_id(id)
+    return c and c.initialized and c or nil
+  end)
+  return client, dispatchers
+end
+
+--- Writes a buffer with :w and proves Neovim asked nothing: an <Esc> is
+--- typed ahead, which a "really write?" prompt would take as "no". It must
+--- still be there afterwards, and the file must hold the buffer's text.
+---@param bufnr integer
+---@param path string
+function H.write_without_prompt(bufnr, path)
+  vim.cmd("messages clear")
+  vim.v.errmsg = ""
+  api.nvim_feedkeys("\27", "t", false)
+  api.nvim_buf_call(bufnr, function()
+    vim.cmd("write")
+  end)
+  H.eq(27, vim.fn.getchar(0), "the typed-ahead <Esc> was not consumed by a prompt")
+  local messages = vim.fn.execute("messages")
+  H.truthy(not messages:find("changed since reading", 1, true), "no prompt in: " .. messages)
+  H.truthy(not messages:find("W12", 1, true), "no W12 in: " .. messages)
+  H.eq("", vim.v.errmsg)
+  H.eq(false, vim.bo[bufnr].modified)
+  H.eq(table.concat(H.lines(bufnr), "\n") .. "\n", H.read_file(path))
 end
 
 return H

@@ -26,6 +26,9 @@ use crate::service::state::State;
 pub const AGENT_NAME: &str = "Claude Code";
 /// At most one `selection_changed` per this long.
 const SELECTION_INTERVAL: Duration = Duration::from_millis(50);
+/// Claude Code ignores notifications for a moment after it connects (1 to 3 s seen with
+/// 2.1.332, even after `ide_connected`): the latest selection is sent again then.
+const SELECTION_RESENDS: [Duration; 2] = [Duration::from_millis(1500), Duration::from_millis(3500)];
 
 /// One Claude Code connection.
 pub struct ClaudeCodeIde {
@@ -286,12 +289,21 @@ impl Tools for ClaudeCodeIde {
 /// Sends the person's selection and at-mentions to Claude Code until the connection ends.
 async fn forward_context(state: Arc<State>, outgoing: Outgoing, closed: CancellationToken) {
     let mut events = state.context.subscribe();
-    let mut last_sent = tokio::time::Instant::now() - SELECTION_INTERVAL;
-    let mut pending: Option<Selection> = None;
+    let connected = tokio::time::Instant::now();
+    let mut last_sent = connected - SELECTION_INTERVAL;
+    let mut pending: Option<Selection> = state.context.latest_selection();
+    let mut resends = SELECTION_RESENDS.iter().map(|after| connected + *after).collect::<Vec<_>>().into_iter();
+    let mut resend_at = resends.next();
     loop {
         let wake = last_sent + SELECTION_INTERVAL;
         tokio::select! {
             () = closed.cancelled() => return,
+            () = tokio::time::sleep_until(resend_at.unwrap_or(connected)), if resend_at.is_some() => {
+                resend_at = resends.next();
+                if pending.is_none() {
+                    pending = state.context.latest_selection();
+                }
+            }
             () = tokio::time::sleep_until(wake), if pending.is_some() => {
                 if let Some(selection) = pending.take() {
                     mcp::notify(&outgoing, "selection_changed", selection_notification(&selection));

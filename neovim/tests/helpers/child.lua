@@ -1,0 +1,100 @@
+-- A second Neovim, driven over RPC from the test's Neovim, for what needs
+-- Neovim's own main loop: Terminal mode, CursorMoved, keys typed as a person
+-- types them (nvim_input). The child runs the same minimal init (the plugin
+-- from this checkout) with the test's environment.
+
+---@class verbatim.test.Child
+---@field chan integer
+local Child = {}
+Child.__index = Child
+
+---@type verbatim.test.Child[]
+local children = {}
+
+--- Starts a child Neovim.
+---@param env? table<string, string> more environment variables
+---@return verbatim.test.Child
+function Child.start(env)
+  local tests = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h")
+  local chan = vim.fn.jobstart({
+    vim.v.progpath,
+    "--embed",
+    "--headless",
+    "-i",
+    "NONE",
+    "-u",
+    tests .. "/minimal_init.lua",
+  }, { rpc = true, env = env })
+  assert(chan > 0, "could not start a child Neovim")
+  local self = setmetatable({ chan = chan }, Child)
+  table.insert(children, self)
+  -- Messages for the person are kept, to be read by the test.
+  self:lua([[
+    _G.notes = {}
+    vim.notify = function(msg, level)
+      table.insert(_G.notes, { msg = msg, level = level })
+    end
+  ]])
+  return self
+end
+
+--- Runs Lua in the child; `...` are its arguments; returns its result.
+---@param code string
+---@param ... any
+---@return any
+function Child:lua(code, ...)
+  return vim.rpcrequest(self.chan, "nvim_exec_lua", code, { ... })
+end
+
+--- Types keys as a person does: the child's main loop takes them.
+---@param keys string in nvim_input() notation
+function Child:input(keys)
+  vim.rpcrequest(self.chan, "nvim_input", keys)
+end
+
+--- The child's mode (nvim_get_mode().mode).
+---@return string
+function Child:mode()
+  return vim.rpcrequest(self.chan, "nvim_get_mode").mode
+end
+
+--- Waits (10 s at most) until Lua `code`, given `...`, returns a truthy
+--- value in the child.
+---@param what string
+---@param code string
+---@param ... any
+---@return any
+function Child:wait_for(what, code, ...)
+  local value
+  local args = { ... }
+  local ok = vim.wait(10000, function()
+    value = self:lua(code, unpack(args))
+    return value ~= nil and value ~= vim.NIL and value ~= false
+  end, 20)
+  if not ok then
+    error("timed out waiting in the child Neovim for " .. what, 2)
+  end
+  return value
+end
+
+--- The messages the child showed the person (vim.notify), oldest first.
+---@return { msg: string, level: integer|nil }[]
+function Child:notes()
+  return self:lua("return _G.notes")
+end
+
+function Child:stop()
+  pcall(vim.rpcnotify, self.chan, "nvim_command", "qall!")
+  vim.fn.jobwait({ self.chan }, 2000)
+  pcall(vim.fn.jobstop, self.chan)
+end
+
+--- Stops every child still running.
+function Child.stop_all()
+  for _, child in ipairs(children) do
+    child:stop()
+  end
+  children = {}
+end
+
+return Child

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Installs what the agent end-to-end tests need, idempotently and quietly:
+#   - Claude Code, Codex and Gemini CLI, pinned, each into its own folder of
+#     <repo>/.agents/ (npm; postinstall scripts are not needed: the tests run
+#     Claude Code's and Codex's native binaries, and Gemini CLI under Node);
+#   - Debian's tmux, if it is missing.
+# A second run, with everything in place, only checks and returns.
+#
+#   tests/agents/install.sh                       install Claude Code (prints nothing when all is there)
+#   tests/agents/install.sh --print-bin           install Claude Code, then print the claude binary's path
+#   tests/agents/install.sh --all                 install all three agents
+#   tests/agents/install.sh --print-bin AGENT     install AGENT (claude-code, codex, gemini-cli), print its command
+set -euo pipefail
+
+CLAUDE_CODE_VERSION=2.1.332
+CODEX_VERSION=0.171.0
+GEMINI_CLI_VERSION=0.61.0
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+agents="$repo/.agents"
+
+usage() { echo "usage: $0 [--all | --print-bin [claude-code|codex|gemini-cli]]" >&2; exit 2; }
+
+print_bin=false
+wanted=(claude-code)
+case "${1:-}" in
+  --print-bin)
+    print_bin=true
+    case "${2:-claude-code}" in
+      claude-code|codex|gemini-cli) wanted=("${2:-claude-code}") ;;
+      *) usage ;;
+    esac
+    [ $# -le 2 ] || usage
+    ;;
+  --all) wanted=(claude-code codex gemini-cli); [ $# -eq 1 ] || usage ;;
+  "") ;;
+  *) usage ;;
+esac
+
+if ! command -v tmux >/dev/null; then
+  echo "installing tmux (apt-get)" >&2
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
+fi
+
+# The package, version, folder, the file to run and the manifest whose version is checked.
+describe() {
+  case "$1" in
+    claude-code)
+      package=@anthropic-ai/claude-code version=$CLAUDE_CODE_VERSION prefix="$agents/claude-code"
+      bin="$prefix/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
+      manifest="$prefix/node_modules/@anthropic-ai/claude-code-linux-x64/package.json" ;;
+    codex)
+      package=@openai/codex version=$CODEX_VERSION prefix="$agents/codex"
+      bin="$prefix/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
+      manifest="$prefix/node_modules/@openai/codex/package.json" ;;
+    gemini-cli)
+      package=@google/gemini-cli version=$GEMINI_CLI_VERSION prefix="$agents/gemini-cli"
+      bin="$prefix/node_modules/@google/gemini-cli/bundle/gemini.js"
+      manifest="$prefix/node_modules/@google/gemini-cli/package.json" ;;
+  esac
+}
+
+installed_version() {
+  [ -f "$bin" ] && [ -f "$manifest" ] || return 1
+  sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$manifest" | head -1
+}
+
+for agent in "${wanted[@]}"; do
+  describe "$agent"
+  if [ "$(installed_version || true)" != "$version" ]; then
+    echo "installing $package@$version into $prefix (npm)" >&2
+    mkdir -p "$prefix"
+    log="$prefix/npm-install.log"
+    if ! npm install --prefix "$prefix" --no-audit --no-fund --no-save --loglevel=error \
+        "$package@$version" >"$log" 2>&1; then
+      cat "$log" >&2
+      echo "npm install of $package@$version failed" >&2
+      exit 1
+    fi
+    if [ "$(installed_version || true)" != "$version" ]; then
+      cat "$log" >&2
+      echo "npm installed no runnable $agent at $bin (is this linux-x64 with glibc?)" >&2
+      exit 1
+    fi
+  fi
+done
+
+if $print_bin; then
+  echo "$bin"
+fi
