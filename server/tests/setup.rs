@@ -6,11 +6,20 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn setup(project: &Path, home: &Path, args: &[&str]) -> Output {
+    setup_with(project, home, &[], args)
+}
+
+fn setup_with(project: &Path, home: &Path, env: &[(&str, &Path)], args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_verbatim"))
         .arg("setup")
         .args(args)
         .current_dir(project)
         .env("HOME", home)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .env_remove("GEMINI_CLI_HOME")
+        .env_remove("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+        .envs(env.iter().copied())
         .output()
         .unwrap()
 }
@@ -53,7 +62,9 @@ fn claude_code_is_shown_then_written_then_left_alone_then_checked() {
 
     let denied = setup(project.path(), home.path(), &["claude-code", "--write", "--deny-builtin-edit"]);
     assert!(denied.status.success(), "{denied:?}");
-    assert!(text(&std::fs::read(project.path().join(".claude/settings.json")).unwrap()).contains("\"Edit\""));
+    let local = text(&std::fs::read(project.path().join(".claude/settings.local.json")).unwrap());
+    assert!(local.contains("\"Edit\"") && local.contains("\"mcp__verbatim\""), "{local}");
+    assert!(local.contains("\"enabledMcpjsonServers\""), "{local}");
 }
 
 #[test]
@@ -67,7 +78,55 @@ fn codex_goes_to_the_user_s_config_and_an_unknown_agent_is_a_usage_error() {
     assert!(user.status.success(), "{user:?}");
     let config = text(&std::fs::read(home.path().join(".codex/config.toml")).unwrap());
     assert!(config.contains("[mcp_servers.verbatim]") && config.contains("tool_timeout_sec = 600"), "{config}");
+    assert!(config.contains("default_tools_approval_mode = \"approve\""), "{config}");
+    // CODEX_HOME is where Codex reads its config: setup writes there, not to ~/.codex.
+    let codex_home = tempfile::tempdir().unwrap();
+    let moved =
+        setup_with(project.path(), home.path(), &[("CODEX_HOME", codex_home.path())], &["codex", "--user", "--write"]);
+    assert!(moved.status.success(), "{moved:?}");
+    assert!(text(&std::fs::read(codex_home.path().join("config.toml")).unwrap()).contains("env_vars = ["));
     let unknown = setup(project.path(), home.path(), &["cursor"]);
     assert_eq!(unknown.status.code(), Some(2));
     assert!(text(&unknown.stderr).contains("claude-code, codex or gemini-cli"), "{unknown:?}");
+}
+
+#[test]
+fn check_without_an_agent_reports_every_agent_fresh_half_and_configured() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let claude_config = tempfile::tempdir().unwrap();
+    let env = [("CLAUDE_CONFIG_DIR", claude_config.path())];
+    let fresh = setup_with(project.path(), home.path(), &env, &["--check"]);
+    assert_eq!(fresh.status.code(), Some(2), "{fresh:?}");
+    let out = text(&fresh.stdout);
+    for fix in [
+        "verbatim setup claude-code --write",
+        "verbatim setup codex --user --write",
+        "verbatim setup gemini-cli --trust --write",
+    ] {
+        assert!(out.contains(&format!("fix:    {fix}")), "{fix} missing in:\n{out}");
+    }
+    assert!(text(&fresh.stderr).contains("not every agent is set up"), "{fresh:?}");
+
+    // Half: Claude Code in the user scope (under CLAUDE_CONFIG_DIR), Codex not at all.
+    let claude = setup_with(project.path(), home.path(), &env, &["claude-code", "--user", "--write"]);
+    assert!(claude.status.success(), "{claude:?}");
+    assert!(claude_config.path().join(".claude.json").exists() && claude_config.path().join("settings.json").exists());
+    let half = setup_with(project.path(), home.path(), &env, &["--check"]);
+    assert_eq!(half.status.code(), Some(2), "{half:?}");
+    let out = text(&half.stdout);
+    assert!(out.contains("claude-code: set up (user)"), "{out}");
+    assert!(out.contains("codex: not set up (user)"), "{out}");
+
+    for args in [&["codex", "--user", "--write"][..], &["gemini-cli", "--trust", "--write"][..]] {
+        let done = setup_with(project.path(), home.path(), &env, args);
+        assert!(done.status.success(), "{done:?}");
+    }
+    let configured = setup_with(project.path(), home.path(), &env, &["--check"]);
+    assert!(configured.status.success(), "{configured:?}");
+    assert!(!text(&configured.stdout).contains("fix:"), "{configured:?}");
+
+    let unnamed = setup(project.path(), home.path(), &["--write"]);
+    assert_eq!(unnamed.status.code(), Some(2));
+    assert!(text(&unnamed.stderr).contains("name the agent to set up"), "{unnamed:?}");
 }

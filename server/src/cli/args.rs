@@ -139,7 +139,11 @@ pub enum Command {
     ///
     /// Shows the change to the agent's configuration as a diff; writes it only with --write.
     /// Merges into existing files and keeps every other key (TOML comments too); a second
-    /// run changes nothing.
+    /// run changes nothing. Afterwards the agent calls Verbatim's tools with no dialog and no
+    /// prompt: an edit that goes to the editor is reviewed there. A write where no editor
+    /// serves the file would have no review, so it is refused and the agent is told to use
+    /// its own edit tool, whose permission prompt asks you; --trust-headless lets Verbatim
+    /// write such files itself. `verbatim setup --check` checks every agent.
     Setup(SetupArgs),
     /// Serve the Model Context Protocol on stdio: tools for reading and editing files.
     Mcp {
@@ -159,8 +163,8 @@ pub enum Command {
 /// `verbatim setup`.
 #[derive(Debug, Clone, Args)]
 pub struct SetupArgs {
-    /// claude-code, codex or gemini-cli.
-    pub agent: String,
+    /// claude-code, codex or gemini-cli. Without one, --check checks them all.
+    pub agent: Option<String>,
     /// Configure this project (the current directory): the default.
     #[arg(long, conflicts_with = "user")]
     pub project: bool,
@@ -184,7 +188,18 @@ pub struct SetupArgs {
     /// introduced and resolved, from the editor's language servers.
     #[arg(long)]
     pub diagnostics: bool,
-    /// Report what is configured and what is missing; exits 1 if anything is.
+    /// Let Verbatim write files on disk when no editor with Verbatim serves them, with
+    /// no review and no prompt. Without it, such writes are refused and the agent is
+    /// told to make them with its own edit tool, so that its permission prompt asks you
+    /// (edits that go to the editor never prompt: the editor's review is the gate).
+    #[arg(long)]
+    pub trust_headless: bool,
+    /// Gemini CLI: trust the project folder (in Gemini CLI's trustedFolders.json).
+    /// Gemini CLI turns off a project's MCP servers in a folder it does not trust.
+    #[arg(long)]
+    pub trust: bool,
+    /// Report what is configured and what is missing, and the command that fixes it;
+    /// exits 2 if anything is missing. Without an agent: every agent.
     #[arg(long)]
     pub check: bool,
 }
@@ -215,6 +230,12 @@ pub struct RouteArgs {
     /// Without an editor, commit every write to git, with the summary as the message.
     #[arg(long)]
     pub git_commit: bool,
+    /// Never write a file on disk without the editor's review: when no editor with
+    /// Verbatim serves the file, refuse the write (reads and dry runs still work) and
+    /// say so, so that the agent uses its own edit tool, whose permission prompt asks
+    /// the person. `verbatim setup` starts the MCP server with it unless --trust-headless.
+    #[arg(long, conflicts_with = "headless")]
+    pub no_headless_writes: bool,
 }
 
 /// A required quote: given inline or read from a file (`-` is stdin).

@@ -19,7 +19,7 @@ use verbatim::frontend::{Frontend, FrontendError, FrontendOptions, Routed};
 use verbatim::service::error::ProtocolError;
 use verbatim::service::journal::{Entry, Journal, read_entries};
 use verbatim::service::protocol::{ApplyPatchResult, BatchResult, DocumentInfo, EditResult, ReadResult, method};
-use verbatim::transport::discovery::runtime_dir;
+use verbatim::transport::discovery::{discovery_dirs, runtime_dir};
 use verbatim_engine::doc_key::DocKey;
 
 use args::{EditArgs, LogArgs, ReplaceRangeArgs, RouteArgs, WindowArgs};
@@ -220,7 +220,9 @@ pub fn frontend_options(route: &RouteArgs) -> Result<FrontendOptions, String> {
         roots,
         cwd,
         git_commit: route.git_commit,
+        headless_writes: !route.no_headless_writes,
         runtime_dir: runtime_dir(),
+        discovery_dirs: discovery_dirs(),
         journal: Journal::from_env(),
     })
 }
@@ -378,7 +380,7 @@ fn batch_params(frontend: &Frontend, input: &str, summary: Option<String>, dry_r
 }
 
 fn editors(json_output: bool) -> Result<(), Failure> {
-    let servers = verbatim::transport::discovery::live_servers(&runtime_dir());
+    let servers = verbatim::transport::discovery::live_servers_in(&discovery_dirs());
     if json_output {
         output::json(&serde_json::to_value(&servers).unwrap_or_default());
     } else {
@@ -388,25 +390,46 @@ fn editors(json_output: bool) -> Result<(), Failure> {
 }
 
 fn setup(args: &args::SetupArgs) -> Result<(), Failure> {
-    use verbatim::frontend::setup::{self, Agent, Scope, SetupOptions};
-    let agent = Agent::parse(&args.agent).ok_or_else(|| {
-        Failure::Usage(format!("unknown agent `{}`: expected claude-code, codex or gemini-cli", args.agent))
-    })?;
+    use verbatim::frontend::setup::{self, Agent, AgentDirs, Scope, SetupOptions};
+    let agent = match args.agent.as_deref() {
+        Some(name) => Some(Agent::parse(name).ok_or_else(|| {
+            Failure::Usage(format!("unknown agent `{name}`: expected claude-code, codex or gemini-cli"))
+        })?),
+        None if args.check => None,
+        None => {
+            return Err(Failure::Usage(
+                "name the agent to set up: claude-code, codex or gemini-cli (or --check alone to check them all)"
+                    .into(),
+            ));
+        }
+    };
     let project = std::env::current_dir()
         .map_err(|error| Failure::Internal(format!("cannot read the current directory: {error}")))?;
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .ok_or_else(|| Failure::Usage("HOME is not set: setup cannot find the agent's user files".into()))?;
     let options = SetupOptions {
-        agent,
+        agent: agent.unwrap_or(Agent::ClaudeCode),
         scope: if args.user { Scope::User } else { Scope::Project },
         deny_builtin_edit: args.deny_builtin_edit,
         project,
         home,
+        dirs: AgentDirs::from_env(),
         command: "verbatim".into(),
         diagnostics: args.diagnostics,
+        trust_headless: args.trust_headless,
+        trust_folder: args.trust,
     };
     let failed = |error: setup::SetupError| Failure::Usage(error.to_string());
+    let Some(agent) = agent else {
+        let (all, lines) = setup::check_all(&options);
+        output::out(&lines.iter().map(|line| format!("{line}\n")).collect::<String>());
+        return if all {
+            Ok(())
+        } else {
+            Err(Failure::Usage("not every agent is set up: run the `fix:` command of the one you use".into()))
+        };
+    };
     if args.check {
         let (all, lines) = setup::check(&options).map_err(failed)?;
         output::out(&lines.iter().map(|line| format!("{line}\n")).collect::<String>());

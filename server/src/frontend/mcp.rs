@@ -8,7 +8,10 @@
 //! `write_file` only for new or small files. Errors come back as tool errors whose
 //! text (in MCP's parameter names) says what to send next. A write waiting for the
 //! person's review keeps waiting, with progress notifications when the client
-//! asked for them.
+//! asked for them. Claude Code and Codex show the model only `structuredContent`, so
+//! every tool but `read_file` returns there what its text says ([`tool_output`]).
+//!
+//! [`tool_output`]: crate::frontend::tool_output
 //!
 //! Adding a tool: a params struct, a `#[tool]` method that turns it into the
 //! protocol's params (as `apply_patch` does for `verbatim/applyPatch`), and the
@@ -17,7 +20,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::handler::server::tool::schema_for_type;
 use rmcp::model::{
     CallToolResult, ContentBlock, Implementation, JsonObject, ProgressNotificationParam, ServerCapabilities,
     ServerConfig,
@@ -30,23 +32,28 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::frontend::client::Identity;
-use crate::frontend::render::{self, Vocabulary};
+use crate::frontend::render::{self, Diffs, Vocabulary};
+use crate::frontend::tool_output::{
+    DiagnosticsOutput, DocumentsOutput, EditOutput, ErrorOutput, FileOutput, OpenDocumentOutput, input_schema,
+    output_schema,
+};
 use crate::frontend::{Frontend, FrontendError, Routed, Via, is_write, uris_of};
-use crate::service::error::ProtocolError;
+use crate::service::error::{ErrorKind, ProtocolError};
 use crate::service::protocol::{ApplyPatchResult, BatchResult, DocumentInfo, EditResult, ReadResult, method};
 
 /// How often a call waiting for review reports progress.
 const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
-const INSTRUCTIONS: &str = "Verbatim edits files inside the person's editor (VS Code, Neovim) by quoting text, \
-never by line numbers; with no editor it edits the files on disk. Read with read_file, then make the smallest edit \
-that does the job: str_replace for most changes (quote text that occurs once); if it is ambiguous, narrow with \
-after/before or resend with the occurrence the error lists; replace_range to rewrite a block; batch_edit for changes \
-across files that must land together (or apply_patch, if you think in patches); write_file only to create files or \
-rewrite small ones. Every edit needs a \
-one-line summary: the person sees it when reviewing. Pass the rev from read_file as base_rev so an edit never \
-overwrites changes you have not seen; changes made since in other parts of the file do not make it fail (it is moved \
-over them). A call may wait while the person reviews the edit: that is expected.";
+/// The server's instructions; `{headless}` says what becomes of a file no editor serves.
+const INSTRUCTIONS: &str = "Verbatim edits files inside the person's editor (VS Code, Neovim), where they review \
+each edit; {headless} Edits quote text, never line numbers. Read with read_file, then: str_replace for most changes; replace_range to rewrite a block; batch_edit (or apply_patch) for \
+changes that must land together; write_file only for new or small files. Give each edit a one-line summary (the \
+person sees it) and the rev you read as base_rev. A call waits while the person reviews; they may keep only some \
+hunks, and the result's message says which and gives the rev to use next: read the file again before building on a \
+partial edit.";
+const HEADLESS_WRITES: &str = "when no editor serves a file, it edits the file on disk.";
+const HEADLESS_REFUSED: &str =
+    "when no editor serves a file, it does not write it: edit such files with your own edit tool.";
 
 const READ_FILE: &str = "Read a file as the person's editor has it (unsaved changes included), or from disk when the \
 editor does not have it open. Returns a header line (path, rev, line endings, where the text came from), a blank line, \
@@ -57,7 +64,8 @@ the text you quoted changed.";
 const STR_REPLACE: &str = "Replace one exact quote in a file. Use this for almost every change. Quote in old_str a \
 few lines that occur exactly once in the file (copy them from read_file, whitespace and indentation included), give \
 the replacement in new_str, and a one-line summary of why (the person reviews it in their editor). The call waits \
-until the person accepts or rejects the edit; with no editor the file is written at once.\n\
+while the person reviews; they may keep only some hunks (the result says which). With no editor the file is written \
+at once, unless this server leaves such writes to your own edit tool (the error says so).\n\
 If old_str occurs several times, the call fails and lists every match with its line, column and context: resend \
 the same call with occurrence set to the number of the match you mean, or narrow the search with after (a quote \
 that occurs once, before the target) and/or before (a quote after it). replace_all changes every match. To insert, \
@@ -122,6 +130,7 @@ pub struct StrReplaceArgs {
     pub before: Option<String>,
     /// Which match to replace (1-based), as listed by an ambiguous error.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub occurrence: Option<u64>,
     /// Replace every match in the window.
     #[serde(default)]
@@ -197,6 +206,7 @@ pub struct BatchEditEntry {
     pub before: Option<String>,
     /// str_replace entries only: which match (1-based).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub occurrence: Option<u64>,
     /// str_replace entries only: every match.
     #[serde(default)]
@@ -298,20 +308,51 @@ pub async fn serve(
 }
 
 /// The tool's arguments, parsed; a mistake is a tool error that says what was wrong.
-fn parse<T: DeserializeOwned>(tool: &str, arguments: JsonObject) -> Result<T, Box<CallToolResult>> {
+fn parse<T: DeserializeOwned>(tool: &str, arguments: JsonObject, shape: Shape) -> Result<T, Box<CallToolResult>> {
     serde_json::from_value(Value::Object(arguments)).map_err(|error| {
-        Box::new(tool_error(format!(
-            "invalidParams: invalid arguments for {tool}: {error}. See the tool's input schema for its parameters."
-        )))
+        let error = ProtocolError::new(
+            ErrorKind::InvalidParams,
+            format!("invalid arguments for {tool}: {error}. See the tool's input schema for its parameters."),
+        );
+        // Not through the vocabulary: serde names the fields exactly as they were sent.
+        let text = format!("{}: {}", error.kind, error.message);
+        Box::new(tool_error(shape, text, Some(ErrorOutput::from_error(&error))))
     })
 }
 
-fn tool_error(text: String) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(text)])
+/// The form of a tool's `structuredContent` (its `outputSchema`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// No structured content: the text reaches the model as it is (`read_file`).
+    TextOnly,
+    /// [`EditOutput`].
+    Edit,
+    /// [`DocumentsOutput`].
+    Documents,
 }
 
-fn text(text: String) -> CallToolResult {
-    CallToolResult::success(vec![ContentBlock::text(text)])
+/// A tool error: the text, and for tools with an output schema the same in `structuredContent`.
+fn tool_error(shape: Shape, message: String, error: Option<ErrorOutput>) -> CallToolResult {
+    let structured = match shape {
+        Shape::TextOnly => None,
+        Shape::Edit => {
+            let mut output = EditOutput::failed(message.clone(), None);
+            output.error = error;
+            serde_json::to_value(output).ok()
+        }
+        Shape::Documents => {
+            serde_json::to_value(DocumentsOutput { message: message.clone(), documents: Vec::new(), error }).ok()
+        }
+    };
+    let mut result = CallToolResult::error(vec![ContentBlock::text(message)]);
+    result.structured_content = structured;
+    result
+}
+
+/// A tool's answer: the text content, and what goes into `structuredContent`.
+struct Described {
+    text: String,
+    structured: Option<Value>,
 }
 
 /// Puts `key` into `params` when the optional value is present.
@@ -327,24 +368,27 @@ impl VerbatimMcp {
         Self { frontend, agent_fixed, diagnostics: None }
     }
 
-    #[tool(description = READ_FILE, input_schema = schema_for_type::<ReadFileArgs>(), annotations(read_only_hint = true))]
+    #[tool(description = READ_FILE, input_schema = input_schema::<ReadFileArgs>(), annotations(read_only_hint = true))]
     async fn read_file(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        let args: ReadFileArgs = match parse("read_file", arguments) {
+        let args: ReadFileArgs = match parse("read_file", arguments, Shape::TextOnly) {
             Ok(args) => args,
             Err(error) => return *error,
         };
         let params = json!({"uri": self.frontend.uri_of(&args.path)});
         // The header names the file as the model named it.
-        self.run(method::READ, params, &context, |routed| {
+        self.run(method::READ, params, &context, Shape::TextOnly, |routed| {
             let result: ReadResult = serde_json::from_value(routed.result.clone()).ok()?;
-            Some(format!("{}\n\n{}", render::read_header(&result, &args.path), result.text))
+            let headless_writes = self.frontend.options().headless_writes;
+            let header = render::read_header_with(&result, &args.path, headless_writes);
+            let text = format!("{header}\n\n{}", result.text);
+            Some(Described { text, structured: None })
         })
         .await
     }
 
-    #[tool(description = STR_REPLACE, input_schema = schema_for_type::<StrReplaceArgs>())]
+    #[tool(description = STR_REPLACE, input_schema = input_schema::<StrReplaceArgs>(), output_schema = output_schema::<EditOutput>())]
     async fn str_replace(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        self.tool("str_replace", arguments, &context, edit_text, |args: StrReplaceArgs| {
+        self.tool("str_replace", arguments, &context, Shape::Edit, edit_text, |args: StrReplaceArgs| {
             let mut params = json!({
                 "uri": self.frontend.uri_of(&args.path), "oldStr": args.old_str, "newStr": args.new_str,
                 "summary": args.summary, "replaceAll": args.replace_all, "dryRun": args.dry_run, "exact": args.exact,
@@ -359,9 +403,9 @@ impl VerbatimMcp {
         .await
     }
 
-    #[tool(description = REPLACE_RANGE, input_schema = schema_for_type::<ReplaceRangeArgs>())]
+    #[tool(description = REPLACE_RANGE, input_schema = input_schema::<ReplaceRangeArgs>(), output_schema = output_schema::<EditOutput>())]
     async fn replace_range(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        self.tool("replace_range", arguments, &context, edit_text, |args: ReplaceRangeArgs| {
+        self.tool("replace_range", arguments, &context, Shape::Edit, edit_text, |args: ReplaceRangeArgs| {
             let mut params = json!({
                 "uri": self.frontend.uri_of(&args.path), "fromStr": args.from_str, "toStr": args.to_str,
                 "newStr": args.new_str, "summary": args.summary, "dryRun": args.dry_run, "exact": args.exact,
@@ -375,9 +419,9 @@ impl VerbatimMcp {
         .await
     }
 
-    #[tool(description = BATCH_EDIT, input_schema = schema_for_type::<BatchEditArgs>())]
+    #[tool(description = BATCH_EDIT, input_schema = input_schema::<BatchEditArgs>(), output_schema = output_schema::<EditOutput>())]
     async fn batch_edit(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        self.tool("batch_edit", arguments, &context, batch_text, |args: BatchEditArgs| {
+        self.tool("batch_edit", arguments, &context, Shape::Edit, batch_text, |args: BatchEditArgs| {
             let edits: Vec<Value> = args
                 .edits
                 .into_iter()
@@ -406,9 +450,9 @@ impl VerbatimMcp {
         .await
     }
 
-    #[tool(description = WRITE_FILE, input_schema = schema_for_type::<WriteFileArgs>())]
+    #[tool(description = WRITE_FILE, input_schema = input_schema::<WriteFileArgs>(), output_schema = output_schema::<EditOutput>())]
     async fn write_file(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        self.tool("write_file", arguments, &context, edit_text, |args: WriteFileArgs| {
+        self.tool("write_file", arguments, &context, Shape::Edit, edit_text, |args: WriteFileArgs| {
             let mut params =
                 json!({"uri": self.frontend.uri_of(&args.path), "text": args.text, "summary": args.summary});
             put(&mut params, "baseRev", args.base_rev);
@@ -418,9 +462,9 @@ impl VerbatimMcp {
         .await
     }
 
-    #[tool(description = APPLY_PATCH, input_schema = schema_for_type::<ApplyPatchArgs>())]
+    #[tool(description = APPLY_PATCH, input_schema = input_schema::<ApplyPatchArgs>(), output_schema = output_schema::<EditOutput>())]
     async fn apply_patch(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        self.tool("apply_patch", arguments, &context, patch_text, |args: ApplyPatchArgs| {
+        self.tool("apply_patch", arguments, &context, Shape::Edit, patch_text, |args: ApplyPatchArgs| {
             let mut params =
                 json!({"patch": args.patch, "summary": args.summary, "dryRun": args.dry_run, "exact": args.exact});
             put(&mut params, "diagnostics", args.diagnostics);
@@ -429,44 +473,94 @@ impl VerbatimMcp {
         .await
     }
 
-    #[tool(description = LIST_DOCUMENTS, input_schema = schema_for_type::<ListDocumentsArgs>(), annotations(read_only_hint = true))]
+    #[tool(description = LIST_DOCUMENTS, input_schema = input_schema::<ListDocumentsArgs>(), output_schema = output_schema::<DocumentsOutput>(), annotations(read_only_hint = true))]
     async fn list_documents(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        self.tool("list_documents", arguments, &context, documents_text, |_: ListDocumentsArgs| {
+        self.tool("list_documents", arguments, &context, Shape::Documents, documents_text, |_: ListDocumentsArgs| {
             (method::DOCUMENTS, Value::Null)
         })
         .await
     }
 }
 
-fn batch_text(routed: &Routed) -> Option<String> {
+fn batch_text(routed: &Routed) -> Option<Described> {
     let result: BatchResult = serde_json::from_value(routed.result.clone()).ok()?;
-    Some(render::batch_result(&result, &routed.via))
+    let text = render::batch_result(&result, &routed.via);
+    let message = render::batch_result_with(&result, &routed.via, Diffs::Omitted);
+    let mut output = EditOutput::new(String::new(), result.applied, result.dry_run, &routed.via);
+    output.partial = result.partial;
+    output.reason = result.reason.clone();
+    output.files = result.documents.iter().map(FileOutput::from_result).collect();
+    output.diagnostics = result.diagnostics.as_ref().map(DiagnosticsOutput::from_report);
+    Some(finish_edit(routed, text, message, output))
 }
 
-fn patch_text(routed: &Routed) -> Option<String> {
+fn patch_text(routed: &Routed) -> Option<Described> {
     let result: ApplyPatchResult = serde_json::from_value(routed.result.clone()).ok()?;
-    Some(render::patch_result(&result, &routed.via))
+    let text = render::patch_result(&result, &routed.via);
+    let message = render::patch_result_with(&result, &routed.via, Diffs::Omitted);
+    let mut output = EditOutput::new(String::new(), result.applied, result.dry_run, &routed.via);
+    output.partial = result.partial;
+    output.reason = result.reason.clone();
+    output.files = result.documents.iter().map(FileOutput::from_result).collect();
+    output.diagnostics = result.diagnostics.as_ref().map(DiagnosticsOutput::from_report);
+    Some(finish_edit(routed, text, message, output))
 }
 
-fn documents_text(routed: &Routed) -> Option<String> {
+fn documents_text(routed: &Routed) -> Option<Described> {
     let documents: Vec<DocumentInfo> = serde_json::from_value(routed.result.clone()).ok()?;
-    Some(render::documents(&documents))
+    let text = render::documents(&documents);
+    let output = DocumentsOutput {
+        message: text.clone(),
+        documents: documents.iter().map(OpenDocumentOutput::from_info).collect(),
+        error: None,
+    };
+    Some(Described { text, structured: serde_json::to_value(output).ok() })
 }
 
 /// The text of a `strReplace`, `replaceRange` or `write` result.
-fn edit_text(routed: &Routed) -> Option<String> {
+fn edit_text(routed: &Routed) -> Option<Described> {
     let result: EditResult = serde_json::from_value(routed.result.clone()).ok()?;
-    let mut out = render::edit_result(&result, &routed.via);
-    if let Some(rev) = result.document.rev.as_deref().filter(|_| result.applied) {
-        out.push_str(&format!("\nThe file is now at rev {rev}: pass it as base_rev to edit this file again.\n"));
+    let text = render::edit_result(&result, &routed.via);
+    let message = render::edit_result_with(&result, &routed.via, Diffs::Omitted);
+    let mut output = EditOutput::new(String::new(), result.applied, result.dry_run, &routed.via);
+    output.partial = result.document.partial;
+    output.reason = result.reason.clone();
+    output.files = vec![FileOutput::from_result(&result.document)];
+    output.diagnostics = result.diagnostics.as_ref().map(DiagnosticsOutput::from_report);
+    Some(finish_edit(routed, text, message, output))
+}
+
+/// Adds what every edit says at its end (the rev to use next, the git commit) to the
+/// text and to the structured message alike.
+fn finish_edit(routed: &Routed, text: String, message: String, mut output: EditOutput) -> Described {
+    let mut tail = String::new();
+    if output.applied && !output.dry_run {
+        for file in output.files.iter().filter(|file| file.operation.as_deref() != Some("delete")) {
+            if let Some(rev) = &file.rev {
+                let name = file.new_path.as_deref().unwrap_or(&file.path);
+                let (pronoun, name) = if output.files.len() == 1 {
+                    ("The file".to_owned(), "this file")
+                } else {
+                    (name.to_owned(), "it")
+                };
+                tail.push_str(&format!("{pronoun} is now at rev {rev}: pass it as base_rev to edit {name} again.\n"));
+            }
+        }
+        if output.partial {
+            tail.push_str("Read the file again before building on this edit: the person did not keep all of it.\n");
+        }
     }
     if let Some(commit) = routed.result.get("commit").and_then(Value::as_str) {
-        out.push_str(&format!("Committed to git as {commit}.\n"));
+        tail.push_str(&format!("Committed to git as {commit}.\n"));
+        output.commit = Some(commit.to_owned());
     }
     if let Some(error) = routed.result.get("commitError").and_then(Value::as_str) {
-        out.push_str(&format!("Warning: {error}\n"));
+        tail.push_str(&format!("Warning: {error}\n"));
+        output.commit_error = Some(error.to_owned());
     }
-    Some(out)
+    let join = |body: String| if tail.is_empty() { body } else { format!("{}\n{tail}", body.trim_end()) };
+    output.message = join(message).trim_end().to_owned();
+    Described { text: join(text), structured: serde_json::to_value(output).ok() }
 }
 
 impl VerbatimMcp {
@@ -492,13 +586,14 @@ impl VerbatimMcp {
         tool: &str,
         arguments: JsonObject,
         context: &RequestContext<RoleServer>,
-        describe: fn(&Routed) -> Option<String>,
+        shape: Shape,
+        describe: fn(&Routed) -> Option<Described>,
         to_call: impl FnOnce(A) -> (&'static str, Value),
     ) -> CallToolResult {
-        match parse::<A>(tool, arguments) {
+        match parse::<A>(tool, arguments, shape) {
             Ok(args) => {
                 let (name, params) = to_call(args);
-                self.run(name, params, context, describe).await
+                self.run(name, params, context, shape, describe).await
             }
             Err(error) => *error,
         }
@@ -510,7 +605,8 @@ impl VerbatimMcp {
         name: &str,
         params: Value,
         context: &RequestContext<RoleServer>,
-        describe: impl FnOnce(&Routed) -> Option<String>,
+        shape: Shape,
+        describe: impl FnOnce(&Routed) -> Option<Described>,
     ) -> CallToolResult {
         self.learn_agent(context);
         let mut params = params;
@@ -520,7 +616,7 @@ impl VerbatimMcp {
         let dry_run = params.get("dryRun").and_then(Value::as_bool).unwrap_or(false);
         let via = match self.frontend.resolve(&uris_of(&params)).await {
             Ok(via) => via,
-            Err(error) => return tool_error(error_text(&error)),
+            Err(error) => return tool_error(shape, error_text(&error), Some(ErrorOutput::from_error(&error))),
         };
         let waits_for_review = is_write(name) && !dry_run && matches!(via, Via::Editor { .. });
         let call = self.frontend.call_via(via, name, params);
@@ -535,7 +631,8 @@ impl VerbatimMcp {
                 () = context.ct.cancelled() => {
                     // Dropping the call closes its connection: the server then asks the
                     // editor to withdraw a review that was waiting.
-                    return tool_error("cancelled: the call was cancelled; the editor was asked to withdraw an edit that waited for review. Read the file again before retrying.".into());
+                    let cancelled = ErrorOutput { kind: "cancelled".into(), data: Default::default() };
+                    return tool_error(shape, "cancelled: the call was cancelled; the editor was asked to withdraw an edit that waited for review. Read the file again before retrying.".into(), Some(cancelled));
                 }
                 _ = ticker.tick(), if progress_token.is_some() => {
                     if let Some(token) = &progress_token {
@@ -549,20 +646,24 @@ impl VerbatimMcp {
             }
         };
         match outcome {
-            Ok(routed) => {
-                let mut result = match describe(&routed) {
-                    Some(description) => text(description),
-                    None => text(routed.result.to_string()),
-                };
-                // A write's result also goes to the client as structured JSON (hunk
-                // outcomes, diagnostics), for agents that read it rather than the text.
-                if is_write(name) {
-                    result.structured_content = Some(routed.result.clone());
+            Ok(routed) => match describe(&routed) {
+                // Claude Code and Codex show the model only `structuredContent`: it
+                // carries the same words as the text (see `tool_output`).
+                Some(Described { text, structured }) => {
+                    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+                    result.structured_content = structured;
+                    result
                 }
-                result
+                None => tool_error(
+                    shape,
+                    format!("internal error: the server's result could not be read: {}", routed.result),
+                    None,
+                ),
+            },
+            Err(FrontendError::Protocol(error)) => {
+                tool_error(shape, error_text(&error), Some(ErrorOutput::from_error(&error)))
             }
-            Err(FrontendError::Protocol(error)) => tool_error(error_text(&error)),
-            Err(FrontendError::Internal(message)) => tool_error(format!("internal error: {message}")),
+            Err(FrontendError::Internal(message)) => tool_error(shape, format!("internal error: {message}"), None),
         }
     }
 }
@@ -580,6 +681,9 @@ impl ServerHandler for VerbatimMcp {
                 Implementation::new("verbatim", env!("CARGO_PKG_VERSION"))
                     .with_description("Edit files inside the person's editor by quoting text"),
             )
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(INSTRUCTIONS.replace(
+                "{headless}",
+                if self.frontend.options().headless_writes { HEADLESS_WRITES } else { HEADLESS_REFUSED },
+            ))
     }
 }

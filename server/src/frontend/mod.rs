@@ -16,6 +16,7 @@ pub mod mcp;
 pub mod render;
 pub mod routing;
 pub mod setup;
+pub mod tool_output;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -34,7 +35,7 @@ use crate::service::error::{ErrorKind, ProtocolError};
 use crate::service::journal::Journal;
 use crate::service::protocol::{DiscoveryFile, DocumentInfo, method};
 use crate::service::registry::AgentInfo;
-use crate::transport::discovery::live_servers;
+use crate::transport::discovery::live_servers_in;
 
 /// How a front-end reaches documents.
 #[derive(Debug, Clone)]
@@ -51,8 +52,14 @@ pub struct FrontendOptions {
     pub cwd: PathBuf,
     /// Commit every headless write to git.
     pub git_commit: bool,
-    /// Where discovery files (and headless lock files) are.
+    /// Write files on disk when no editor serves them. When false (`--no-headless-writes`),
+    /// such writes are refused (`permissionDenied`) and say why: they would have no review.
+    pub headless_writes: bool,
+    /// Where headless lock files are (in `locks/`).
     pub runtime_dir: PathBuf,
+    /// Where to look for the discovery files of running servers
+    /// ([`crate::transport::discovery::discovery_dirs`]).
+    pub discovery_dirs: Vec<PathBuf>,
     pub journal: Option<Journal>,
 }
 
@@ -147,7 +154,7 @@ impl Frontend {
 
     /// The running servers, from their discovery files.
     pub fn editors(&self) -> Vec<DiscoveryFile> {
-        live_servers(&self.options.runtime_dir)
+        live_servers_in(&self.options.discovery_dirs)
     }
 
     /// Where a call on these documents goes. Documents without a path (and calls
@@ -227,6 +234,10 @@ impl Frontend {
 
     /// Runs one protocol method where [`Frontend::resolve`] said it goes.
     pub async fn call_via(&self, via: Via, name: &str, params: Value) -> Result<Routed, FrontendError> {
+        let dry_run = params.get("dryRun").and_then(Value::as_bool).unwrap_or(false);
+        if via == Via::Headless && !self.options.headless_writes && is_write(name) && !dry_run {
+            return Err(FrontendError::Protocol(self.headless_write_refused(&params)));
+        }
         let result = match &via {
             Via::Editor { socket } => {
                 let mut client = AgentClient::connect(socket, &self.agent()).await?;
@@ -243,6 +254,31 @@ impl Frontend {
             }
         };
         Ok(Routed { via, result })
+    }
+
+    /// Why a write that would land on disk unreviewed was not made, and what to do.
+    fn headless_write_refused(&self, params: &Value) -> ProtocolError {
+        let files: Vec<String> = uris_of(params)
+            .iter()
+            .map(|uri| {
+                DocKey::parse(uri)
+                    .ok()
+                    .and_then(|key| key.path().map(|path| path.display().to_string()))
+                    .unwrap_or_else(|| uri.clone())
+            })
+            .collect();
+        let what = if files.is_empty() { "the patch's files".to_owned() } else { files.join(", ") };
+        ProtocolError::new(
+            ErrorKind::PermissionDenied,
+            format!(
+                "no editor with Verbatim serves {what}, so this write would land on disk with no review, and this \
+                 server was started with --no-headless-writes: nothing was written. Make this change with your own \
+                 file-editing tool (its permission prompt asks the person), or ask the person to open the file in \
+                 their editor with Verbatim and retry. (`verbatim setup AGENT --trust-headless` lets Verbatim write \
+                 such files itself.)"
+            ),
+        )
+        .with("reason", "headlessWritesOff")
     }
 
     /// The headless engine, for this agent.

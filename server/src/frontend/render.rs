@@ -206,7 +206,15 @@ fn where_to(via: &Via) -> &'static str {
     }
 }
 
-fn document(out: &mut String, document: &DocumentResult, applied: bool, dry_run: bool, via: &Via) {
+/// Whether a result's text shows the diffs, or only the sentences around them (the
+/// `message` of MCP's structured results, whose diffs are fields of their own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Diffs {
+    Shown,
+    Omitted,
+}
+
+fn document(out: &mut String, document: &DocumentResult, applied: bool, dry_run: bool, via: &Via, diffs: Diffs) {
     let name = name_of(document);
     let change = match (document.operation.as_deref(), &document.new_uri) {
         (Some("move"), Some(target)) => format!(" (moved to {target})"),
@@ -215,29 +223,39 @@ fn document(out: &mut String, document: &DocumentResult, applied: bool, dry_run:
         _ => String::new(),
     };
     let name = format!("{name}{change}");
+    // Each heading introduces the diff that follows it; without the diff, it ends the sentence.
+    let end = match diffs {
+        Diffs::Shown => ":",
+        Diffs::Omitted => ".",
+    };
     if dry_run {
-        let _ =
-            writeln!(out, "{name}: would change (rev {}):", document.base_rev.as_deref().unwrap_or("none, new file"));
-    } else if !applied {
-        let _ = writeln!(out, "{name}: not applied:");
-    } else if document.partial {
         let _ = writeln!(
             out,
-            "{name}: {} applied {} ({}); {}. What was applied:",
+            "{name}: would change (rev {}){end}",
+            document.base_rev.as_deref().unwrap_or("none, new file")
+        );
+    } else if !applied {
+        let _ = writeln!(out, "{name}: not applied{end}");
+    } else if document.partial {
+        let what = if diffs == Diffs::Shown { " What was applied:" } else { "" };
+        let _ = writeln!(
+            out,
+            "{name}: {} applied {} ({}); {}.{what}",
             hunks_applied(document),
             where_to(via),
             rev_change(document),
             left_out(document)
         );
     } else if document.modified_by_editor {
+        let what = if diffs == Diffs::Shown { " The proposal was:" } else { "" };
         let _ = writeln!(
             out,
-            "{name}: applied {}, but changed during review ({}). The proposal was:",
+            "{name}: applied {}, but changed during review ({}).{what}",
             where_to(via),
             rev_change(document)
         );
     } else {
-        let _ = writeln!(out, "{name}: applied {} ({}):", where_to(via), rev_change(document));
+        let _ = writeln!(out, "{name}: applied {} ({}){end}", where_to(via), rev_change(document));
     }
     if !document.normalizations.is_empty() {
         let _ = writeln!(
@@ -246,9 +264,20 @@ fn document(out: &mut String, document: &DocumentResult, applied: bool, dry_run:
             document.normalizations.join(", ")
         );
     }
-    out.push_str(&document.diff);
-    if let Some(editor_diff) = &document.editor_diff {
-        let _ = write!(out, "What the editor applied differs from the proposal:\n{editor_diff}");
+    if document.rebased && applied {
+        let _ = writeln!(
+            out,
+            "(planned against rev {}, then moved over the changes made since, which did not touch it)",
+            document.rebased_from.as_deref().unwrap_or("older")
+        );
+    }
+    if diffs == Diffs::Shown {
+        out.push_str(&document.diff);
+        if let Some(editor_diff) = &document.editor_diff {
+            let _ = write!(out, "What the editor applied differs from the proposal:\n{editor_diff}");
+        }
+    } else if document.editor_diff.is_some() {
+        out.push_str("What the editor applied differs from the proposal (see editor_diff).\n");
     }
 }
 
@@ -298,11 +327,16 @@ fn reason_line(out: &mut String, reason: Option<&str>) {
 
 /// The result of `strReplace`, `replaceRange` or `write`.
 pub fn edit_result(result: &EditResult, via: &Via) -> String {
+    edit_result_with(result, via, Diffs::Shown)
+}
+
+/// The result of `strReplace`, `replaceRange` or `write`, with or without its diff.
+pub fn edit_result_with(result: &EditResult, via: &Via, diffs: Diffs) -> String {
     let mut out = String::new();
     if result.dry_run {
         out.push_str("Dry run: nothing was written.\n");
     }
-    document(&mut out, &result.document, result.applied, result.dry_run, via);
+    document(&mut out, &result.document, result.applied, result.dry_run, via, diffs);
     reason_line(&mut out, result.reason.as_deref());
     diagnostics(&mut out, result.diagnostics.as_ref());
     out
@@ -310,12 +344,17 @@ pub fn edit_result(result: &EditResult, via: &Via) -> String {
 
 /// The result of `batchEdit`.
 pub fn batch_result(result: &BatchResult, via: &Via) -> String {
+    batch_result_with(result, via, Diffs::Shown)
+}
+
+/// The result of `batchEdit`, with or without its diffs.
+pub fn batch_result_with(result: &BatchResult, via: &Via, diffs: Diffs) -> String {
     let mut out = String::new();
     if result.dry_run {
         out.push_str("Dry run: nothing was written.\n");
     }
     for item in &result.documents {
-        document(&mut out, item, result.applied, result.dry_run, via);
+        document(&mut out, item, result.applied, result.dry_run, via, diffs);
     }
     reason_line(&mut out, result.reason.as_deref());
     diagnostics(&mut out, result.diagnostics.as_ref());
@@ -372,6 +411,11 @@ fn diagnostics(out: &mut String, report: Option<&DiagnosticsReport>) {
 
 /// The result of `applyPatch`.
 pub fn patch_result(result: &ApplyPatchResult, via: &Via) -> String {
+    patch_result_with(result, via, Diffs::Shown)
+}
+
+/// The result of `applyPatch`, with or without its diffs.
+pub fn patch_result_with(result: &ApplyPatchResult, via: &Via, diffs: Diffs) -> String {
     let batch = BatchResult {
         applied: result.applied,
         dry_run: result.dry_run,
@@ -381,16 +425,23 @@ pub fn patch_result(result: &ApplyPatchResult, via: &Via) -> String {
         reason: result.reason.clone(),
         diagnostics: result.diagnostics.clone(),
     };
-    batch_result(&batch, via)
+    batch_result_with(&batch, via, diffs)
 }
 
 /// A one-line header for a read: name, rev, line endings, and where the text came from.
 pub fn read_header(result: &ReadResult, label: &str) -> String {
+    read_header_with(result, label, true)
+}
+
+/// [`read_header`], saying what becomes of edits to a file no editor serves: written
+/// straight to it, or (`headless_writes` off) refused.
+pub fn read_header_with(result: &ReadResult, label: &str, headless_writes: bool) -> String {
     let lines = if result.text.is_empty() { 0 } else { result.text.lines().count() };
     let source = match result.source.as_str() {
         "editor" => "the editor's buffer, unsaved changes included",
         "disk" => "disk; not open in the editor",
-        "headless" => "disk; no editor serves it, edits are written straight to the file",
+        "headless" if headless_writes => "disk; no editor serves it, edits are written straight to the file",
+        "headless" => "disk; no editor serves it, so Verbatim will not edit it: use your own edit tool",
         other => other,
     };
     format!(
@@ -417,7 +468,7 @@ pub fn documents(documents: &[DocumentInfo]) -> String {
 /// The running servers.
 pub fn editors(servers: &[DiscoveryFile]) -> String {
     if servers.is_empty() {
-        return "No editor with verbatim is running (for this user and runtime directory).\n".to_owned();
+        return "No editor with verbatim is running for this user (in any of its runtime directories).\n".to_owned();
     }
     let mut out = String::new();
     for server in servers {

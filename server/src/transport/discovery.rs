@@ -4,6 +4,12 @@
 //! `<temp>/verbatim-<uid>`. It is created with mode 0700 and refused if another user
 //! owns it. Each server writes `<pid>.json` (mode 0600) beside its `<pid>.sock`;
 //! discovery files of processes that no longer exist are removed.
+//!
+//! Agents start their tools with environments of their own (Codex passes only `HOME`,
+//! `LANG`, `PATH`, `PWD` and `TMPDIR`), so a front-end cannot count on seeing the
+//! `XDG_RUNTIME_DIR` the editor's server saw: it looks in every runtime directory a
+//! server of this user can have used ([`discovery_dirs`]), or it would write the disk
+//! behind an editor that has the file open.
 
 use std::fs;
 use std::io::{self, Write};
@@ -55,6 +61,53 @@ pub fn runtime_dir() -> PathBuf {
     }
     let uid = rustix::process::getuid().as_raw();
     std::env::temp_dir().join(format!("verbatim-{uid}"))
+}
+
+/// Every directory a server of this user may have put its discovery file in: only
+/// `$VERBATIM_RUNTIME_DIR` when it is set (an explicit choice), else this process's
+/// [`runtime_dir`], `$XDG_RUNTIME_DIR/verbatim`, `/run/user/<uid>/verbatim`,
+/// `<temp>/verbatim-<uid>` and `/tmp/verbatim-<uid>`, each once.
+pub fn discovery_dirs() -> Vec<PathBuf> {
+    if let Some(dir) = std::env::var_os("VERBATIM_RUNTIME_DIR").filter(|dir| !dir.is_empty()) {
+        return vec![PathBuf::from(dir)];
+    }
+    let uid = rustix::process::getuid().as_raw();
+    let mut dirs = vec![runtime_dir()];
+    if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR").filter(|dir| !dir.is_empty()) {
+        dirs.push(PathBuf::from(dir).join("verbatim"));
+    }
+    dirs.push(PathBuf::from(format!("/run/user/{uid}/verbatim")));
+    dirs.push(std::env::temp_dir().join(format!("verbatim-{uid}")));
+    dirs.push(PathBuf::from(format!("/tmp/verbatim-{uid}")));
+    let mut unique: Vec<PathBuf> = Vec::new();
+    for dir in dirs {
+        if !unique.contains(&dir) {
+            unique.push(dir);
+        }
+    }
+    unique
+}
+
+/// Whether `dir` can hold discovery files to trust: ours, and writable by no one else
+/// (another user could plant a discovery file naming a socket of theirs).
+fn trusted_dir(dir: &Path) -> bool {
+    fs::metadata(dir).is_ok_and(|metadata| {
+        metadata.is_dir() && metadata.uid() == rustix::process::getuid().as_raw() && metadata.mode() & 0o022 == 0
+    })
+}
+
+/// The live servers of every directory in `dirs` that can be trusted, each server once.
+pub fn live_servers_in(dirs: &[PathBuf]) -> Vec<DiscoveryFile> {
+    let mut servers: Vec<DiscoveryFile> = Vec::new();
+    for dir in dirs.iter().filter(|dir| trusted_dir(dir)) {
+        for server in live_servers(dir) {
+            if !servers.iter().any(|known| known.pid == server.pid && known.socket == server.socket) {
+                servers.push(server);
+            }
+        }
+    }
+    servers.sort_by_key(|server| server.pid);
+    servers
 }
 
 /// Creates `dir` with mode 0700, or checks that an existing one is ours and private.
@@ -156,6 +209,27 @@ mod tests {
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).expect("chmod");
         prepare_dir(&dir).expect("prepare again");
         assert_eq!(fs::metadata(&dir).expect("meta").mode() & 0o777, 0o700);
+    }
+
+    #[test]
+    fn servers_are_found_in_every_trusted_directory_once() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let (first, second, open) = (root.path().join("a"), root.path().join("b"), root.path().join("open"));
+        for dir in [&first, &second, &open] {
+            prepare_dir(dir).expect("prepare");
+        }
+        let me = std::process::id();
+        let socket = first.join("me.sock");
+        write_discovery(&first.join(format!("{me}.json")), &discovery(me, &socket)).expect("write");
+        // The same server seen through a second directory (a symlink, a copy) counts once.
+        write_discovery(&second.join(format!("{me}.json")), &discovery(me, &socket)).expect("write");
+        // A directory others may write to is not read: anyone could plant a file there.
+        let planted = root.path().join("planted.sock");
+        write_discovery(&open.join("1.json"), &discovery(1, &planted)).expect("write");
+        fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).expect("chmod");
+        let missing = root.path().join("missing");
+        let servers = live_servers_in(&[missing, first, second, open]);
+        assert_eq!(servers.iter().map(|server| server.pid).collect::<Vec<_>>(), vec![me]);
     }
 
     #[test]
