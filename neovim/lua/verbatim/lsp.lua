@@ -44,6 +44,8 @@ function M.init_options()
     diagnostics = true,
     hunkOutcomes = true,
     claudeCode = config.options.claude_code,
+    -- The plugin reads `verbatim` in workspace/applyEdit and verbatim/externalChange.
+    verbatimExtensions = true,
   }
 end
 

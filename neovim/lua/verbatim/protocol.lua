@@ -77,6 +77,7 @@ M.DISK_ANNOTATION_PREFIX = "verbatim/disk/"
 ---@field diagnostics? boolean the editor answers `verbatim/diagnostics`
 ---@field hunkOutcomes? boolean the editor reports which hunks it applied
 ---@field claudeCode? boolean serve Claude Code's IDE protocol (a WebSocket endpoint and a lock file)
+---@field verbatimExtensions? boolean the editor reads the `verbatim` object in `workspace/applyEdit` params and `verbatim/externalChange`
 
 ---@class verbatim.ClaudeCodeCapability `capabilities.experimental.verbatim.claudeCode` of the editor's `initialize` result.
 ---@field port integer the WebSocket endpoint on 127.0.0.1 (CLAUDE_CODE_SSE_PORT)

@@ -277,7 +277,11 @@ pub async fn apply_through_editor(
     if origin != Origin::Disk {
         about["agent"] = serde_json::Value::String(agent.name.clone());
     }
-    params["verbatim"] = about;
+    // Custom data only for an editor that reads it: a plain client may refuse unknown
+    // keys (Eglot answers such a request with an error and applies nothing).
+    if link.options.verbatim_extensions {
+        params["verbatim"] = about;
+    }
     let request = send_apply_edit(&link.client, params);
     let answer = tokio::select! {
         answer = async {
@@ -301,7 +305,15 @@ pub async fn apply_through_editor(
             .with("phase", "answer"));
         }
     };
-    let answer = answer?;
+    let answer = match answer {
+        // A plain client answers an edit the person declined (Eglot: "User cancelled server
+        // edit") or one whose version moved with an error: that is a refusal, not a fault.
+        Err(error) if error.kind == ErrorKind::EditorError && !link.options.verbatim_extensions => {
+            let message = error.data.get("editorError").and_then(|about| about.get("message")).and_then(|m| m.as_str());
+            return Err(refusal(state, documents, message.map(ToOwned::to_owned)));
+        }
+        answer => answer?,
+    };
     let kept = kept_hunks(&answer, &hunks);
     // Hunks there were, and the editor kept none of them (an edit that only deletes
     // or moves a file has no hunk to keep).

@@ -329,7 +329,7 @@ async fn merge_into_buffer(
         tell(link, &live.editor_uri, ExternalChangeKind::Conflict, &[], None, message).await;
         return Next::Done;
     };
-    if live.text == baseline {
+    if live.text == baseline && link.options.verbatim_extensions {
         // No unsaved changes: the editor reloads the file (VS Code does by itself). The
         // baseline moves on when the reload arrives (see `Document::reload_expected`).
         let expected = Rope::from_str(&disk);
@@ -583,6 +583,11 @@ async fn tell(
     message: String,
 ) {
     tracing::info!("{message}");
+    if !link.options.verbatim_extensions {
+        // A plain client knows no such notification (the merged edit, if any, reaches it
+        // as a plain workspace/applyEdit; a clean buffer follows the disk the same way).
+        return;
+    }
     let params = ExternalChangeParams {
         uri: uri.to_owned(),
         kind,

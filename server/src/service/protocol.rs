@@ -367,6 +367,10 @@ pub struct InitializationOptions {
     pub hunk_outcomes: bool,
     /// Serve Claude Code's IDE protocol (a WebSocket endpoint and a lock file).
     pub claude_code: bool,
+    /// The editor reads Verbatim's additions to the protocol: the `verbatim` object in
+    /// `workspace/applyEdit` params and `verbatim/externalChange`. Without it the editor
+    /// gets only what the LSP specification defines (a plain client such as Eglot).
+    pub verbatim_extensions: bool,
 }
 
 /// An agent's `initializationOptions`.
@@ -538,6 +542,7 @@ impl Default for InitializationOptions {
             diagnostics: false,
             hunk_outcomes: false,
             claude_code: true,
+            verbatim_extensions: false,
         }
     }
 }

@@ -288,6 +288,15 @@ pub struct ScriptedEditor {
     pub encoding: String,
 }
 
+/// The editor's options, saying it reads Verbatim's additions (as Verbatim's own clients
+/// do) unless the test says `verbatimExtensions` itself (false: a plain LSP client).
+fn with_extensions(mut options: Value) -> Value {
+    if let Some(options) = options.as_object_mut() {
+        options.entry("verbatimExtensions").or_insert(Value::Bool(true));
+    }
+    options
+}
+
 pub fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_verbatim"))
 }
@@ -365,7 +374,7 @@ impl ScriptedEditor {
                     "clientInfo": {"name": "scripted-editor", "version": "1.0"},
                     "rootUri": null,
                     "workspaceFolders": [{"uri": file_uri(workspace.path()), "name": "ws"}],
-                    "initializationOptions": options.initialization_options,
+                    "initializationOptions": with_extensions(options.initialization_options.clone()),
                     "capabilities": {
                         "general": {"positionEncodings": options.encodings},
                         "workspace": {"workspaceEdit": {
