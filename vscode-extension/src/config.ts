@@ -4,7 +4,7 @@
  * setting of the wrong type falls back to its default and is reported.
  */
 
-import type { ExternalChanges } from "./lsp_ext";
+import type { ExternalChanges, InitializationOptions } from "./lsp_ext";
 
 export type { ExternalChanges };
 export type ReviewMode = "confirm" | "auto";
@@ -31,6 +31,8 @@ export interface Config {
     logLevel: LogLevel;
     /** `verbatim.externalChanges`, passed to the server in `initializationOptions`. */
     externalChanges: ExternalChanges;
+    /** `verbatim.claudeCode.enabled`: the server serves Claude Code's IDE protocol (`initializationOptions.claudeCode`). */
+    claudeCode: boolean;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -39,10 +41,11 @@ export const DEFAULT_CONFIG: Config = {
     reviewUi: "inline",
     logLevel: "info",
     externalChanges: "review",
+    claudeCode: true,
 };
 
 /** Settings whose change only takes effect when the server restarts. */
-export const RESTART_SETTINGS = ["server.path", "logLevel", "externalChanges"] as const;
+export const RESTART_SETTINGS = ["server.path", "logLevel", "externalChanges", "claudeCode.enabled"] as const;
 
 export interface ReadConfigResult {
     config: Config;
@@ -67,6 +70,14 @@ export function readConfig(get: (key: string) => unknown, homeDir?: string): Rea
         return fallback;
     };
 
+    const flag = (key: string, fallback: boolean): boolean => {
+        const value = get(key);
+        if (value === undefined || value === null) return fallback;
+        if (typeof value === "boolean") return value;
+        problems.push(`\`${SECTION}.${key}\` is ${JSON.stringify(value)}; expected true or false. Using ${fallback}.`);
+        return fallback;
+    };
+
     let serverPath: string | undefined;
     const rawPath = get("server.path");
     if (typeof rawPath === "string") {
@@ -83,6 +94,7 @@ export function readConfig(get: (key: string) => unknown, homeDir?: string): Rea
             reviewUi: oneOf("review.ui", REVIEW_UIS, DEFAULT_CONFIG.reviewUi),
             logLevel: oneOf("logLevel", LOG_LEVELS, DEFAULT_CONFIG.logLevel),
             externalChanges: oneOf("externalChanges", EXTERNAL_CHANGES, DEFAULT_CONFIG.externalChanges),
+            claudeCode: flag("claudeCode.enabled", DEFAULT_CONFIG.claudeCode),
         },
         problems,
     };
@@ -104,17 +116,19 @@ export function needsRestart(affected: (key: string) => boolean): boolean {
 /** The `initializationOptions` the extension sends to the server (it always answers `verbatim/diagnostics`). */
 export function initializationOptions(
     reviewMode: ReviewMode,
-    externalChanges: ExternalChanges,
-    reviewUi: ReviewUi,
-): { needsConfirmation: boolean; statusNotifications: boolean; externalChanges: ExternalChanges; diagnostics: boolean; hunkOutcomes: boolean } {
+    config: Pick<Config, "externalChanges" | "reviewUi" | "claudeCode">,
+): Required<Pick<InitializationOptions, "needsConfirmation" | "statusNotifications" | "externalChanges" | "diagnostics" | "hunkOutcomes" | "claudeCode" | "verbatimExtensions">> {
     // The in-editor review answers with the hunks it kept; the Refactor Preview does not, and the server copes.
     // (Informational only: the server reads `hunks` from any answer that has it, so changing the setting needs no restart.)
     return {
         needsConfirmation: reviewMode === "confirm",
         statusNotifications: true,
-        externalChanges,
+        externalChanges: config.externalChanges,
         diagnostics: true,
-        hunkOutcomes: reviewUi === "inline",
+        hunkOutcomes: config.reviewUi === "inline",
+        claudeCode: config.claudeCode,
+        // The extension reads `verbatim` in workspace/applyEdit params and verbatim/externalChange.
+        verbatimExtensions: true,
     };
 }
 

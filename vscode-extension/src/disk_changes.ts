@@ -6,7 +6,9 @@
  *
  * The re-read ("resync") of a document runs when the person has decided on a
  * merged change (applied or discarded), and at once for `conflict` and
- * `synced`. It and the `workspace/applyEdit` requests for the same document
+ * `synced` (for `synced` only when the file holds the buffer's text, or when
+ * Claude Code wrote it after the person accepted its edit: see
+ * `ExpectedWrites`). It and the `workspace/applyEdit` requests for the same document
  * take turns: an agent's edit that arrives meanwhile waits until the buffer
  * holds the person's text again (and is refused as stale if it was planned
  * against the text before).
@@ -16,16 +18,26 @@ import * as vscode from "vscode";
 import type { ApplyWorkspaceEditParams, ApplyWorkspaceEditResult, ResponseError } from "vscode-languageserver-protocol";
 
 import { errorMessage } from "./errors";
-import { applyReplacement, externalChangeAction, restoringEdit } from "./external";
-import type { ExternalChangeParams } from "./lsp_ext";
+import { applyReplacement, ExpectedWrites, externalChangeAction, restoringEdit } from "./external";
+import { CLAUDE_CODE_AGENT, type ApplyEditVerbatim, type ExternalChangeParams } from "./lsp_ext";
 import { editedDocuments, isDiskEdit } from "./review";
 
 /** How long a revert may take to reach the extension host's copy of the document. */
 const REVERT_TIMEOUT_MS = 5_000;
+/**
+ * How long a document the disk already agrees with may take to turn clean by
+ * itself: after VS Code's own save the server can report `synced` before the
+ * extension host hears of the save (the Settings editor's writes to
+ * settings.json do), and a re-read then would bring the document to the front
+ * for nothing.
+ */
+const OWN_SAVE_MS = 500;
 
 export class DiskChanges {
     /** Per document URI: the resync running or queued, which edits of that document wait for. */
     private readonly lanes = new Map<string, Promise<void>>();
+    /** The documents whose file Claude Code is about to write, with the text the person kept of its edit. */
+    private readonly expectedWrites = new ExpectedWrites();
 
     constructor(private readonly log: vscode.LogOutputChannel) {}
 
@@ -36,7 +48,10 @@ export class DiskChanges {
         if (action.resync) {
             // `synced` also follows VS Code's own save, after which the person may have typed
             // again: VS Code's record of the file is then up to date and nothing is needed.
-            this.queueResync(params.uri, `the file changed on disk (${params.kind})`, params.kind === "synced");
+            // Claude Code's write of what the person kept is another matter: the file changed behind VS Code.
+            const agentWrote = params.kind === "synced" && this.expectedWrites.take(params.uri);
+            const why = agentWrote ? "Claude Code wrote the text you kept of its edit" : `the file changed on disk (${params.kind})`;
+            this.queueResync(params.uri, why, params.kind === "synced" && !agentWrote);
         }
         if (action.show) void this.show(params, action.compare);
     }
@@ -53,6 +68,10 @@ export class DiskChanges {
         const documents = editedDocuments(params);
         await Promise.all(documents.map((document) => this.lanes.get(document.uri)));
         const result = await next(params);
+        if ("applied" in result && result.applied && (params as { verbatim?: Partial<ApplyEditVerbatim> }).verbatim?.agent === CLAUDE_CODE_AGENT) {
+            // Before the answer leaves: Claude Code writes the file only once it has it.
+            for (const { uri } of documents) this.expectedWrites.expect(uri);
+        }
         if (isDiskEdit(params)) {
             const applied = "applied" in result && result.applied;
             for (const { uri, version } of documents) {
@@ -63,6 +82,11 @@ export class DiskChanges {
             }
         }
         return result;
+    }
+
+    /** Resolves once no re-read of `uri` runs or waits (a save before that could meet "The content of the file is newer"). */
+    async settled(uri: string): Promise<void> {
+        for (let lane = this.lanes.get(uri); lane !== undefined; lane = this.lanes.get(uri)) await lane;
     }
 
     private queueResync(uri: string, why: string, onlyIfDiskHoldsBuffer = false): void {
@@ -84,15 +108,36 @@ export class DiskChanges {
     private async resync(uri: string, why: string, onlyIfDiskHoldsBuffer: boolean): Promise<void> {
         const document = findDocument(uri);
         if (document === undefined || document.isClosed || !document.isDirty) return;
+        if (onlyIfDiskHoldsBuffer && (await turnsClean(document, OWN_SAVE_MS))) return;
         const text = document.getText();
         if (onlyIfDiskHoldsBuffer && !(await diskHolds(document.uri, text))) return;
 
-        // "Revert File" acts on the active editor only, so the document is shown first.
-        const previous = vscode.window.activeTextEditor;
+        // "Revert File" acts on the active editor only, so the document is shown first; afterwards the
+        // tab the person was in comes back, or the one that came to the front meanwhile (a tab they
+        // clicked, a review that opened): a diff as a diff.
+        const ours = (tab: vscode.Tab): boolean => tab.input instanceof vscode.TabInputText && tab.input.uri.toString() === uri;
+        const active = vscode.window.tabGroups.activeTabGroup.activeTab;
+        let back = active === undefined || ours(active) ? undefined : tabToShow(active);
+        const watch = vscode.window.tabGroups.onDidChangeTabs((event) => {
+            for (const tab of [...event.opened, ...event.changed]) {
+                if (tab.isActive && tab.group.isActive && !ours(tab)) back = tabToShow(tab);
+            }
+        });
+        try {
+            await this.reread(document, text, why);
+        } finally {
+            watch.dispose();
+        }
+        if (back !== undefined) await back();
+    }
+
+    /** Shows `document`, reverts it (it then holds the file's text) and puts `text` back. */
+    private async reread(document: vscode.TextDocument, text: string, why: string): Promise<void> {
+        const uri = document.uri.toString();
         const shown = vscode.window.visibleTextEditors.find((editor) => editor.document === document);
         await vscode.window.showTextDocument(document, { viewColumn: shown?.viewColumn, preserveFocus: false, preview: false });
         const active = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
-        if (!(active instanceof vscode.TabInputText) || active.uri.toString() !== document.uri.toString()) {
+        if (!(active instanceof vscode.TabInputText) || active.uri.toString() !== uri) {
             this.log.warn(`[disk] ${uri} is not the active editor, so it was not re-read; saving it may ask whether to overwrite the file`);
             return;
         }
@@ -116,9 +161,6 @@ export class DiskChanges {
             }
         }
         this.log.info(`[disk] ${uri}: re-read from disk and the buffer's text put back (${why}); saving will not ask`);
-        if (previous !== undefined && previous.document !== document && !previous.document.isClosed) {
-            await vscode.window.showTextDocument(previous.document, { viewColumn: previous.viewColumn, preserveFocus: false });
-        }
     }
 
     private async show(params: ExternalChangeParams, compare: "disk" | "movedTo" | undefined): Promise<void> {
@@ -146,6 +188,32 @@ function basename(uri: vscode.Uri): string {
     return uri.path.slice(uri.path.lastIndexOf("/") + 1);
 }
 
+/**
+ * How to bring `tab` to the front again, if it is a text editor or a diff
+ * (and is still open by then); `undefined` for any other tab.
+ */
+function tabToShow(tab: vscode.Tab): (() => Promise<void>) | undefined {
+    const viewColumn = tab.group.viewColumn;
+    const input = tab.input;
+    const key = tabKey(input);
+    if (key === undefined) return undefined;
+    return async () => {
+        if (!vscode.window.tabGroups.all.some((group) => group.tabs.some((candidate) => tabKey(candidate.input) === key))) return;
+        if (input instanceof vscode.TabInputText) {
+            await vscode.window.showTextDocument(input.uri, { viewColumn, preserveFocus: false, preview: tab.isPreview });
+        } else if (input instanceof vscode.TabInputTextDiff) {
+            await vscode.commands.executeCommand("vscode.diff", input.original, input.modified, tab.label, { viewColumn, preview: tab.isPreview });
+        }
+    };
+}
+
+/** What a text or diff tab shows, as one string; `undefined` for any other tab. */
+function tabKey(input: unknown): string | undefined {
+    if (input instanceof vscode.TabInputText) return input.uri.toString();
+    if (input instanceof vscode.TabInputTextDiff) return `${input.original.toString()} ↔ ${input.modified.toString()}`;
+    return undefined;
+}
+
 /** Resolves once the extension host sees the document clean (the revert has reached it). */
 async function waitForClean(document: vscode.TextDocument): Promise<void> {
     const deadline = Date.now() + REVERT_TIMEOUT_MS;
@@ -153,6 +221,13 @@ async function waitForClean(document: vscode.TextDocument): Promise<void> {
         if (Date.now() > deadline) throw new Error(`reverting it did not finish within ${REVERT_TIMEOUT_MS} ms`);
         await new Promise((resolve) => setTimeout(resolve, 10));
     }
+}
+
+/** Whether the document turns clean within `ms` (VS Code's own save reaching the extension host). */
+async function turnsClean(document: vscode.TextDocument, ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    while (document.isDirty && !document.isClosed && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    return !document.isDirty;
 }
 
 /** Whether the file on disk holds `text` (read as UTF-8; any other encoding answers no). */

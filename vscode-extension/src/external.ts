@@ -49,6 +49,38 @@ export function externalChangeAction(params: Pick<ExternalChangeParams, "kind" |
     }
 }
 
+/** How long after an accepted edit of Claude Code's the extension waits for Claude Code to write the file. */
+export const EXPECTED_WRITE_MS = 60_000;
+
+/**
+ * The documents whose file an agent is about to write with the text the
+ * person kept. Claude Code writes the file itself once the person has
+ * accepted its edit (docs/protocol.md, "Claude Code's IDE protocol"), and the
+ * server then sends `synced`, even when the buffer holds more than the file
+ * (the person's other unsaved changes). VS Code's record of the file is out
+ * of date all the same, so such a document is re-read whatever its buffer
+ * holds; after VS Code's own save (the other source of `synced`) it is
+ * re-read only if the file holds the buffer's text, as before.
+ */
+export class ExpectedWrites {
+    /** Per document URI: until when its write is expected (a write that never comes is forgotten). */
+    private readonly until = new Map<string, number>();
+
+    constructor(private readonly now: () => number = Date.now) {}
+
+    /** An agent will write the file of `uri`. */
+    expect(uri: string, ms = EXPECTED_WRITE_MS): void {
+        this.until.set(uri, this.now() + ms);
+    }
+
+    /** Whether a write of `uri` was expected; it is not expected any more. */
+    take(uri: string): boolean {
+        const until = this.until.get(uri);
+        this.until.delete(uri);
+        return until !== undefined && until >= this.now();
+    }
+}
+
 /** One replacement: `text` replaces `from[start, end)` (UTF-16 offsets). */
 export interface Replacement {
     start: number;

@@ -59,6 +59,8 @@ export interface Proposal {
     /** "<agent>: <summary>", as the server labels it. */
     label: string;
     origin: "agent" | "disk";
+    /** The agent's name (`verbatim.agent`); absent for a change made on disk, or when the server did not say. */
+    agent: string | undefined;
     /** Every document with text edits, in `documentChanges` order (then `changes`). */
     documents: ProposedDocument[];
     /** The files it creates, moves or deletes, in `documentChanges` order. */
@@ -116,6 +118,7 @@ export function readProposal(params: ApplyWorkspaceEditParams): Proposal | undef
         offer: typeof verbatim?.offer === "number" ? verbatim.offer : 0,
         label,
         origin,
+        agent: typeof verbatim?.agent === "string" ? verbatim.agent : undefined,
         documents,
         operations,
         files,

@@ -24,7 +24,9 @@
  * file). It is decided whole, by Accept All or Reject All: the server cannot
  * take a file created without its text. Accepted, its file operations and
  * text edits are applied in the server's order in one `workspace.applyEdit`,
- * and a created file is saved, since its text is nowhere else.
+ * and a created file is saved, since its text is nowhere else (except for
+ * Claude Code's, which writes the file itself once it has the answer: a save
+ * of ours could meet its write, and stop at "The content of the file is newer").
  *
  * Edits wait in a queue, shown one at a time in arrival order. When the
  * person types in a document under review, the edit is refused once the
@@ -70,6 +72,7 @@ import {
 } from "./hunks";
 import { hunkMarks, readDiffMaxLines, usesFastPath, type HunkMarks } from "./inline_marks";
 import { LensRefetch } from "./lens_refetch";
+import { CLAUDE_CODE_AGENT } from "./lsp_ext";
 
 export const PROPOSAL_SCHEME = "verbatim-proposal";
 /** How long a document must be still after the person typed before its edit is refused, to be offered again. */
@@ -465,6 +468,11 @@ export class InlineReview implements vscode.Disposable {
      * is nowhere else (the agent, and any tool, reads the disk).
      */
     private async saveCreated(review: Review, steps: readonly EditStep[]): Promise<void> {
+        if (review.proposal.agent === CLAUDE_CODE_AGENT) {
+            // Its write comes back as `synced`, and the re-read leaves the document clean (disk_changes.ts).
+            if (steps.some((step) => step.kind === "create")) this.log.info(`[review] "${review.proposal.label}": Claude Code writes the new file itself`);
+            return;
+        }
         for (const step of steps) {
             if (step.kind !== "create") continue;
             const document = findDocument(step.uri);

@@ -24,7 +24,8 @@ export interface Timers {
     clear(handle: unknown): void;
 }
 
-const realTimers: Timers = {
+/** The Node timers, for everything outside the unit tests. */
+export const realTimers: Timers = {
     set: (callback, ms) => setTimeout(callback, ms),
     clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };

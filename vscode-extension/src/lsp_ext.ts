@@ -38,6 +38,10 @@ export interface InitializationOptions {
     diagnostics?: boolean;
     /** The editor reports which hunks it applied in its answers to `workspace/applyEdit` (informational). */
     hunkOutcomes?: boolean;
+    /** Serve Claude Code's IDE protocol for this editor: a WebSocket endpoint and a lock file (default `true`). */
+    claudeCode?: boolean;
+    /** The editor reads Verbatim's additions: `verbatim` in `workspace/applyEdit` params and `verbatim/externalChange` (default `false`). */
+    verbatimExtensions?: boolean;
 }
 
 /** What an agent connection may do. */
@@ -64,6 +68,14 @@ export interface ServerExperimentalCapabilities {
         /** Write methods a read-only connection may still call with `dryRun: true`. */
         dryRunOnly: string[];
         access: Access;
+    };
+}
+
+/** `capabilities.experimental` in the server's `initialize` result for the editor. */
+export interface EditorExperimentalCapabilities {
+    verbatim?: {
+        /** Present when the server serves Claude Code's IDE protocol: the port of its WebSocket endpoint on 127.0.0.1. */
+        claudeCode?: { port: number };
     };
 }
 
@@ -471,6 +483,44 @@ export interface HunkAnswer {
     /** The person's words for what they left out. */
     reason?: string;
 }
+
+// --- Claude Code's IDE protocol ------------------------------------------------
+
+/** The agent name of a Claude Code connection to the server's IDE endpoint (`verbatim.agent` of its edits). */
+export const CLAUDE_CODE_AGENT = "Claude Code";
+
+export interface SelectionChangedParams {
+    uri: string;
+    /** The selected text; empty for a cursor. */
+    text: string;
+    /** The selection, or the cursor as an empty range, in the connection's position encoding. */
+    range: Range;
+}
+
+/** Editor → server: the selection in the editor's focused document changed (sent debounced, only for documents open with the server). */
+export const selectionChanged = new NotificationType<SelectionChangedParams>("verbatim/selectionChanged");
+
+export interface AtMentionParams {
+    uri: string;
+    /** These lines only; absent for the whole file. */
+    range?: Range;
+}
+
+/** Editor → server: the person sends this file (or these lines) to Claude Code. */
+export const atMention = new NotificationType<AtMentionParams>("verbatim/atMention");
+
+export interface SaveDocumentParams {
+    uri: string;
+}
+
+export interface SaveDocumentResult {
+    saved: boolean;
+    /** Why it was not saved, or anything else the person should know. */
+    message?: string;
+}
+
+/** Server → editor: save the open document (for Claude Code's `saveDocument`). */
+export const saveDocument = new RequestType<SaveDocumentParams, SaveDocumentResult, void>("verbatim/saveDocument");
 
 /** Every custom method, in the order `docs/protocol.md` lists them. */
 export const METHODS = [

@@ -37,7 +37,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         },
         sameStatusBarView,
     );
-    const renderStatus = (): void => shownStatus.update(statusBarView(current.state, current.reviewMode));
+    const renderStatus = (): void => shownStatus.update(statusBarView(current.state, current.reviewMode, current.claudeCodeEndpoint));
     renderStatus();
     shownStatus.flush();
     context.subscriptions.push(statusItem, shownStatus, current.onDidChangeState(renderStatus));
@@ -136,6 +136,10 @@ async function onConfigurationChanged(server: Server, event: vscode.Configuratio
     if (event.affectsConfiguration(`${SECTION}.reviewMode`)) {
         // The setting wins over an earlier toggle; it applies to the next edit.
         server.setSessionReviewMode(undefined);
+        server.log.info(`[settings] verbatim.reviewMode is ${server.config().reviewMode}: it applies to the next edit.`);
+    }
+    if (event.affectsConfiguration(`${SECTION}.review.ui`)) {
+        server.log.info(`[settings] verbatim.review.ui is ${server.config().reviewUi}: it applies to the next edit.`);
     }
     if (!needsRestart((key) => event.affectsConfiguration(key))) return;
     await restartOrOffer(server, "Verbatim: the new setting takes effect when the server restarts. Connected agents will have to reconnect.");

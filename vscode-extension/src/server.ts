@@ -22,6 +22,8 @@ import {
     State,
 } from "vscode-languageclient/node";
 
+import { claudeCodeEndpoint, type ClaudeCodeEndpoint } from "./claude_code";
+import { ClaudeCodeEditor } from "./claude_code_editor";
 import { DiskChanges } from "./disk_changes";
 import { EditorDiagnostics } from "./editor_diagnostics";
 import { bundledServerPath, findServer, nodeBootstrapHost, ServerNotFoundError, type FoundServer } from "./bootstrap";
@@ -47,6 +49,8 @@ export class Server implements vscode.Disposable {
     private readonly diskChanges: DiskChanges;
     private readonly stalePreviews: StalePreviews;
     private readonly inlineReview: InlineReview;
+    /** Claude Code's IDE protocol, VS Code's side: terminals' variables, selections, mentions, saves. */
+    private readonly claudeCode: ClaudeCodeEditor;
     /** Hears diagnostics changes from the extension's start, across restarts; answers `verbatim/diagnostics`. */
     private readonly editorDiagnostics = new EditorDiagnostics();
 
@@ -61,10 +65,19 @@ export class Server implements vscode.Disposable {
         this.diskChanges = new DiskChanges(log);
         this.stalePreviews = new StalePreviews(log);
         this.inlineReview = new InlineReview(log);
+        this.claudeCode = new ClaudeCodeEditor(context, log, this.diskChanges, () => {
+            const status = this.stateValue.kind === "running" ? this.stateValue.status : undefined;
+            return status?.agents.some((agent) => agent.name === lsp_ext.CLAUDE_CODE_AGENT);
+        });
     }
 
     get state(): ServerState {
         return this.stateValue;
+    }
+
+    /** The endpoint Claude Code connects to, while the server serves one. */
+    get claudeCodeEndpoint(): ClaudeCodeEndpoint | undefined {
+        return this.claudeCode.endpoint;
     }
 
     /** The mode in force: the session's toggle if any, else the setting. */
@@ -154,7 +167,7 @@ export class Server implements vscode.Disposable {
         };
         const clientOptions: LanguageClientOptions = {
             documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
-            initializationOptions: initializationOptions(this.reviewMode, config.externalChanges, config.reviewUi),
+            initializationOptions: initializationOptions(this.reviewMode, config),
             outputChannel: this.log,
             stdioOptions: { stdout: forwardServerLog, stderr: forwardServerLog },
             traceOutputChannel: this.traceLog,
@@ -171,15 +184,18 @@ export class Server implements vscode.Disposable {
                 if (event.newState === State.Stopped) {
                     // The edits under review came on the connection that is gone; the server offers nothing again.
                     this.inlineReview.withdrawAll();
+                    this.claudeCode.detach();
                     this.setState({ kind: "stopped" });
                 } else if (event.newState === State.Running && this.stateValue.kind === "stopped") {
-                    // The client restarted a server that crashed.
+                    // The client restarted a server that crashed: a new process, with a new endpoint.
+                    this.attachClaudeCode(client);
                     this.setState({ kind: "running", status: undefined });
                     void this.refreshStatus();
                 }
             }),
             client.onNotification(lsp_ext.statusChanged, (status) => this.setState({ kind: "running", status })),
             client.onNotification(lsp_ext.externalChange, (params) => this.diskChanges.onExternalChange(params)),
+            client.onRequest(lsp_ext.saveDocument, (params) => this.claudeCode.saveDocument(params)),
             client.onRequest(lsp_ext.diagnostics, async (params) => {
                 const result = await this.editorDiagnostics.tracker.handle(params);
                 const outcome = result.documents.map((d) => `${d.uri} v${d.version}: ${d.status} after ${d.waitedMs} ms, ${d.diagnostics.length} problems`);
@@ -196,8 +212,16 @@ export class Server implements vscode.Disposable {
             this.setState({ kind: "failed", message });
             return;
         }
+        this.attachClaudeCode(client);
         this.setState({ kind: "running", status: undefined });
         await this.refreshStatus();
+    }
+
+    /** Reads the Claude Code endpoint from the server's `initialize` result. */
+    private attachClaudeCode(client: LanguageClient): void {
+        if (this.client !== client) return;
+        const endpoint = claudeCodeEndpoint(client.initializeResult?.capabilities.experimental);
+        this.claudeCode.attach(client, endpoint, this.config().claudeCode);
     }
 
     /**
@@ -226,6 +250,7 @@ export class Server implements vscode.Disposable {
         this.client = undefined;
         for (const disposable of this.clientDisposables.splice(0)) disposable.dispose();
         this.inlineReview.withdrawAll();
+        this.claudeCode.detach();
         if (client !== undefined) {
             try {
                 await client.stop(5_000);
@@ -255,6 +280,7 @@ export class Server implements vscode.Disposable {
     dispose(): void {
         this.stalePreviews.dispose();
         this.inlineReview.dispose();
+        this.claudeCode.dispose();
         this.editorDiagnostics.dispose();
         this.stateEmitter.dispose();
     }

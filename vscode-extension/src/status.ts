@@ -3,6 +3,7 @@
  * the server's `verbatim/status` result. Pure functions, no `vscode`.
  */
 
+import { endpointTooltip, type ClaudeCodeEndpoint } from "./claude_code";
 import type { AgentInfo, PendingEdit, StatusResult } from "./lsp_ext";
 import type { ReviewMode } from "./config";
 
@@ -24,7 +25,8 @@ export function plural(count: number, noun: string): string {
     return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
-export function statusBarView(state: ServerState, reviewMode: ReviewMode): StatusBarView {
+/** `claudeCode`: the endpoint Claude Code connects to, while the server serves one. */
+export function statusBarView(state: ServerState, reviewMode: ReviewMode, claudeCode?: ClaudeCodeEndpoint): StatusBarView {
     const modeLine =
         reviewMode === "confirm"
             ? "Review mode: confirm (each agent edit waits for your review)"
@@ -39,8 +41,10 @@ export function statusBarView(state: ServerState, reviewMode: ReviewMode): Statu
             return { text: "$(error) Verbatim", tooltip: `Verbatim: ${state.message}`, highlight: "error" };
         case "running": {
             const status = state.status;
+            const claudeCodeLine = endpointTooltip(claudeCode);
             if (status === undefined) {
-                return { text: `$(plug) Verbatim${autoSuffix}`, tooltip: `Verbatim: server running\n${modeLine}`, highlight: "none" };
+                const tooltip = ["Verbatim: server running", modeLine, ...(claudeCodeLine === undefined ? [] : [claudeCodeLine])].join("\n");
+                return { text: `$(plug) Verbatim${autoSuffix}`, tooltip, highlight: "none" };
             }
             const agents = status.agents.length;
             const pending = status.pending.length;
@@ -52,6 +56,7 @@ export function statusBarView(state: ServerState, reviewMode: ReviewMode): Statu
                 `Verbatim: ${plural(agents, "agent")} connected, ${plural(pending, "edit")} waiting for review`,
                 modeLine,
                 `Agent socket: ${status.socket}`,
+                ...(claudeCodeLine === undefined ? [] : [claudeCodeLine]),
                 "Click to show the connected agents.",
             ].join("\n");
             return { text, tooltip, highlight: pending > 0 && reviewMode === "confirm" ? "warning" : "none" };

@@ -167,6 +167,13 @@ install_oldest_code_server() {
     touch "$stamp"
 }
 
+# The real Claude Code CLI (pinned) and tmux, for test/e2e/claude_code.test.mjs:
+# the project's own installer, tests/agents/install.sh (quick once installed).
+install_claude_code() {
+    log "Claude Code for the end-to-end test (tests/agents/install.sh)"
+    "$REPO/tests/agents/install.sh"
+}
+
 install_extension_dependencies() {
     # npm ci wipes node_modules, so only run it when the lock file changed.
     local stamp="$EXT_DIR/node_modules/.package-lock.sha256"
@@ -183,6 +190,9 @@ install_apt_packages
 install_node24
 install_extension_dependencies
 install_code_server
+if [[ "$MODE" != bench ]]; then
+    install_claude_code
+fi
 if [[ "$MODE" != bench ]] && [[ "${VERBATIM_SKIP_OLDEST:-}" != 1 ]]; then
     install_oldest_code_server
 fi

@@ -75,16 +75,21 @@ export function scenarioSteps(page, output, userData = () => undefined) {
     return steps;
 }
 
-/** Prints the last lines of the extension's own log (its "Verbatim" output channel) under `userData`. */
-function printLogTail(userData, lines = 40) {
+/** The extension's own logs (its "Verbatim" output channel, one file per window) under `userData`: `{ file, text }`. */
+function extensionLogs(userData) {
     const logs = userData && path.join(userData, "logs");
-    if (!logs || !existsSync(logs)) return;
-    const files = readdirSync(logs, { recursive: true })
+    if (!logs || !existsSync(logs)) return [];
+    return readdirSync(logs, { recursive: true })
         .map(String)
         .filter((name) => path.basename(name) === "Verbatim.log")
-        .sort();
-    for (const file of files) {
-        const tail = readFileSync(path.join(logs, file), "utf8").trimEnd().split("\n").slice(-lines);
+        .sort()
+        .map((file) => ({ file, text: readFileSync(path.join(logs, file), "utf8") }));
+}
+
+/** Prints the last lines of the extension's own log under `userData`. */
+function printLogTail(userData, lines = 40) {
+    for (const { file, text } of extensionLogs(userData)) {
+        const tail = text.trimEnd().split("\n").slice(-lines);
         console.log(`# the last ${tail.length} lines of ${file}:`);
         for (const line of tail) console.log(`#   ${line}`);
     }
@@ -156,9 +161,13 @@ const BASE_SETTINGS = {
  * `workspaceTrust`, VS Code's workspace trust is on (without the startup
  * prompt), so the workspace opens untrusted, in Restricted Mode.
  * `bundledServer` is linked into the installed extension as its bundled
- * binary (`server/verbatim`).
+ * binary (`server/verbatim`). `env` is added to code-server's environment,
+ * which the extension host, the server and the integrated terminals inherit.
+ * `extraExtensions` are `.vsix` files installed beside the extension.
+ * `logLevel` is VS Code's (`--log`): at `debug`, the extension's output
+ * channel keeps the server's debug lines too.
  */
-export async function launchEditor({ fixture, setup, settings = {}, serverPath, initScript, output, workspaceTrust = false, bundledServer }) {
+export async function launchEditor({ fixture, setup, settings = {}, serverPath, initScript, output, workspaceTrust = false, bundledServer, env, extraExtensions = [], logLevel }) {
     const codeServer = requiredEnv("CODE_SERVER_BIN");
     const vsix = path.join(extensionDir, "dist", "verbatim.vsix");
     const chromiumPath = process.env.CHROMIUM_BIN ?? "/usr/bin/chromium";
@@ -190,7 +199,8 @@ export async function launchEditor({ fixture, setup, settings = {}, serverPath, 
     const configFile = path.join(temp, "code-server.yaml");
     writeFileSync(configFile, "auth: none\ncert: false\n");
 
-    execFileSync(codeServer, ["--config", configFile, "--user-data-dir", userData, "--extensions-dir", extensions, "--install-extension", vsix], {
+    const installs = [vsix, ...extraExtensions].flatMap((file) => ["--install-extension", file]);
+    execFileSync(codeServer, ["--config", configFile, "--user-data-dir", userData, "--extensions-dir", extensions, ...installs], {
         stdio: ["ignore", "inherit", "inherit"],
         timeout: 120_000,
     });
@@ -215,11 +225,12 @@ export async function launchEditor({ fixture, setup, settings = {}, serverPath, 
             "--disable-update-check",
             ...(workspaceTrust ? [] : ["--disable-workspace-trust"]),
             "--disable-getting-started-override",
+            ...(logLevel ? ["--log", logLevel] : []),
             workspace,
         ],
         {
             // The extension host inherits this environment, and the server inherits the extension host's.
-            env: { ...process.env, VERBATIM_RUNTIME_DIR: runtimeDir },
+            env: { ...process.env, VERBATIM_RUNTIME_DIR: runtimeDir, ...env },
             stdio: ["ignore", "pipe", "pipe"],
             detached: true,
         },
@@ -280,6 +291,13 @@ export class Editor {
 
     panel() {
         return this.page.locator("#workbench\\.parts\\.panel");
+    }
+
+    /** The extension's own log (its "Verbatim" output channel), as VS Code has written it so far. */
+    extensionLog() {
+        return extensionLogs(this.userData)
+            .map(({ text }) => text)
+            .join("\n");
     }
 
     statusBar() {

@@ -605,7 +605,8 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         const select = page.locator('.settings-editor select[aria-label="verbatim.review.ui"]');
         await select.waitFor({ state: "visible" });
         await select.selectOption("refactorPreview");
-        await new Promise((resolve) => setTimeout(resolve, 1000));
+        // VS Code writes settings.json, and the extension host hears of it, a while later (more than a second under load).
+        await waitFor("the extension to take the new setting", () => editor.extensionLog().includes("verbatim.review.ui is refactorPreview"));
         // VS Code 1.139 shows the Settings editor in a modal; 1.93 in a tab.
         await page.keyboard.press("Escape");
         await page.locator(".monaco-modal-editor-block").waitFor({ state: "detached" });

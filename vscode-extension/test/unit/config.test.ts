@@ -12,10 +12,24 @@ describe("readConfig", () => {
 
     test("valid values", () => {
         const { config, problems } = readConfig(
-            settings({ "server.path": " ~/bin/verbatim ", reviewMode: "auto", "review.ui": "refactorPreview", logLevel: "trace", externalChanges: "auto" }),
+            settings({
+                "server.path": " ~/bin/verbatim ",
+                reviewMode: "auto",
+                "review.ui": "refactorPreview",
+                logLevel: "trace",
+                externalChanges: "auto",
+                "claudeCode.enabled": false,
+            }),
             "/home/ada",
         );
-        assert.deepEqual(config, { serverPath: "/home/ada/bin/verbatim", reviewMode: "auto", reviewUi: "refactorPreview", logLevel: "trace", externalChanges: "auto" });
+        assert.deepEqual(config, {
+            serverPath: "/home/ada/bin/verbatim",
+            reviewMode: "auto",
+            reviewUi: "refactorPreview",
+            logLevel: "trace",
+            externalChanges: "auto",
+            claudeCode: false,
+        });
         assert.deepEqual(problems, []);
     });
 
@@ -25,10 +39,13 @@ describe("readConfig", () => {
     });
 
     test("invalid values fall back to the default and are reported", () => {
-        const { config, problems } = readConfig(settings({ "server.path": 42, reviewMode: "yolo", "review.ui": "panel", logLevel: 3, externalChanges: "merge" }));
+        const { config, problems } = readConfig(
+            settings({ "server.path": 42, reviewMode: "yolo", "review.ui": "panel", logLevel: 3, externalChanges: "merge", "claudeCode.enabled": "yes" }),
+        );
         assert.deepEqual(config, DEFAULT_CONFIG);
-        assert.equal(problems.length, 5);
+        assert.equal(problems.length, 6);
         assert.match(problems[1] ?? "", /`verbatim.reviewMode` is "yolo"; expected one of "confirm", "auto". Using "confirm"./);
+        assert.match(problems[5] ?? "", /`verbatim.claudeCode.enabled` is "yes"; expected true or false. Using true./);
     });
 });
 
@@ -39,20 +56,24 @@ test("expandHome", () => {
     assert.equal(expandHome("~/x", undefined), "~/x");
 });
 
-test("initializationOptions follow the review mode and the externalChanges setting", () => {
-    assert.deepEqual(initializationOptions("confirm", "review", "inline"), {
+test("initializationOptions follow the review mode and the externalChanges and claudeCode.enabled settings", () => {
+    assert.deepEqual(initializationOptions("confirm", { externalChanges: "review", reviewUi: "inline", claudeCode: true }), {
         needsConfirmation: true,
         statusNotifications: true,
         externalChanges: "review",
         diagnostics: true,
         hunkOutcomes: true,
+        claudeCode: true,
+        verbatimExtensions: true,
     });
-    assert.deepEqual(initializationOptions("auto", "off", "refactorPreview"), {
+    assert.deepEqual(initializationOptions("auto", { externalChanges: "off", reviewUi: "refactorPreview", claudeCode: false }), {
         needsConfirmation: false,
         statusNotifications: true,
         externalChanges: "off",
         diagnostics: true,
         hunkOutcomes: false,
+        claudeCode: false,
+        verbatimExtensions: true,
     });
 });
 
@@ -61,11 +82,12 @@ test("the server inherits the environment and gets the log level", () => {
     assert.deepEqual(env, { PATH: "/bin", VERBATIM_RUNTIME_DIR: "/tmp/rt", VERBATIM_LOG: "debug" });
 });
 
-test("only the server path, the log level and externalChanges need a restart", () => {
+test("only the server path, the log level, externalChanges and claudeCode.enabled need a restart", () => {
     const changed = (key: string) => (candidate: string) => candidate === key;
     assert.equal(needsRestart(changed("verbatim.server.path")), true);
     assert.equal(needsRestart(changed("verbatim.logLevel")), true);
     assert.equal(needsRestart(changed("verbatim.externalChanges")), true);
+    assert.equal(needsRestart(changed("verbatim.claudeCode.enabled")), true);
     assert.equal(needsRestart(changed("verbatim.reviewMode")), false);
     assert.equal(needsRestart(changed("verbatim.trace.server")), false);
 });

@@ -1,7 +1,7 @@
 import * as assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { applyReplacement, externalChangeAction, restoringEdit } from "../../src/external";
+import { applyReplacement, EXPECTED_WRITE_MS, ExpectedWrites, externalChangeAction, restoringEdit } from "../../src/external";
 import type { ExternalChangeKind } from "../../src/lsp_ext";
 import { editedDocuments, isDiskEdit, withReviewMode } from "../../src/review";
 
@@ -94,5 +94,29 @@ describe("changes made on disk in workspace/applyEdit", () => {
     test("name the documents they change and the versions they were planned against", () => {
         assert.deepEqual(editedDocuments(diskEdit), [{ uri: "file:///p/notes.txt", version: 7 }]);
         assert.deepEqual(editedDocuments({ edit: { changes: { "file:///p/a.txt": [] } } }), [{ uri: "file:///p/a.txt", version: null }]);
+    });
+});
+
+describe("ExpectedWrites: Claude Code writes the file once the person has accepted its edit", () => {
+    const URI = "file:///p/notes.txt";
+
+    test("a write expected is taken once", () => {
+        const writes = new ExpectedWrites(() => 1_000);
+        assert.equal(writes.take(URI), false);
+        writes.expect(URI);
+        assert.equal(writes.take("file:///p/other.txt"), false);
+        assert.equal(writes.take(URI), true);
+        assert.equal(writes.take(URI), false, "the next change is not that write");
+    });
+
+    test("a write that never comes is forgotten", () => {
+        let now = 0;
+        const writes = new ExpectedWrites(() => now);
+        writes.expect(URI);
+        now = EXPECTED_WRITE_MS;
+        assert.equal(writes.take(URI), true, "just in time");
+        writes.expect(URI);
+        now += EXPECTED_WRITE_MS + 1;
+        assert.equal(writes.take(URI), false);
     });
 });

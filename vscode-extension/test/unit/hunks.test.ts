@@ -81,6 +81,7 @@ describe("readProposal", () => {
         assert.equal(proposal.key, "id 12");
         assert.equal(proposal.offer, 2);
         assert.equal(proposal.label, "claude: Rename x");
+        assert.equal(proposal.agent, "claude");
         assert.deepEqual(
             proposal.hunks.map((hunk) => hunk.edits),
             [[0], [1, 2]],
@@ -106,6 +107,7 @@ describe("readProposal", () => {
         const disk = params([{ uri: URI, version: 1, edits: EDITS }]);
         disk.edit.changeAnnotations = { "verbatim/disk/3": { label: "Changed on disk", needsConfirmation: true } };
         assert.equal(readProposal(disk)?.origin, "disk");
+        assert.equal(readProposal(disk)?.agent, undefined);
     });
 });
 

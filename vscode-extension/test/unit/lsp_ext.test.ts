@@ -90,9 +90,21 @@ function backticked(cell: string): string[] {
     return [...cell.matchAll(/`(?:data\.)?([A-Za-z][A-Za-z0-9]*)`/g)].map((match) => match[1] ?? "");
 }
 
-/** The field names a section documents: keys of its JSON examples, first table column, and bullet heads. */
-function documentedFields(body: string): Set<string> {
+/**
+ * The field names of the shapes written inline, in backticks, as the page does
+ * for small params and results: `{uri, range?}`, `{saved: boolean, message?: string}`.
+ */
+function inlineShapeFields(markdown: string): Set<string> {
     const names = new Set<string>();
+    for (const match of markdown.matchAll(/`(\{[^`]*\})`/g)) {
+        for (const field of (match[1] ?? "").matchAll(/[{,]\s*([A-Za-z][A-Za-z0-9]*)\??\s*(?=[,}:])/g)) names.add(field[1] ?? "");
+    }
+    return names;
+}
+
+/** The field names a section documents: keys of its JSON examples, inline shapes, first table column, and bullet heads. */
+function documentedFields(body: string): Set<string> {
+    const names = new Set<string>(inlineShapeFields(body));
     for (const block of codeBlocks(body)) for (const key of jsonKeys(block)) names.add(key);
     for (const row of tableRows(body).slice(1)) for (const name of backticked(row[0] ?? "")) names.add(name);
     for (const match of body.matchAll(/^- `([A-Za-z][A-Za-z0-9]*)`/gm)) names.add(match[1] ?? "");
@@ -100,7 +112,7 @@ function documentedFields(body: string): Set<string> {
 }
 
 /** Every name the page mentions as a JSON key or in backticks. */
-const everyDocumentedName = new Set<string>([...jsonKeys(protocol), ...backticked(protocol)]);
+const everyDocumentedName = new Set<string>([...jsonKeys(protocol), ...backticked(protocol), ...inlineShapeFields(protocol)]);
 
 // --- Reading src/lsp_ext.ts -------------------------------------------------------
 
@@ -358,6 +370,20 @@ describe("lsp_ext.ts matches docs/protocol.md", () => {
         const declared = new Set(["ApplyEditVerbatim", "ProposalHunk", "HunkDecision", "HunkAnswer"].flatMap((name) => [...fieldsOfDeclaration(name)]));
         declared.add("verbatim");
         assert.deepEqual([...documented].filter((name) => !declared.has(name)), []);
+    });
+
+    test("the Claude Code endpoint in the editor's initialize result", () => {
+        const body = section("The endpoint and the lock file").body;
+        const path = /`capabilities\.experimental\.([A-Za-z.]+) = \{"([A-Za-z]+)": \d+\}`/.exec(body);
+        assert.ok(path, "no `capabilities.experimental.….claudeCode = {\"port\": …}` in the section");
+        const [verbatim, claudeCode] = (path[1] ?? "").split(".");
+        assert.equal(verbatim, "verbatim");
+        assert.equal(claudeCode, "claudeCode");
+        assert.deepEqual([...fieldsOfDeclaration("EditorExperimentalCapabilities")], [verbatim, claudeCode, path[2]]);
+    });
+
+    test("Claude Code's agent name", () => {
+        assert.match(section("Who may connect").body, new RegExp(`an agent named \`${lsp_ext.CLAUDE_CODE_AGENT}\``));
     });
 
     test("the protocol version", () => {

@@ -57,6 +57,14 @@ describe("statusBarView", () => {
         assert.match(view.tooltip, /2 agents connected, 1 edit waiting for review/);
     });
 
+    test("the tooltip names Claude Code's endpoint while the server serves one", () => {
+        const endpoint = { port: 50123 };
+        assert.match(statusBarView({ kind: "running", status: idle }, "confirm", endpoint).tooltip, /\nClaude Code: ws:\/\/127\.0\.0\.1:50123 /);
+        assert.match(statusBarView({ kind: "running", status: undefined }, "confirm", endpoint).tooltip, /\nClaude Code: ws:\/\/127\.0\.0\.1:50123 /);
+        assert.doesNotMatch(statusBarView({ kind: "running", status: idle }, "confirm").tooltip, /Claude Code/);
+        assert.doesNotMatch(statusBarView({ kind: "stopped" }, "confirm", endpoint).tooltip, /Claude Code/);
+    });
+
     test("one agent, nothing pending", () => {
         const status = { ...busy, agents: busy.agents.slice(0, 1), pending: [] };
         assert.equal(statusBarView({ kind: "running", status }, "confirm").text, "$(hubot) Verbatim: 1 agent");
