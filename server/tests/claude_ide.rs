@@ -343,7 +343,11 @@ async fn the_editor_context_reaches_claude_code() {
         )
         .await;
     let mention = claude.next_notification("at_mentioned").await;
-    assert_eq!((mention["params"]["lineStart"].as_u64(), mention["params"]["lineEnd"].as_u64()), (Some(2), Some(4)));
+    assert_eq!(
+        (mention["params"]["lineStart"].as_u64(), mention["params"]["lineEnd"].as_u64()),
+        (Some(2), Some(3)),
+        "lines 3 and 4: the range ends at column 0 of line 5"
+    );
 
     let answer = claude.request("tools/call", json!({"name": "executeCode", "arguments": {"code": "1+1"}})).await;
     assert_eq!(answer["result"]["isError"], true);

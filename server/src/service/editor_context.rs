@@ -87,7 +87,15 @@ impl EditorContext {
             tracing::debug!(uri = %params.uri, "verbatim/atMention for a document that is not a file: ignored");
             return;
         };
-        let lines = params.range.map(|range| (range.start.line, range.end.line.max(range.start.line)));
+        // A selection of whole lines ends at column 0 of the line after the last one.
+        let lines = params.range.map(|range| {
+            let end = if range.end.character == 0 && range.end.line > range.start.line {
+                range.end.line - 1
+            } else {
+                range.end.line
+            };
+            (range.start.line, end.max(range.start.line))
+        });
         if self.events.send(ContextEvent::AtMention(AtMention { path, lines })).is_err() {
             tracing::info!("verbatim/atMention: no agent is connected through an IDE protocol to receive it");
         }
@@ -129,6 +137,9 @@ mod tests {
         context.at_mention(AtMentionParams { uri: "file:///p/a.rs".into(), range: Some(range((4, 0), (2, 0))) });
         let Ok(ContextEvent::AtMention(mention)) = events.try_recv() else { panic!("an at-mention") };
         assert_eq!(mention.lines, Some((4, 4)));
+        context.at_mention(AtMentionParams { uri: "file:///p/a.rs".into(), range: Some(range((1, 0), (3, 0))) });
+        let Ok(ContextEvent::AtMention(mention)) = events.try_recv() else { panic!("an at-mention") };
+        assert_eq!(mention.lines, Some((1, 2)), "whole lines 2 and 3, ending at column 0 of line 4");
     }
 
     #[test]

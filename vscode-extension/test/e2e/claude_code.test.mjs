@@ -15,7 +15,7 @@
 
 import * as assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, before, describe } from "node:test";
@@ -469,9 +469,12 @@ describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { 
     });
 
     // Last, so that a miss here does not hide what the steps above check.
-    step("the lock file says it is Verbatim's, as docs/protocol.md has it", async () => {
-        assert.equal(lock.verbatim, true, `the lock file: ${JSON.stringify({ ...lock, authToken: "…" })}`);
-        assert.match(lock.ideName, /\(Verbatim\)$/);
+    step("the lock file is as docs/protocol.md has it: Verbatim's by its ideName, a fresh token, private", async () => {
+        assert.match(lock.ideName, / \(Verbatim\)$/);
+        assert.match(lock.authToken, /^[0-9a-f]{64}$/);
+        const lockFile = path.join(home, ".claude", "ide", `${port}.lock`);
+        assert.equal(statSync(lockFile).mode & 0o777, 0o600, "the lock file is 0600");
+        assert.equal(statSync(path.dirname(lockFile)).mode & 0o777, 0o700, "its directory is 0700");
         steps.last = "done";
     });
 });
