@@ -482,15 +482,33 @@ impl VerbatimMcp {
     }
 }
 
+/// The structured output of a result that covers several files (a batch, a patch).
+fn many_files_output(
+    routed: &Routed,
+    (applied, dry_run, partial): (bool, bool, bool),
+    reason: &Option<String>,
+    documents: &[crate::service::protocol::DocumentResult],
+    diagnostics: Option<&crate::service::protocol::DiagnosticsReport>,
+) -> EditOutput {
+    let mut output = EditOutput::new(String::new(), applied, dry_run, &routed.via);
+    output.partial = partial;
+    output.reason = reason.clone();
+    output.files = documents.iter().map(FileOutput::from_result).collect();
+    output.diagnostics = diagnostics.map(DiagnosticsOutput::from_report);
+    output
+}
+
 fn batch_text(routed: &Routed) -> Option<Described> {
     let result: BatchResult = serde_json::from_value(routed.result.clone()).ok()?;
     let text = render::batch_result(&result, &routed.via);
     let message = render::batch_result_with(&result, &routed.via, Diffs::Omitted);
-    let mut output = EditOutput::new(String::new(), result.applied, result.dry_run, &routed.via);
-    output.partial = result.partial;
-    output.reason = result.reason.clone();
-    output.files = result.documents.iter().map(FileOutput::from_result).collect();
-    output.diagnostics = result.diagnostics.as_ref().map(DiagnosticsOutput::from_report);
+    let output = many_files_output(
+        routed,
+        (result.applied, result.dry_run, result.partial),
+        &result.reason,
+        &result.documents,
+        result.diagnostics.as_ref(),
+    );
     Some(finish_edit(routed, text, message, output))
 }
 
@@ -498,11 +516,13 @@ fn patch_text(routed: &Routed) -> Option<Described> {
     let result: ApplyPatchResult = serde_json::from_value(routed.result.clone()).ok()?;
     let text = render::patch_result(&result, &routed.via);
     let message = render::patch_result_with(&result, &routed.via, Diffs::Omitted);
-    let mut output = EditOutput::new(String::new(), result.applied, result.dry_run, &routed.via);
-    output.partial = result.partial;
-    output.reason = result.reason.clone();
-    output.files = result.documents.iter().map(FileOutput::from_result).collect();
-    output.diagnostics = result.diagnostics.as_ref().map(DiagnosticsOutput::from_report);
+    let output = many_files_output(
+        routed,
+        (result.applied, result.dry_run, result.partial),
+        &result.reason,
+        &result.documents,
+        result.diagnostics.as_ref(),
+    );
     Some(finish_edit(routed, text, message, output))
 }
 
