@@ -162,6 +162,62 @@ async fn a_clean_buffer_is_reloaded_by_the_editor_not_offered() {
 }
 
 #[tokio::test]
+async fn an_agent_reading_while_the_editor_reloads_reads_the_file_s_new_text() {
+    let editor = ScriptedEditor::start().await;
+    editor.set_reload_clean(false);
+    let uri = editor.open("slow.txt", "one\ntwo\n", "one\ntwo\n").await;
+    atomic_write(&editor.path("slow.txt"), b"one\n2\n");
+    assert_eq!(editor.next_external_change().await["kind"], "reload");
+    let agent = editor.agent("reader").await;
+    let read = tokio::spawn({
+        let uri = uri.clone();
+        async move { agent.read(&uri).await }
+    });
+    // The editor reloads only later (a busy editor); the read waits for it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!read.is_finished(), "the read did not wait for the reload");
+    editor.type_text(&uri, "two", "2").await;
+    assert_eq!(read.await.unwrap()["text"], "one\n2\n");
+}
+
+#[tokio::test]
+async fn a_person_who_typed_before_the_reload_is_read_as_they_typed() {
+    let editor = ScriptedEditor::start().await;
+    editor.set_reload_clean(false);
+    let uri = editor.open("typed.txt", "one\ntwo\n", "one\ntwo\n").await;
+    atomic_write(&editor.path("typed.txt"), b"one\n2\n");
+    assert_eq!(editor.next_external_change().await["kind"], "reload");
+    editor.type_text(&uri, "one", "ONE").await;
+    let agent = editor.agent("reader").await;
+    // No reload is coming any more: the buffer is what the person has.
+    assert_eq!(agent.read(&uri).await["text"], "ONE\ntwo\n");
+}
+
+#[tokio::test]
+async fn a_buffer_that_decodes_crlf_gets_outside_writes_merged_and_its_saves_are_no_change() {
+    let editor = ScriptedEditor::start().await;
+    let crlf = |text: &str| text.replace('\n', "\r\n");
+    // Emacs decodes a CRLF file: the buffer holds LF while the disk holds CRLF.
+    let buffer = ORIGINAL.replace("return 1", "return 10  # typed");
+    let uri = editor.open("dos.py", &crlf(ORIGINAL), &buffer).await;
+    editor.set_review(Review::Accept);
+    atomic_write(&editor.path("dos.py"), crlf(&ORIGINAL.replace("return 3", "return 30")).as_bytes());
+    assert_eq!(editor.next_external_change().await["kind"], "offered");
+    let merged = buffer.replace("return 3", "return 30");
+    editor.wait_for_buffer(&uri, &merged).await;
+    let entries = journal(&editor).len();
+    // Saved twice, as Emacs saves: CRLF on disk, a didSave without text.
+    for _ in 0..2 {
+        std::fs::write(editor.path("dos.py"), crlf(&merged)).unwrap();
+        editor.connection.notify("textDocument/didSave", json!({"textDocument": {"uri": uri}})).await;
+        editor.sync().await;
+        let changes = editor.external_changes_within(QUIET).await;
+        assert!(changes.iter().all(|change| change["kind"] == "synced"), "a save is not a change: {changes:?}");
+    }
+    assert_eq!(journal(&editor).len(), entries, "the saves journaled something: {:?}", journal(&editor));
+}
+
+#[tokio::test]
 async fn a_rejected_offer_leaves_the_buffer_and_a_later_save_is_journaled_as_the_person_s_decision() {
     let (editor, uri) = modified_buffer().await;
     let before = editor.buffer(&uri);

@@ -63,3 +63,104 @@ async fn a_clean_buffer_of_a_plain_client_follows_the_disk_by_a_plain_edit() {
     let notifications = editor.external_changes_within(Duration::from_millis(300)).await;
     assert!(notifications.is_empty(), "a plain client gets no verbatim/externalChange: {notifications:?}");
 }
+
+#[tokio::test]
+async fn a_declined_edit_is_a_rejection_with_the_client_s_words() {
+    let editor = plain_editor().await;
+    let uri = editor.open("n.txt", TEXT, TEXT).await;
+    editor.set_review(Review::ErrorWith("User cancelled server edit".into()));
+    let agent = editor.agent("agent-n").await;
+    let error = agent.call("verbatim/strReplace", edit(&uri)).await.unwrap_err();
+    assert_eq!(error.kind(), "rejected", "{}", error.message);
+    assert!(error.message.contains("User cancelled server edit"), "{}", error.message);
+}
+
+#[tokio::test]
+async fn an_edit_applied_by_a_client_that_sends_its_change_later_is_applied_not_a_timeout() {
+    let editor = plain_editor().await;
+    let uri = editor.open("later.txt", TEXT, TEXT).await;
+    editor.defer_changes();
+    editor.set_review(Review::Accept);
+    let agent = editor.agent("agent-later").await;
+    let result = agent.call("verbatim/strReplace", edit(&uri)).await.unwrap();
+    assert_eq!(result["applied"], true, "{result}");
+    assert_eq!(result["pendingSync"], true, "{result}");
+    assert!(result["rev"].is_null(), "the new rev is not known yet: {result}");
+    // A read while the change is still held waits a little, then says so.
+    let read = agent.read(&uri).await;
+    assert_eq!(read["text"], TEXT);
+    assert!(read["note"].as_str().unwrap().contains("has not sent the change yet"), "{read}");
+    // The person types (Eglot then sends what it held): the read is of the edited text.
+    let reading = tokio::spawn({
+        let agent = editor.agent("agent-later-2").await;
+        let uri = uri.clone();
+        async move { agent.read(&uri).await }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    editor.send_deferred().await;
+    let read = reading.await.unwrap();
+    assert_eq!(read["text"], "alpha\nBETA\ngamma\n");
+    assert!(read.get("note").is_none(), "{read}");
+}
+
+#[tokio::test]
+async fn a_version_mismatch_reported_before_the_person_s_typing_arrives_is_offered_again() {
+    let editor = plain_editor().await;
+    let uri = editor.open("race.txt", TEXT, TEXT).await;
+    editor.set_review(Review::Manual);
+    let agent = editor.agent("agent-race").await;
+    let call = agent.spawn_call("verbatim/strReplace", edit(&uri));
+    let first = editor.next_review().await;
+    // The person types; the client holds the change, then refuses the edit's version.
+    editor.defer_changes();
+    editor.type_text(&uri, "gamma", "gamma!").await;
+    editor.decide(first, Review::ErrorWith("Edits on `race.txt' require version 1, you have 4".into())).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    editor.send_deferred().await;
+    // Moved over the typing, which did not touch it, and offered again.
+    let second = editor.next_review().await;
+    editor.decide(second, Review::Accept).await;
+    let result = call.await.unwrap().unwrap();
+    assert_eq!(result["applied"], true, "{result}");
+    assert_eq!(editor.buffer(&uri), "alpha\nBETA\ngamma!\n");
+}
+
+#[tokio::test]
+async fn an_edit_of_a_file_the_client_opens_for_it_is_judged_by_its_own_change() {
+    let editor = plain_editor().await;
+    std::fs::write(editor.path("closed.txt"), TEXT).unwrap();
+    let uri = editor.uri("closed.txt");
+    // The client opens the file (didOpen at once) and sends the edit's change later.
+    editor.defer_changes();
+    editor.set_review(Review::Accept);
+    let agent = editor.agent("agent-closed").await;
+    let call = agent.spawn_call("verbatim/strReplace", edit(&uri));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    editor.send_deferred().await;
+    let result = call.await.unwrap().unwrap();
+    assert_eq!(result["applied"], true, "{result}");
+    assert!(result.get("partial").is_none(), "{result}");
+    assert!(result.get("pendingSync").is_none(), "{result}");
+    assert!(result["diff"].as_str().unwrap().contains("+BETA"), "{result}");
+    assert_eq!(result["hunks"][0]["accepted"], true, "{result}");
+}
+
+#[tokio::test]
+async fn two_edits_at_once_reach_a_plain_client_one_after_the_other() {
+    let editor = plain_editor().await;
+    let first_uri = editor.open("one.txt", TEXT, TEXT).await;
+    let second_uri = editor.open("two.txt", TEXT, TEXT).await;
+    editor.set_review(Review::Manual);
+    let agent = editor.agent("agent-two").await;
+    let first = agent.spawn_call("verbatim/strReplace", edit(&first_uri));
+    let second = agent.spawn_call("verbatim/strReplace", edit(&second_uri));
+    let asked = editor.next_review().await;
+    // While the first waits for the person, the second is not sent.
+    let early = tokio::time::timeout(Duration::from_millis(400), editor.next_review()).await;
+    assert!(early.is_err(), "a second applyEdit was sent while the first was open");
+    editor.decide(asked, Review::Accept).await;
+    let next = editor.next_review().await;
+    editor.decide(next, Review::Accept).await;
+    assert_eq!(first.await.unwrap().unwrap()["applied"], true);
+    assert_eq!(second.await.unwrap().unwrap()["applied"], true);
+}

@@ -32,6 +32,12 @@ pub struct Document {
     /// the baseline stays what the buffer last agreed with, so a reload the editor
     /// did not make (the person typed first) is merged with the next change instead.
     pub reload_expected: Option<Rope>,
+    /// The version the buffer had when the reload was asked for (see
+    /// [`Document::awaits_editor_text`]).
+    reload_asked_at: i32,
+    /// The editor said it applied an edit at this version but has not sent the change
+    /// yet (a client that sends changes later); cleared by the next change.
+    applied_unsent_at: Option<i32>,
     /// The recent revisions and the changes between them (bounded; see [`History`]).
     pub history: History,
     /// Changes applied since the rope was last packed (see [`Document::apply_changes`]).
@@ -74,9 +80,29 @@ impl Document {
             text,
             disk_baseline: None,
             reload_expected: None,
+            reload_asked_at: 0,
+            applied_unsent_at: None,
             history: History::default(),
             changes_since_packed: 0,
         }
+    }
+
+    /// Asks for the buffer to be reloaded to `text` (what the file now holds).
+    pub fn expect_reload(&mut self, text: Rope) {
+        self.reload_expected = Some(text);
+        self.reload_asked_at = self.version;
+    }
+
+    /// Records that the editor applied an edit it has not sent yet.
+    pub fn expect_applied_change(&mut self) {
+        self.applied_unsent_at = Some(self.version);
+    }
+
+    /// A change the editor was asked for (a reload from disk) or said it made (an
+    /// applied edit) has not arrived yet: what the buffer holds is about to be replaced.
+    pub fn awaits_editor_text(&self) -> bool {
+        let reload = self.reload_expected.is_some() && self.version == self.reload_asked_at;
+        reload || self.applied_unsent_at == Some(self.version)
     }
 
     /// What the file on disk held when the buffer last agreed with it.

@@ -56,7 +56,15 @@ impl DocumentStore {
     /// [`Document::reload_expected`]).
     pub fn expect_reload(&mut self, key: &DocKey, text: Rope) {
         if let Some(document) = self.documents.get_mut(key) {
-            document.reload_expected = Some(text);
+            document.expect_reload(text);
+        }
+    }
+
+    /// Records that the editor applied an edit to `key` it has not sent yet (see
+    /// [`Document::awaits_editor_text`]).
+    pub fn expect_applied_change(&mut self, key: &DocKey) {
+        if let Some(document) = self.documents.get_mut(key) {
+            document.expect_applied_change();
         }
     }
 

@@ -195,6 +195,10 @@ fn rev_change(document: &DocumentResult) -> String {
     match (&document.base_rev, &document.rev) {
         (Some(base), Some(rev)) => format!("rev {base} → {rev}"),
         (None, Some(rev)) => format!("created, rev {rev}"),
+        (_, None) if document.pending_sync => {
+            "new rev not known yet: the editor has not sent its changed text; read the file before editing it again"
+                .to_owned()
+        }
         (_, None) => "rev unknown".to_owned(),
     }
 }
@@ -444,13 +448,18 @@ pub fn read_header_with(result: &ReadResult, label: &str, headless_writes: bool)
         "headless" => "disk; no editor serves it, so Verbatim will not edit it: use your own edit tool",
         other => other,
     };
-    format!(
+    let mut header = format!(
         "{label} · rev {} · {} line{} · {} line endings · from {source}",
         result.rev,
         lines,
         if lines == 1 { "" } else { "s" },
         result.line_ending
-    )
+    );
+    if let Some(note) = &result.note {
+        header.push_str(" · note: ");
+        header.push_str(note);
+    }
+    header
 }
 
 /// `verbatim/documents`.
@@ -560,6 +569,7 @@ mod tests {
             rebased_from: None,
             hunks: Some(vec![hunk(0, true, 3, 1), hunk(1, false, 40, 5), hunk(2, false, 52, 0)]),
             partial: true,
+            pending_sync: false,
         };
         let result = EditResult {
             applied: true,

@@ -105,6 +105,9 @@ pub struct FileOutput {
     /// Each hunk of the proposal and whether the person kept it (edits reviewed in the editor).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hunks: Option<Vec<HunkOutput>>,
+    /// The editor applied the change but has not sent its new text yet (some editors send it with the person's next keystroke or save): `rev` is absent; read the file before editing it again.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pending_sync: bool,
 }
 
 /// One hunk of a proposal.
@@ -216,6 +219,7 @@ impl FileOutput {
             normalizations: document.normalizations.clone(),
             partial: document.partial,
             hunks: document.hunks.as_ref().map(|hunks| hunks.iter().map(HunkOutput::from_outcome).collect()),
+            pending_sync: document.pending_sync,
         }
     }
 }

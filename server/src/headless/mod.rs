@@ -127,6 +127,7 @@ impl Headless {
             line_ending: line_ending_of(&disk.text).to_owned(),
             text: disk.text,
             source: SOURCE.to_owned(),
+            note: None,
         })
     }
 
@@ -200,8 +201,10 @@ impl Headless {
 
         let written = write_documents(&planned, &targets, &encodings);
         let written = written.map(|revs| {
-            let applied =
-                revs.into_iter().map(|rev| AppliedDocument { rev, differs: None, live: None, review: None }).collect();
+            let applied = revs
+                .into_iter()
+                .map(|rev| AppliedDocument { rev, differs: None, live: None, review: None, pending_sync: false })
+                .collect();
             report_applied(&mut results, &planned, applied);
         });
         let commit = match (&written, committing) {
@@ -277,8 +280,10 @@ impl Headless {
             return to_value(result(false, results));
         }
         let written = write_documents(&planned, &targets, &encodings).map(|revs| {
-            let applied =
-                revs.into_iter().map(|rev| AppliedDocument { rev, differs: None, live: None, review: None }).collect();
+            let applied = revs
+                .into_iter()
+                .map(|rev| AppliedDocument { rev, differs: None, live: None, review: None, pending_sync: false })
+                .collect();
             report_applied(&mut results, &planned, applied);
         });
         let commit = match (&written, committing) {

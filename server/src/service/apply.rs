@@ -39,6 +39,12 @@ use crate::service::to_proto::{self, EditorChange, EditorEditOptions};
 const SETTLE: Duration = Duration::from_millis(250);
 /// How often the disk is looked at while a deleted or moved file is awaited.
 const POLL: Duration = Duration::from_millis(50);
+/// How long the answer of a plain client may take when `applyTimeoutMs` is not set:
+/// such a client cannot be told to withdraw its prompt, so it is not waited for forever.
+pub const PLAIN_APPLY_TIMEOUT_MS: u64 = 600_000;
+/// How long a version mismatch a plain client reports waits for the change it has not
+/// sent yet (Eglot sends the person's typing after 0.5 s of idle).
+const VERSION_MOVE_GRACE: Duration = Duration::from_secs(3);
 
 /// One document of a plan, ready to be sent.
 #[derive(Debug, Clone)]
@@ -112,6 +118,9 @@ pub struct AppliedDocument {
     /// The proposal's hunks and which of them the editor applied; `None` when the
     /// edit did not go through an editor.
     pub review: Option<HunkReview>,
+    /// The editor said it applied the edit, but its change has not arrived (a plain
+    /// client that sends changes later): `rev` is `None` and `live` unknown.
+    pub pending_sync: bool,
 }
 
 /// The hunks of one document's proposal, and which of them were kept.
@@ -282,10 +291,14 @@ pub async fn apply_through_editor(
     if link.options.verbatim_extensions {
         params["verbatim"] = about;
     }
-    let request = send_apply_edit(&link.client, params);
+    let plain = !link.options.verbatim_extensions;
+    let apply_timeout_ms = link.options.apply_timeout_ms.or(plain.then_some(PLAIN_APPLY_TIMEOUT_MS));
     let answer = tokio::select! {
         answer = async {
-            match link.options.apply_timeout_ms {
+            // A plain client is asked one edit at a time.
+            let _one_at_a_time = if plain { Some(state.plain_apply_lane.lock().await) } else { None };
+            let request = send_apply_edit(&link.client, params);
+            match apply_timeout_ms {
                 Some(ms) => tokio::time::timeout(Duration::from_millis(ms), request).await.map_err(|_| ms),
                 None => Ok(request.await),
             }
@@ -308,9 +321,20 @@ pub async fn apply_through_editor(
     let answer = match answer {
         // A plain client answers an edit the person declined (Eglot: "User cancelled server
         // edit") or one whose version moved with an error: that is a refusal, not a fault.
-        Err(error) if error.kind == ErrorKind::EditorError && !link.options.verbatim_extensions => {
-            let message = error.data.get("editorError").and_then(|about| about.get("message")).and_then(|m| m.as_str());
-            return Err(refusal(state, documents, message.map(ToOwned::to_owned)));
+        Err(error) if error.kind == ErrorKind::EditorError && plain => {
+            let message = error
+                .data
+                .get("editorError")
+                .and_then(|about| about.get("message"))
+                .and_then(|m| m.as_str())
+                .map(ToOwned::to_owned);
+            // "Edits on x require version 0, you have 14" (Eglot): the person typed and the
+            // client has not sent that change yet. Once it arrives the edit is stale, and
+            // is moved over the typing and offered again.
+            if message.as_deref().is_some_and(|message| message.to_lowercase().contains("version")) {
+                wait_for_a_move(state, documents, &mut changes, VERSION_MOVE_GRACE).await;
+            }
+            return Err(refusal(state, documents, message));
         }
         answer => answer?,
     };
@@ -340,7 +364,8 @@ pub async fn apply_through_editor(
         None => documents.iter().map(|document| document.predicted.clone()).collect(),
     };
     let timeout = Duration::from_millis(link.options.sync_timeout_ms);
-    let mut applied = wait_for_sync(state, documents, &expected, &mut changes, timeout).await?;
+    let defers = !link.options.verbatim_extensions;
+    let mut applied = wait_for_sync(state, documents, &expected, &mut changes, timeout, defers).await?;
     let mut first_index = 0;
     for (index, (document, hunks)) in applied.iter_mut().zip(hunks).enumerate() {
         let source = &documents[index];
@@ -465,6 +490,31 @@ fn editor_gone() -> ProtocolError {
     )
 }
 
+/// Waits (at most `grace`) until some planned document's version moves.
+async fn wait_for_a_move(
+    state: &State,
+    documents: &[PlannedDocument],
+    changes: &mut tokio::sync::watch::Receiver<u64>,
+    grace: Duration,
+) {
+    let moved = |state: &State| {
+        let store = state.documents.lock();
+        documents.iter().any(|document| {
+            document.open.is_some_and(|(session, version)| {
+                store.get(&document.key).is_none_or(|current| current.session != session || current.version != version)
+            })
+        })
+    };
+    let _ = tokio::time::timeout(grace, async {
+        while !moved(state) {
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    })
+    .await;
+}
+
 /// The editor said no: because a document moved on (stale), or because the person refused.
 fn refusal(state: &State, documents: &[PlannedDocument], reason: Option<String>) -> ProtocolError {
     let store = state.documents.lock();
@@ -502,6 +552,7 @@ async fn wait_for_sync(
     expected: &[Rope],
     changes: &mut tokio::sync::watch::Receiver<u64>,
     timeout: Duration,
+    defers: bool,
 ) -> Result<Vec<AppliedDocument>, ProtocolError> {
     let deadline = Instant::now() + timeout;
     let mut settle_deadline: Option<Instant> = None;
@@ -521,7 +572,7 @@ async fn wait_for_sync(
             }
             settle_deadline.get_or_insert(now + SETTLE);
         } else if now >= deadline {
-            return finish_without_sync(state, documents, expected, observed, timeout);
+            return finish_without_sync(state, documents, expected, observed, timeout, defers);
         }
         let mut wake = settle_deadline.map_or(deadline, |settle| settle.min(deadline));
         if poll {
@@ -575,7 +626,9 @@ fn observe(state: &State, documents: &[PlannedDocument]) -> Vec<Option<(Rope, Op
             let current = store.get(&document.key)?;
             let arrived = match document.open {
                 Some((session, version)) => current.session != session || current.version != version,
-                None => true,
+                // Opened for the edit: its didOpen holds the text from before the edit;
+                // what counts is the edit's own change.
+                None => current.text != document.base || current.text == document.predicted,
             };
             arrived.then(|| (current.text.clone(), Some(current.rev())))
         })
@@ -589,26 +642,30 @@ fn finish(observed: Vec<Option<(Rope, Option<Rev>)>>, expected: &[Rope]) -> Vec<
         .filter_map(|(seen, expected)| {
             let (text, rev) = seen?;
             let differs = (text != *expected).then(|| text.clone());
-            Some(AppliedDocument { rev, differs, live: Some(text), review: None })
+            Some(AppliedDocument { rev, differs, live: Some(text), review: None, pending_sync: false })
         })
         .collect()
 }
 
 /// The editor said applied but some document never showed the change. A file the
-/// editor wrote straight to disk counts if the disk now holds the prediction.
+/// editor wrote straight to disk counts if the disk now holds the prediction. A
+/// client that `defers` its changes (a plain LSP client: Eglot sends them from an idle
+/// timer that may wait for the person's next keystroke) has applied an edit to a
+/// buffer it has open: that is reported as applied, its text still to come.
 fn finish_without_sync(
     state: &State,
     documents: &[PlannedDocument],
     expected: &[Rope],
     observed: Vec<Option<(Rope, Option<Rev>)>>,
     timeout: Duration,
+    defers: bool,
 ) -> Result<Vec<AppliedDocument>, ProtocolError> {
     let workspace = state.workspace();
     let mut applied = Vec::new();
     for ((seen, document), expected) in observed.into_iter().zip(documents).zip(expected) {
         if let Some((text, rev)) = seen {
             let differs = (text != *expected).then(|| text.clone());
-            applied.push(AppliedDocument { rev, differs, live: Some(text), review: None });
+            applied.push(AppliedDocument { rev, differs, live: Some(text), review: None, pending_sync: false });
             continue;
         }
         if document.changes_the_file() && !document.create {
@@ -630,9 +687,30 @@ fn finish_without_sync(
             .filter(|path| workspace.contains(path))
             .and_then(|path| verbatim_engine::disk::read_text(path).ok())
             .filter(|disk| document.open.is_none() && disk.text == *expected);
+        let in_buffer = defers && !document.create && state.documents.lock().get(&document.key).is_some();
         match on_disk {
-            Some(disk) => {
-                applied.push(AppliedDocument { rev: Some(disk.rev), differs: None, live: None, review: None })
+            Some(disk) => applied.push(AppliedDocument {
+                rev: Some(disk.rev),
+                differs: None,
+                live: None,
+                review: None,
+                pending_sync: false,
+            }),
+            None if in_buffer => {
+                tracing::info!(
+                    "{}: the editor said it applied the edit and has not sent the change within {} ms; reported as \
+                     applied, its text still to come",
+                    document.label,
+                    timeout.as_millis()
+                );
+                state.documents.update(|store| store.expect_applied_change(&document.key));
+                applied.push(AppliedDocument {
+                    rev: None,
+                    differs: None,
+                    live: None,
+                    review: None,
+                    pending_sync: true,
+                });
             }
             None => {
                 return Err(ProtocolError::new(

@@ -60,14 +60,24 @@ pub fn documents(state: &State) -> Vec<DocumentInfo> {
     documents
 }
 
-pub fn read(state: &State, params: ReadParams) -> Result<ReadResult, ProtocolError> {
+/// How long a read or an edit waits for a change the editor has not sent yet (a
+/// reload it was asked for, or an edit it said it applied) before it takes the buffer
+/// as it is.
+const EDITOR_TEXT_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+pub async fn read(state: &State, params: ReadParams) -> Result<ReadResult, ProtocolError> {
     let key = parse_key(&params.uri)?;
-    let open = state.documents.lock().get(&key).map(|document| (document.text.clone(), document.rev()));
-    let (text, rev, source) = match open {
-        Some((text, rev)) => (text.to_string(), rev, "editor"),
+    wait_for_editor_text(state, &key).await;
+    let open = state
+        .documents
+        .lock()
+        .get(&key)
+        .map(|document| (document.text.clone(), document.rev(), document.awaits_editor_text()));
+    let (text, rev, source, note) = match open {
+        Some((text, rev, awaiting)) => (text.to_string(), rev, "editor", awaiting.then(|| UNSENT_NOTE.to_owned())),
         None => {
             let snapshot = disk_snapshot(state, &key, false)?;
-            (snapshot.text.to_string(), snapshot.rev.unwrap_or(Rev::of_bytes(b"")), "disk")
+            (snapshot.text.to_string(), snapshot.rev.unwrap_or(Rev::of_bytes(b"")), "disk", None)
         }
     };
     Ok(ReadResult {
@@ -76,7 +86,30 @@ pub fn read(state: &State, params: ReadParams) -> Result<ReadResult, ProtocolErr
         line_ending: line_ending_of(&text).to_owned(),
         text,
         source: source.to_owned(),
+        note,
     })
+}
+
+/// Said of a read while the editor still owes a change it made.
+const UNSENT_NOTE: &str = "the editor has changed this buffer (an edit it applied, or a reload from disk) but has not \
+     sent the change yet, so this text is from before it. Some editors send changes only with the person's next \
+     keystroke or save (Eglot): read again once they have.";
+
+/// Waits (at most [`EDITOR_TEXT_WAIT`]) while the editor owes a change: a reload from
+/// disk (so an agent that just wrote the file reads what it wrote, not the text the
+/// reload is about to replace), or an edit it said it applied and has not sent.
+async fn wait_for_editor_text(state: &State, key: &DocKey) {
+    let mut changes = state.documents.subscribe();
+    let awaiting =
+        |state: &State| state.documents.lock().get(key).is_some_and(|document| document.awaits_editor_text());
+    let _ = tokio::time::timeout(EDITOR_TEXT_WAIT, async {
+        while awaiting(state) {
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    })
+    .await;
 }
 
 pub async fn str_replace(
@@ -327,6 +360,9 @@ async fn run(state: &Arc<State>, agent: &AgentInfo, request: &WriteRequest) -> R
     lane_keys.sort();
     lane_keys.dedup();
     let _lanes = if request.dry_run { Vec::new() } else { state.lock_lanes(&lane_keys).await };
+    for key in &lane_keys {
+        wait_for_editor_text(state, key).await;
+    }
 
     let snapshots = take_snapshots(state, &keys, request.mode == Mode::Write)
         .map_err(|(error, index)| request.name_entry(error, index))?;
@@ -630,6 +666,7 @@ pub(crate) fn report_applied(
 ) {
     for ((result, document), outcome) in results.iter_mut().zip(planned).zip(applied) {
         result.rev = outcome.rev.map(|rev| rev.to_string());
+        result.pending_sync = outcome.pending_sync;
         if let Some(review) = &outcome.review {
             result.hunks = Some(hunk_outcomes(&document.base, review));
             if !review.all_kept() {
@@ -736,6 +773,7 @@ pub(crate) fn proposal(document: &PlannedDocument, agent: &AgentInfo) -> Documen
         new_uri: document.rename_to.as_ref().map(|(target, _)| target.to_uri()),
         rebased: document.rebased_from.is_some(),
         rebased_from: document.rebased_from.clone(),
+        pending_sync: false,
     }
 }
 

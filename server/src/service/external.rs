@@ -252,6 +252,34 @@ pub async fn on_disk_change(state: Arc<State>, key: DocKey, moved_to: Option<Pat
     tracing::info!("{} kept changing while its change on disk was merged: gave up for now", path.display());
 }
 
+/// `disk` with CRLF line endings turned into LF when the buffer has lines and holds
+/// no CR at all: the editor decoded the file's line endings (Emacs does).
+fn in_editor_form(disk: String, buffer: &Rope) -> String {
+    if disk.contains("\r\n") && uses_lf_only(buffer) { disk.replace("\r\n", "\n") } else { disk }
+}
+
+fn uses_lf_only(buffer: &Rope) -> bool {
+    let mut bytes = buffer.bytes();
+    let mut has_lf = false;
+    for byte in bytes.by_ref() {
+        match byte {
+            b'\r' => return false,
+            b'\n' => has_lf = true,
+            _ => {}
+        }
+    }
+    has_lf
+}
+
+fn has_crlf(text: &Rope) -> bool {
+    let mut previous = 0u8;
+    text.bytes().any(|byte| {
+        let found = previous == b'\r' && byte == b'\n';
+        previous = byte;
+        found
+    })
+}
+
 /// The buffer as it is now.
 struct Live {
     text: Rope,
@@ -282,7 +310,18 @@ async fn merge_into_buffer(
     disk: String,
     rechecked: &mut bool,
 ) -> Next {
-    let Some(live) = live(state, key) else { return Next::Done };
+    let Some(mut live) = live(state, key) else { return Next::Done };
+    // An editor that decodes CRLF files (Emacs) holds LF where the disk holds CRLF:
+    // compare and merge in the form the buffer uses, so a save is not a change.
+    let raw_disk = disk.clone();
+    let disk = in_editor_form(disk, &live.text);
+    live.baseline = live.baseline.map(|baseline| {
+        if has_crlf(&baseline) && uses_lf_only(&live.text) {
+            Rope::from_str(&baseline.to_string().replace("\r\n", "\n"))
+        } else {
+            baseline
+        }
+    });
     let label = state.workspace().label(key);
     tracing::debug!(
         document = %label,
@@ -299,8 +338,8 @@ async fn merge_into_buffer(
         // A touch, or a rewrite with the same content: nothing changed.
         return Next::Done;
     }
-    if state.external.is_expected(key, &disk) {
-        written_as_expected(state, link, key, &live, &disk, &label).await;
+    if state.external.is_expected(key, &raw_disk) {
+        written_as_expected(state, link, key, &live, &raw_disk, &label).await;
         return Next::Done;
     }
     if live.text == disk.as_str() {

@@ -407,6 +407,7 @@ mod tests {
             rebased_from: None,
             hunks: None,
             partial: false,
+            pending_sync: false,
         }
     }
 

@@ -193,6 +193,9 @@ pub struct ReadResult {
     pub line_ending: String,
     /// `editor` or `disk`.
     pub source: String,
+    /// Something the reader should know about the text (the editor still owes a change).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub note: Option<String>,
 }
 
 /// One requested replacement, with its range in the document before the edit.
@@ -243,6 +246,11 @@ pub struct DocumentResult {
     /// The person applied some hunks and left the others out.
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub partial: bool,
+    /// The editor said it applied the edit but has not sent the changed text yet (a
+    /// plain LSP client that sends changes later, e.g. Eglot with the person's next
+    /// keystroke or save): `rev` is then `null`, and a read of the document waits for it.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub pending_sync: bool,
 }
 
 /// One hunk of a proposal, and whether the person kept it.

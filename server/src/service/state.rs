@@ -101,6 +101,10 @@ pub struct State {
     pub external: crate::service::external::ExternalChangesState,
     /// The person's selection and what they send to agents.
     pub context: crate::service::editor_context::EditorContext,
+    /// Held while a `workspace/applyEdit` waits for a plain client's answer: such a
+    /// client gets one at a time (Eglot, asked again while its y/n prompt is open, may
+    /// never answer the first).
+    pub plain_apply_lane: tokio::sync::Mutex<()>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -124,6 +128,7 @@ impl Default for State {
             journal: Journal::from_env(),
             external: crate::service::external::ExternalChangesState::default(),
             context: crate::service::editor_context::EditorContext::default(),
+            plain_apply_lane: tokio::sync::Mutex::new(()),
         }
     }
 }

@@ -105,7 +105,7 @@ impl AgentSession {
     }
 
     async fn read(&self, params: Value) -> jsonrpc::Result<Value> {
-        guarded(async { edits::read(&self.state, edits::parse_params(method::READ, params)?) }).await
+        guarded(async { edits::read(&self.state, edits::parse_params(method::READ, params)?).await }).await
     }
 
     async fn str_replace(&self, params: Value) -> jsonrpc::Result<Value> {

@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::{
-    DidChangeWorkspaceFoldersParams, InitializeParams, InitializeResult, InitializedParams, PositionEncodingKind,
-    ResourceOperationKind, SaveOptions, ServerCapabilities, ServerInfo, TextDocumentSyncCapability,
-    TextDocumentSyncKind, TextDocumentSyncOptions, TextDocumentSyncSaveOptions, WorkspaceFoldersServerCapabilities,
-    WorkspaceServerCapabilities,
+    DidChangeConfigurationParams, DidChangeWorkspaceFoldersParams, InitializeParams, InitializeResult,
+    InitializedParams, PositionEncodingKind, ResourceOperationKind, SaveOptions, ServerCapabilities, ServerInfo,
+    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions, TextDocumentSyncSaveOptions,
+    WorkspaceFoldersServerCapabilities, WorkspaceServerCapabilities,
 };
 use tower_lsp_server::{Client, LanguageServer};
 
@@ -196,4 +196,6 @@ impl LanguageServer for EditorBackend {
             endpoint.refresh(&self.state);
         }
     }
+    /// Verbatim has no workspace settings; Eglot and other clients send this at start.
+    async fn did_change_configuration(&self, _: DidChangeConfigurationParams) {}
 }

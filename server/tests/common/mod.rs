@@ -162,6 +162,9 @@ pub enum Review {
     Manual,
     /// Answer with a JSON-RPC error, as a broken editor might.
     Error,
+    /// Answer with a JSON-RPC error with this message, as Eglot answers "n" ("User
+    /// cancelled server edit") or a version that moved ("… require version 1, you have 4").
+    ErrorWith(String),
     /// Apply only the hunks (of `verbatim.hunks`) numbered in `keep`; with `report`,
     /// say so in the answer (`hunks`, `reason`), as Verbatim's clients do; without,
     /// answer a bare `applied: true`, as VS Code's Refactor Preview does.
@@ -269,6 +272,9 @@ struct EditorShared {
     initialize_result: Mutex<Value>,
     /// The params of every `verbatim/diagnostics` received.
     diagnostics_requests: Mutex<Vec<Value>>,
+    /// While `Some`, `didChange` notifications are held here instead of sent (as Eglot
+    /// holds them until an idle timer fires, often the person's next keystroke).
+    deferred: Mutex<Option<Vec<Value>>>,
 }
 
 /// An editor driving the real binary over stdio pipes.
@@ -360,6 +366,7 @@ impl ScriptedEditor {
             review: Mutex::new(Review::Accept),
             encoding: Mutex::new("utf-16".into()),
             reload_clean: Mutex::new(true),
+            deferred: Mutex::new(None),
             diagnostics_answers: Mutex::default(),
             diagnostics_requests: Mutex::default(),
             initialize_result: Mutex::default(),
@@ -540,13 +547,29 @@ impl ScriptedEditor {
             document.version += 3;
             (document.version, range)
         };
-        self.connection
-            .notify(
-                "textDocument/didChange",
-                json!({"textDocument": {"uri": uri, "version": version},
-                       "contentChanges": [{"range": range, "text": replace}]}),
-            )
-            .await;
+        notify_or_defer(
+            &self.connection,
+            &self.shared,
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version},
+                   "contentChanges": [{"range": range, "text": replace}]}),
+        )
+        .await;
+        self.sync().await;
+    }
+
+    /// From now on `didChange` notifications are held until [`Self::send_deferred`]
+    /// (as Eglot sends them from an idle timer).
+    pub fn defer_changes(&self) {
+        *self.shared.deferred.lock().unwrap() = Some(Vec::new());
+    }
+
+    /// Sends the held `didChange` notifications, in order, and stops holding them.
+    pub async fn send_deferred(&self) {
+        let held = self.shared.deferred.lock().unwrap().take().unwrap_or_default();
+        for params in held {
+            self.connection.notify("textDocument/didChange", params).await;
+        }
         self.sync().await;
     }
 
@@ -684,6 +707,12 @@ async fn decide(connection: &Connection, shared: &EditorShared, request: ApplyRe
                 .await;
             return;
         }
+        Review::ErrorWith(ref message) => {
+            connection
+                .send(&json!({"jsonrpc": "2.0", "id": request.id, "error": {"code": -32603, "message": message}}))
+                .await;
+            return;
+        }
         _ => {}
     }
     let Some(notifications) = apply_in_model(shared, &request.params, &review) else {
@@ -704,11 +733,22 @@ async fn decide(connection: &Connection, shared: &EditorShared, request: ApplyRe
         connection.respond(&request.id, answer.clone()).await;
     }
     for (method, params) in notifications {
-        connection.notify(method, params).await;
+        notify_or_defer(connection, shared, method, params).await;
     }
     if !answer_first {
         connection.respond(&request.id, answer).await;
     }
+}
+
+/// Sends a notification, or holds a `didChange` while the editor defers its changes.
+async fn notify_or_defer(connection: &Connection, shared: &EditorShared, method: &str, params: Value) {
+    if method == "textDocument/didChange"
+        && let Some(held) = shared.deferred.lock().unwrap().as_mut()
+    {
+        held.push(params);
+        return;
+    }
+    connection.notify(method, params).await;
 }
 
 /// The text edits to apply, as (uri, index in that document's edits); `None`: all.
