@@ -164,3 +164,20 @@ async fn two_edits_at_once_reach_a_plain_client_one_after_the_other() {
     assert_eq!(first.await.unwrap().unwrap()["applied"], true);
     assert_eq!(second.await.unwrap().unwrap()["applied"], true);
 }
+
+#[tokio::test]
+async fn a_save_written_before_the_client_sends_its_change_is_not_taken_for_a_change_on_disk() {
+    let editor = plain_editor().await;
+    let uri = editor.open("saved.txt", TEXT, TEXT).await;
+    editor.set_review(Review::Manual);
+    // Eglot holds the typing, writes the file, then sends the typing with didSave.
+    editor.defer_changes();
+    editor.type_text(&uri, "beta", "beta!").await;
+    std::fs::write(editor.path("saved.txt"), "alpha\nbeta!\ngamma\n").unwrap();
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    editor.send_deferred().await;
+    editor.connection.notify("textDocument/didSave", json!({"textDocument": {"uri": uri}})).await;
+    let offered = tokio::time::timeout(Duration::from_millis(1500), editor.next_review()).await;
+    assert!(offered.is_err(), "the save was offered back as a reload: {:?}", offered.map(|request| request.params));
+    assert_eq!(editor.buffer(&uri), "alpha\nbeta!\ngamma\n");
+}

@@ -280,6 +280,26 @@ fn has_crlf(text: &Rope) -> bool {
     })
 }
 
+/// How long a plain client's clean buffer waits for a change it has not sent before
+/// a change on disk is taken for one to reload.
+const PLAIN_CLIENT_SETTLE: Duration = Duration::from_millis(700);
+
+/// Whether the document's version moves from `version` within `wait`.
+async fn version_moves(state: &State, key: &DocKey, version: i32, wait: Duration) -> bool {
+    let mut changes = state.documents.subscribe();
+    let moved = |state: &State| state.documents.lock().get(key).is_none_or(|document| document.version != version);
+    tokio::time::timeout(wait, async {
+        while !moved(state) {
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    })
+    .await
+    .is_ok()
+        && moved(state)
+}
+
 /// The buffer as it is now.
 struct Live {
     text: Rope,
@@ -378,6 +398,14 @@ async fn merge_into_buffer(
         record_event(state, key, Outcome::Reloaded, &format!("Changed on disk outside the editor: {label}"), &diff);
         tell(link, &live.editor_uri, ExternalChangeKind::Reload, &[], None, message).await;
         return Next::Done;
+    }
+    if live.text == baseline && !link.options.verbatim_extensions {
+        // A plain client may write the file before it sends the change it saved (Eglot
+        // holds changes for an idle timer and sends them with didSave): give that change
+        // a moment before taking the buffer for clean and reloading it.
+        if version_moves(state, key, live.version, PLAIN_CLIENT_SETTLE).await {
+            return Next::Again;
+        }
     }
 
     let base_text = baseline.to_string();
