@@ -85,6 +85,10 @@ pub async fn save(state: &State, path: &Path) -> Result<SaveDocumentResult, Stri
         .map(|document| document.editor_uri.clone())
         .ok_or_else(|| format!("{} is not open in the editor", path.display()))?;
     let link = state.editor().ok_or("no editor is connected")?;
+    if !link.options.verbatim_extensions {
+        // A plain LSP client knows no such request: it is not sent one.
+        return Err("this editor (a plain LSP client) cannot save documents for an agent: save it in the editor".into());
+    }
     let params = serde_json::to_value(SaveDocumentParams { uri }).map_err(|error| error.to_string())?;
     match link.client.send_request::<SaveDocument>(params).await {
         Ok(answer) => {
