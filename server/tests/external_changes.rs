@@ -386,3 +386,21 @@ async fn after_a_reload_the_next_change_is_merged_from_the_reloaded_text() {
     assert_eq!(editor.next_external_change().await["kind"], "offered");
     editor.wait_for_buffer(&uri, "A\nb\nc\nd\nE!\n").await;
 }
+
+#[tokio::test]
+async fn a_save_seen_half_written_is_looked_at_once_the_editor_says_it_saved() {
+    let (editor, uri) = modified_buffer().await;
+    editor.set_review(Review::Reject(Some("no offer was expected".into())));
+    let buffer = editor.buffer(&uri);
+    // VS Code writes a large file in place: the watcher may see it half written.
+    editor.connection.notify("textDocument/willSave", json!({"textDocument": {"uri": uri}, "reason": 1})).await;
+    editor.sync().await;
+    std::fs::write(editor.path("py.py"), &buffer[..buffer.len() / 2]).unwrap();
+    tokio::time::sleep(QUIET).await;
+    std::fs::write(editor.path("py.py"), &buffer).unwrap();
+    editor.connection.notify("textDocument/didSave", json!({"textDocument": {"uri": uri}, "text": buffer})).await;
+    let changes = editor.external_changes_within(QUIET).await;
+    assert!(changes.iter().all(|change| change["kind"] == "synced"), "a save was taken for a change: {changes:?}");
+    assert!(journal(&editor).is_empty(), "{:?}", journal(&editor));
+    assert_eq!(editor.buffer(&uri), buffer);
+}

@@ -72,7 +72,16 @@ pub struct ExternalChangesState {
     /// in the buffer (Claude Code's `openDiff`), and until when it is expected. Such a
     /// write is the person's own decision coming back, never a change to offer.
     expected_writes: Mutex<HashMap<DocKey, (String, std::time::Instant)>>,
+    /// Documents the editor said it is saving (`willSave`), and since when: until their
+    /// `didSave` the file may be half written (VS Code writes in place), so a change
+    /// seen on disk meanwhile is looked at only once the save is done.
+    saving: Mutex<HashMap<DocKey, std::time::Instant>>,
+    /// Woken at every `didSave`.
+    saved: tokio::sync::Notify,
 }
+
+/// How long a change on disk waits for the `didSave` of a save the editor announced.
+const SAVE_HOLD: Duration = Duration::from_secs(3);
 
 /// How long an announced write is waited for.
 const EXPECTED_WRITE_TTL: Duration = Duration::from_secs(120);
@@ -141,9 +150,34 @@ pub fn on_open(state: &State, key: &DocKey) {
     state.documents.update(|store| store.set_disk_baseline(key, baseline));
 }
 
+/// `willSave`: the editor is about to write the file. Runs in the ordered sync path.
+pub fn on_will_save(state: &State, key: &DocKey) {
+    lock(&state.external.saving).insert(key.clone(), std::time::Instant::now());
+}
+
+/// Waits (at most [`SAVE_HOLD`] after its `willSave`) while the editor saves `key`.
+async fn wait_for_save(state: &State, key: &DocKey) {
+    loop {
+        let saved = state.external.saved.notified();
+        let since = lock(&state.external.saving).get(key).copied();
+        let Some(since) = since else { return };
+        let Some(left) = SAVE_HOLD.checked_sub(since.elapsed()) else {
+            lock(&state.external.saving).remove(key);
+            return;
+        };
+        if tokio::time::timeout(left, saved).await.is_err() {
+            lock(&state.external.saving).remove(key);
+            return;
+        }
+    }
+}
+
 /// `didSave`: the saved text is the new baseline. A save over a rejected change on
 /// disk is journaled. Runs in the ordered sync path.
 pub fn on_save(state: &State, key: &DocKey, text: Option<String>) {
+    if lock(&state.external.saving).remove(key).is_some() {
+        state.external.saved.notify_waiters();
+    }
     if !state.external.is_watching() {
         return;
     }
@@ -218,6 +252,7 @@ pub async fn on_disk_change(state: Arc<State>, key: DocKey, moved_to: Option<Pat
     let _lane = state.lock_lanes(std::slice::from_ref(&key)).await;
     let mut rechecked = false;
     for _ in 0..MAX_ATTEMPTS {
+        wait_for_save(&state, &key).await;
         let Some(link) = state.editor() else { return };
         if link.options.external_changes == ExternalChanges::Off {
             return;

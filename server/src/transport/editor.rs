@@ -154,6 +154,8 @@ impl LanguageServer for EditorBackend {
                     change: Some(TextDocumentSyncKind::INCREMENTAL),
                     // The saved text is the new disk baseline (see `external.rs`).
                     save: Some(TextDocumentSyncSaveOptions::SaveOptions(SaveOptions { include_text: Some(true) })),
+                    // Until the didSave, a change seen on disk may be the save half written.
+                    will_save: Some(true),
                     ..TextDocumentSyncOptions::default()
                 })),
                 workspace: Some(WorkspaceServerCapabilities {

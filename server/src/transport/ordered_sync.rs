@@ -2,7 +2,7 @@
 //!
 //! tower-lsp-server runs handlers concurrently, so two `didChange` handlers could
 //! reach the store in either order. This layer sits in front of the editor's
-//! `LspService` and applies `didOpen`, `didChange` and `didClose` to the store
+//! `LspService` and applies `didOpen`, `didChange`, `didClose`, `willSave` and `didSave` to the store
 //! synchronously inside `Service::call`, which the server's read loop invokes once
 //! per message, in order. No handler future is involved, so no reordering is possible.
 
@@ -16,6 +16,7 @@ use tower::Service;
 use tower_lsp_server::jsonrpc::{Request, Response};
 use tower_lsp_server::ls_types::{
     DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams,
+    WillSaveTextDocumentParams,
 };
 use tower_lsp_server::{ExitedError, LspService};
 
@@ -51,7 +52,11 @@ impl<S: tower_lsp_server::LanguageServer> Service<Request> for OrderedSync<S> {
 
     fn call(&mut self, request: Request) -> Self::Future {
         match request.method() {
-            "textDocument/didOpen" | "textDocument/didChange" | "textDocument/didClose" | "textDocument/didSave" => {
+            "textDocument/didOpen"
+            | "textDocument/didChange"
+            | "textDocument/didClose"
+            | "textDocument/willSave"
+            | "textDocument/didSave" => {
                 let (method, _, params) = request.into_parts();
                 apply_sync(&self.state, &method, params.unwrap_or(Value::Null));
                 Box::pin(std::future::ready(Ok(None)))
@@ -113,6 +118,11 @@ pub fn apply_sync(state: &State, method: &str, params: Value) {
             if let Ok(key) = DocKey::parse(params.text_document.uri.as_str()) {
                 state.documents.update(|store| store.close(&key));
                 crate::service::external::on_close(state, &key);
+            }
+        }),
+        "textDocument/willSave" => serde_json::from_value::<WillSaveTextDocumentParams>(params).map(|params| {
+            if let Ok(key) = DocKey::parse(params.text_document.uri.as_str()) {
+                crate::service::external::on_will_save(state, &key);
             }
         }),
         "textDocument/didSave" => serde_json::from_value::<DidSaveTextDocumentParams>(params).map(|params| {
