@@ -151,6 +151,54 @@ H.test("two hunks: removed lines marked in place, added lines as coloured virtua
   H.eq("", vim.fn.maparg("]c", "n"))
 end)
 
+H.test("an insertion at the top and a change of the last line", function()
+  local s = H.scenario({ ["g.lua"] = lua_lines(4) }, "g.lua", "edge-agent")
+  local id = s.agent:request("verbatim/batchEdit", {
+    summary = "Edges",
+    edits = {
+      {
+        uri = s.uri,
+        oldStr = "local v1 = 1",
+        newStr = "-- a header\nlocal v1 = 1",
+        baseRev = s.read.rev,
+      },
+      { uri = s.uri, oldStr = "local v4 = 4", newStr = "local v4 = 44" },
+    },
+  })
+  H.wait_for("the inline view", function()
+    return #inline.hunk_rows(s.buf) == 2
+  end)
+  local rows = vim.tbl_map(function(r)
+    return { r.first, r.last }
+  end, inline.hunk_rows(s.buf))
+  H.eq({ { 0, 0 }, { 3, 3 } }, rows)
+  local above = {}
+  for _, m in ipairs(marks(s.buf)) do
+    if m[4].virt_lines and m[4].virt_lines_above then
+      table.insert(above, virt_text(m[4].virt_lines[1]))
+    end
+  end
+  H.eq({ "Verbatim · edge-agent: Edges", "-- a header" }, above, "both above the first line")
+  api.nvim_win_set_cursor(0, { 4, 0 })
+  press("\\a")
+  api.nvim_win_set_cursor(0, { 1, 0 })
+  press("\\a")
+  H.eq(true, s.agent:wait(id).result.applied)
+  H.eq(
+    { "-- a header", "local v1 = 1", "local v2 = 2", "local v3 = 3", "local v4 = 44" },
+    H.lines(s.buf)
+  )
+end)
+
+H.test("inline_strikethrough strikes the removed lines through", function()
+  local config = require("verbatim.config")
+  config.options.inline_strikethrough = true
+  inline.setup()
+  H.eq(true, api.nvim_get_hl(0, { name = "VerbatimInlineDelete" }).strikethrough)
+  config.options.inline_strikethrough = false
+  api.nvim_set_hl(0, "VerbatimInlineDelete", { link = "DiffDelete" })
+end)
+
 H.test("accept the hunk at the cursor, reject the other with a reason", function()
   local s, id = two_hunk_edit("cursor-agent")
   api.nvim_win_set_cursor(0, { 1, 0 })

@@ -973,9 +973,9 @@ local function define_highlights()
     api.nvim_set_hl(0, name, { link = link, default = true })
   end
   if config.options.inline_strikethrough then
+    -- Asked for by the option: it wins over an earlier definition.
     local base = api.nvim_get_hl(0, { name = "DiffDelete", link = false })
     base.strikethrough = true
-    base.default = true
     api.nvim_set_hl(0, "VerbatimInlineDelete", base)
   else
     api.nvim_set_hl(0, "VerbatimInlineDelete", { link = "DiffDelete", default = true })
