@@ -195,7 +195,7 @@ M.schema = {
   auto_open = {
     type = "boolean",
     default = true,
-    desc = "Show the review window as soon as an edit arrives (the cursor stays where it is).",
+    desc = 'Show the review window as soon as an edit arrives (the cursor stays where it is). With review_ui = "inline" the window opens only when asked for.',
   },
   skip_filetypes = {
     type = "string[]",

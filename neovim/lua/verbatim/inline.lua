@@ -902,8 +902,10 @@ local function announce(item)
     end
   end
   local tail
+  -- In a terminal (Claude Code runs in one), Terminal mode must be left first.
+  local next_cmd = notice.in_terminal() and "<C-\\><C-n>:Verbatim next" or ":Verbatim next"
   if #hidden > 0 then
-    tail = string.format(" (in %s: :Verbatim next opens it)", table.concat(hidden, ", "))
+    tail = string.format(" (in %s: %s opens it)", table.concat(hidden, ", "), next_cmd)
   else
     local how = {}
     for _, entry in ipairs({ { keys.accept, "accept" }, { keys.reject, "reject" } }) do
