@@ -317,6 +317,17 @@ H.test("a visual range accepts every hunk it touches; the last is rejected", fun
   api.nvim_win_set_cursor(0, { 15, 3 })
   press("vih<Esc>")
   H.eq({ 15, 15 }, { vim.fn.line("'<"), vim.fn.line("'>") })
+  press("yih")
+  H.eq("local v15 = 15\n", vim.fn.getreg('"'), "an operator takes the hunk's lines")
+  -- In diff mode ]c is diff mode's own: it does not move to the hunks.
+  vim.wo.diff = true
+  api.nvim_win_set_cursor(0, { 1, 0 })
+  pcall(press, "]c")
+  vim.wo.diff = false
+  H.eq(1, api.nvim_win_get_cursor(0)[1], "diff mode's ]c")
+  press("]c")
+  H.eq(3, api.nvim_win_get_cursor(0)[1], "then the hunks' ]c again")
+  api.nvim_win_set_cursor(0, { 15, 0 })
   press("\\d") -- done: the hunk not decided is left out
   local response = s.agent:wait(id)
   H.eq(true, response.result.partial, vim.inspect(response.result))
@@ -625,33 +636,53 @@ H.test("screenshot: the inline view as Neovim draws it", function()
     "return next(require('verbatim.inline').views) ~= nil and #require('verbatim.queue').items == 1"
   )
   child:lua("vim.cmd('echo \"\"')")
-  local text, attrs = child:screenshot()
-  local expected_path = vim.fs.dirname(debug.getinfo(1, "S").source:sub(2))
-    .. "/screenshots/inline_two_hunks.txt"
-  local shot = { "--|" .. string.rep("-", 63) }
-  for row, line in ipairs(text) do
-    table.insert(shot, string.format("%02d|%s", row, line))
+  ---@param name string the file in tests/screenshots/
+  local function expect_screenshot(name)
+    local text, attrs = child:screenshot()
+    local expected_path = vim.fs.dirname(debug.getinfo(1, "S").source:sub(2))
+      .. "/screenshots/"
+      .. name
+    local shot = { "--|" .. string.rep("-", 63) }
+    for row, line in ipairs(text) do
+      table.insert(shot, string.format("%02d|%s", row, line))
+    end
+    table.insert(shot, "--|" .. string.rep("-", 63))
+    for row, line in ipairs(attrs) do
+      table.insert(shot, string.format("%02d|%s", row, line))
+    end
+    if vim.env.VERBATIM_UPDATE_SCREENSHOTS == "1" or not H.read_file(expected_path) then
+      vim.fn.mkdir(vim.fs.dirname(expected_path), "p")
+      vim.fn.writefile(shot, expected_path)
+      H.note("wrote " .. expected_path)
+    end
+    local expected = vim.fn.readfile(expected_path)
+    if not vim.deep_equal(expected, shot) then
+      error(
+        "the screen differs from "
+          .. expected_path
+          .. " (VERBATIM_UPDATE_SCREENSHOTS=1 rewrites it)\nexpected:\n"
+          .. table.concat(expected, "\n")
+          .. "\nactual:\n"
+          .. table.concat(shot, "\n")
+      )
+    end
   end
-  table.insert(shot, "--|" .. string.rep("-", 63))
-  for row, line in ipairs(attrs) do
-    table.insert(shot, string.format("%02d|%s", row, line))
-  end
-  if vim.env.VERBATIM_UPDATE_SCREENSHOTS == "1" or not H.read_file(expected_path) then
-    vim.fn.mkdir(vim.fs.dirname(expected_path), "p")
-    vim.fn.writefile(shot, expected_path)
-    H.note("wrote " .. expected_path)
-  end
-  local expected = vim.fn.readfile(expected_path)
-  if not vim.deep_equal(expected, shot) then
-    error(
-      "the screen differs from "
-        .. expected_path
-        .. " (VERBATIM_UPDATE_SCREENSHOTS=1 rewrites it)\nexpected:\n"
-        .. table.concat(expected, "\n")
-        .. "\nactual:\n"
-        .. table.concat(shot, "\n")
-    )
-  end
+  expect_screenshot("inline_two_hunks.txt")
+  -- The first hunk accepted at the cursor, with the key: it says so.
+  child:lua("vim.api.nvim_win_set_cursor(0, { 2, 0 })")
+  child:input("\\a")
+  child:wait_for(
+    "the hunk accepted",
+    [[
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(0, require("verbatim.inline").ns, 0, -1,
+        { details = true })) do
+      if m[4].virt_text and m[4].virt_text[1][2] == "VerbatimInlineAccepted" then
+        return true
+      end
+    end
+  ]]
+  )
+  expect_screenshot("inline_one_accepted.txt")
   child:lua("require('verbatim').reject('screenshot taken')")
   agent:wait(id)
   child:stop()

@@ -215,7 +215,7 @@ local function header(item, bufnr)
   for _, entry in ipairs({
     { keys.accept, "accept" },
     { keys.reject, "reject" },
-    { keys.accept_all, "all" },
+    { keys.accept_all, "accept all" },
     { keys.reject_all, "reject all" },
     { keys.done, "done" },
     { keys.next_hunk, "next" },
