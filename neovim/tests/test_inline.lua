@@ -450,6 +450,42 @@ H.test("an edit of a file no window shows: a notice, :Verbatim next opens it", f
   H.eq("local v3 = 33", H.lines(buf)[3])
 end)
 
+H.test("an edit of two files: each buffer shows its hunks, sent once both are decided", function()
+  local s = H.scenario({ ["m.lua"] = lua_lines(3), ["n.lua"] = lua_lines(3) }, "m.lua", "multi")
+  local n_uri = vim.uri_from_fname(s.root .. "/n.lua")
+  local id = s.agent:request("verbatim/batchEdit", {
+    summary = "Both files",
+    edits = {
+      { uri = s.uri, oldStr = "local v2 = 2", newStr = "local v2 = 'm'", baseRev = s.read.rev },
+      { uri = n_uri, oldStr = "local v3 = 3", newStr = "local v3 = 'n'" },
+    },
+  })
+  H.wait_pending(1)
+  H.wait_for("the inline view", function()
+    return inline.views[s.buf]
+  end)
+  local help
+  for _, m in ipairs(marks(s.buf)) do
+    if m[4].virt_lines_above and m[4].virt_lines[2] then
+      help = virt_text(m[4].virt_lines[2])
+    end
+  end
+  H.truthy(help:find("1 more file", 1, true), help)
+  api.nvim_win_set_cursor(0, { 2, 0 })
+  press("\\a")
+  H.eq(false, s.agent:answered(id), "the other file's hunk is not decided yet")
+  vim.cmd("Verbatim next")
+  local n_buf = api.nvim_get_current_buf()
+  H.eq(s.root .. "/n.lua", api.nvim_buf_get_name(n_buf))
+  H.eq(3, api.nvim_win_get_cursor(0)[1])
+  press("\\a")
+  local response = s.agent:wait(id)
+  H.eq(nil, response.error)
+  H.eq(true, response.result.applied, vim.inspect(response.result))
+  H.eq("local v2 = 'm'", H.lines(s.buf)[2])
+  H.eq("local v3 = 'n'", H.lines(n_buf)[3])
+end)
+
 H.test("\\w opens the review window on the edit, the hunks rejected left out", function()
   local s, id = two_hunk_edit("window-agent")
   H.eq(1, inline.decide(s.buf, 6, 6, false))

@@ -231,6 +231,11 @@ local function header(item, bufnr)
   if others > 0 then
     count = count .. string.format(" (%d more here)", others)
   end
+  if #proposal.documents > 1 then
+    -- Their hunks are decided in their own buffers; "done" leaves out those not decided.
+    local more = #proposal.documents - 1
+    count = count .. string.format(" · %d more file%s", more, more == 1 and "" or "s")
+  end
   if #queue.items > 1 then
     count = count .. " · :Verbatim next"
   end
