@@ -6,10 +6,11 @@
 --- concern: config (options), lsp (starting the server), apply_edit (the
 --- workspace/applyEdit handler), proposal (one edit, checked and applied),
 --- text (positions and text edits), queue (pending edits), review (the
---- window), inline (the review in the document's own window), external (files changed on disk outside Neovim), diagnostics
---- (what language servers report after an edit), claude_code (Claude Code's
---- IDE protocol: its port for terminals, the selection, :VerbatimMention,
---- saving), health (:checkhealth), commands (:Verbatim).
+--- window), inline (the review in the document's own window), external
+--- (files changed on disk outside Neovim), diagnostics (what language
+--- servers report after an edit), claude_code (Claude Code's IDE protocol:
+--- its port for terminals, the selection, :VerbatimMention, saving), health
+--- (:checkhealth), commands (:Verbatim).
 
 local M = {}
 
