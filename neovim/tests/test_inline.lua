@@ -190,6 +190,17 @@ H.test("an insertion at the top and a change of the last line", function()
   )
 end)
 
+H.test(":Verbatim accept leaves out the hunks rejected in the buffer", function()
+  local s, id = two_hunk_edit("command-agent")
+  H.eq(1, inline.decide(s.buf, 1, 1, false, "not v2"))
+  vim.cmd("Verbatim accept not v2")
+  local response = s.agent:wait(id)
+  H.eq(true, response.result.partial, vim.inspect(response.result))
+  H.eq("not v2", response.result.reason)
+  local now = H.lines(s.buf)
+  H.eq({ "local v2 = 2", "local v7 = 70" }, { now[2], now[7] })
+end)
+
 H.test("inline_strikethrough strikes the removed lines through", function()
   local config = require("verbatim.config")
   config.options.inline_strikethrough = true

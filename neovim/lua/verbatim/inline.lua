@@ -702,6 +702,10 @@ function M.decide(bufnr, first, last, accepted, reason)
   st.hunks[d] = st.hunks[d] or {}
   for _, i in ipairs(hunks) do
     st.hunks[d][i] = { accepted = accepted, reason = (reason ~= "" and reason) or nil }
+    -- As if left out in the review window: `:Verbatim accept` and the window
+    -- keep them out too.
+    item.skipped[d] = item.skipped[d] or {}
+    item.skipped[d][i] = (not accepted) or nil
   end
   if all_decided(item) then
     send(item)
