@@ -1,4 +1,4 @@
--- Usage: nvim -l neovim/bench/edit_latency.lua [--bin target/release/verbatim] [--plugin neovim] [--sizes 100,10000,100000] [--edits 50] [--modes auto,review] [--timeout 60] [--each 1]
+-- Usage: nvim -l neovim/bench/edit_latency.lua [--bin target/release/verbatim] [--plugin neovim] [--sizes 100,10000,100000] [--edits 50] [--modes auto,review,inline] [--timeout 60] [--each 1]
 --
 -- Latency of agent edits in a real Neovim with the Verbatim plugin. For each
 -- mode and file size it starts `nvim --headless --listen SOCK` (isolated XDG
@@ -13,6 +13,10 @@
 --           window shows the edit (the plugin's User VerbatimPending event,
 --           timed in the editor with the same monotonic clock); then the
 --           driver accepts over RPC and waits for the agent's answer.
+--   inline  review_ui = "inline": from sending the request until the marks
+--           of the inline review are drawn in the buffer (the plugin's User
+--           VerbatimInline event); then, as "inline accept", from accepting
+--           the hunk at its line (the driver's RPC call) to the agent's answer.
 --
 -- Prints one line per run (with --each 1, every edit's time too) and a
 -- Markdown table of medians and 90th percentiles. An edit that takes longer than --timeout seconds ends its run
@@ -43,7 +47,7 @@ local timeout_ms = assert(tonumber(opts.timeout)) * 1000
 
 --- The editor's init file: the plugin and nothing else, and a timestamp of
 --- the moment the review window shows a pending edit.
----@param mode "auto"|"review"
+---@param mode "auto"|"review"|"inline"
 ---@return string
 local function init_lua(mode)
   return table.concat({
@@ -56,7 +60,11 @@ local function init_lua(mode)
       .. vim.inspect(opts.bin)
       .. ", 'lsp' }, review = "
       .. (mode == "auto" and "'auto'" or "'confirm'")
+      .. (mode == "inline" and ", review_ui = 'inline'" or "")
       .. " })",
+    "vim.api.nvim_create_autocmd('User', { pattern = 'VerbatimInline', callback = function()",
+    "  if #require('verbatim').pending() > 0 then _G.bench_shown = _G.bench_shown or vim.uv.hrtime() end",
+    "end })",
     "vim.api.nvim_create_autocmd('User', { pattern = 'VerbatimPending', callback = function()",
     "  for _, win in ipairs(vim.api.nvim_list_wins()) do",
     "    local buf = vim.api.nvim_win_get_buf(win)",
@@ -75,10 +83,11 @@ local function line_text(n)
 end
 
 --- One run: a fresh editor, a file of `size` lines, `edit_count` edits.
----@param mode "auto"|"review"
+---@param mode "auto"|"review"|"inline"
 ---@param size integer
 ---@return number[]|nil latencies in ms, nil when the run could not finish
 ---@return string|nil why it stopped early
+---@return number[]|nil accepts (inline) from accepting the hunk to the agent's answer, in ms
 local function run(mode, size)
   local dir = vim.fn.tempname()
   local root = dir .. "/ws"
@@ -90,7 +99,7 @@ local function run(mode, size)
   local path = root .. "/bench.txt"
   vim.fn.writefile(lines, path)
   local editor = harness.start_editor(opts.nvim, dir, root, init_lua(mode))
-  local ok, result, why = xpcall(function()
+  local ok, result, why, accepts = xpcall(function()
     editor:connect()
     local function exec(code, ...)
       return editor:exec(code, ...)
@@ -106,7 +115,7 @@ local function run(mode, size)
     )
     local agent, uri = editor:connect_agent(path)
 
-    local latencies = {}
+    local latencies, accepts = {}, {}
     for k = 0, edit_count do -- edit 0 warms up and is not counted
       local n = math.floor((k + 0.5) * size / (edit_count + 1)) + 1
       local old = string.format("line %06d:", n)
@@ -118,8 +127,8 @@ local function run(mode, size)
         newStr = old:upper(),
         summary = "Bench edit " .. k,
       })
-      local elapsed
-      if mode == "review" then
+      local elapsed, accept_sent
+      if mode == "review" or mode == "inline" then
         local shown
         if
           not vim.wait(timeout_ms, function()
@@ -130,7 +139,15 @@ local function run(mode, size)
           return nil, string.format("edit %d: no review after %d s", k, timeout_ms / 1000)
         end
         elapsed = ms(shown - sent)
-        exec("require('verbatim').accept()")
+        if mode == "inline" then
+          accept_sent = uv.hrtime()
+          exec(
+            "local row = ... require('verbatim.inline').decide(vim.api.nvim_get_current_buf(), row, row, true)",
+            n - 1
+          )
+        else
+          exec("require('verbatim').accept()")
+        end
       end
       local answered, response = pcall(agent.wait, agent, id, timeout_ms)
       if not answered then
@@ -147,17 +164,20 @@ local function run(mode, size)
       elapsed = elapsed or ms(agent.arrived[id] - sent)
       if k > 0 then
         table.insert(latencies, elapsed)
+        if accept_sent then
+          table.insert(accepts, ms(agent.arrived[id] - accept_sent))
+        end
       end
     end
     local expected = exec("return vim.api.nvim_buf_line_count(0)")
     assert(expected == size, "the buffer has " .. tostring(expected) .. " lines")
-    return latencies
+    return latencies, nil, accepts
   end, debug.traceback)
   editor:finish()
   if not ok then
     return nil, tostring(result)
   end
-  return result, why
+  return result, why, accepts
 end
 
 say(
@@ -171,7 +191,7 @@ for _, mode in ipairs(vim.split(opts.modes, ",")) do
   for _, size_text in ipairs(vim.split(opts.sizes, ",")) do
     local size = assert(tonumber(size_text))
     local started = uv.hrtime()
-    local latencies, why = run(mode, size)
+    local latencies, why, accepts = run(mode, size)
     local row = { mode = mode, size = size }
     if latencies and #latencies > 0 then
       row.median = percentile(latencies, 0.5)
@@ -203,6 +223,22 @@ for _, mode in ipairs(vim.split(opts.modes, ",")) do
       )
     end
     table.insert(rows, row)
+    if accepts and #accepts > 0 then
+      local accept_row = {
+        mode = "inline accept",
+        size = size,
+        median = percentile(accepts, 0.5),
+        p90 = percentile(accepts, 0.9),
+      }
+      say(
+        "%-6s %7d lines: median %8.2f ms  p90 %8.2f ms  (accept one hunk -> the agent's answer)",
+        "accept",
+        size,
+        accept_row.median,
+        accept_row.p90
+      )
+      table.insert(rows, accept_row)
+    end
   end
 end
 
@@ -210,7 +246,12 @@ say("")
 say("| mode | lines | median | p90 |")
 say("|---|---:|---:|---:|")
 for _, row in ipairs(rows) do
-  local what = row.mode == "auto" and "auto: agent round trip" or "review: until the review shows"
+  local what = ({
+    auto = "auto: agent round trip",
+    review = "review: until the review shows",
+    inline = "inline: until the marks are drawn",
+    ["inline accept"] = "inline: accept one hunk -> agent's answer",
+  })[row.mode] or row.mode
   if row.failed then
     say("| %s | %d | did not finish (%s) | |", what, row.size, row.failed:gsub("\n.*", ""))
   else

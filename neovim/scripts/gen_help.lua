@@ -56,7 +56,7 @@ function M.options_section()
     local spec = config.schema[name]
     entry(out, name, spec)
     if spec.fields then
-      for _, field in ipairs(config.keymap_order) do
+      for _, field in ipairs(spec.order or config.keymap_order) do
         entry(out, name .. "." .. field, spec.fields[field])
       end
     end

@@ -128,6 +128,11 @@ local subcommands = {
   log = function()
     M.log()
   end,
+  next = function()
+    if not require("verbatim").next() then
+      say("verbatim: no edit waits for review")
+    end
+  end,
   accept = function(rest)
     local applied, reason, later = require("verbatim").accept(nil, rest ~= "" and rest or nil)
     if not applied and not later and reason then

@@ -15,6 +15,17 @@ local M = {}
 ---@field prev_hunk string|false Move to the previous change.
 ---@field close string|false Close the review window; the edit stays pending.
 
+---@class verbatim.InlineKeymaps
+---@field accept string|false Accept the hunk under the cursor (Visual mode: every hunk the selection touches).
+---@field reject string|false Reject the hunk under the cursor, asking for an optional reason.
+---@field accept_all string|false Accept every hunk of the edit.
+---@field reject_all string|false Reject the edit, asking for an optional reason.
+---@field done string|false Send the decisions; hunks not decided are left out.
+---@field next_hunk string|false Move to the next hunk.
+---@field prev_hunk string|false Move to the previous hunk.
+---@field hunk_object string|false The hunk text object (Visual and Operator-pending mode).
+---@field open_window string|false Open the review window on this edit.
+
 ---@class verbatim.Config
 ---@field cmd string[] The command that starts the server.
 ---@field review "confirm"|"auto" Review every edit, or apply it at once.
@@ -25,6 +36,9 @@ local M = {}
 ---@field root_markers string[] Files or directories that mark a workspace root.
 ---@field log_file string|false Where the server logs (relative to stdpath("log")), or false for stderr.
 ---@field keymaps verbatim.Keymaps Keys of the review window.
+---@field review_ui "window"|"inline" Where edits are reviewed: the review window, or the document's own window.
+---@field inline_strikethrough boolean Strike through the lines an edit removes, in the inline review.
+---@field inline_keymaps verbatim.InlineKeymaps Buffer-local keys of the inline review.
 
 ---@class verbatim.OptionSpec
 ---@field type string the type as the help file shows it (checked by `check` when given)
@@ -32,6 +46,7 @@ local M = {}
 ---@field desc string one sentence for the help file
 ---@field check? fun(value: any): boolean, string? extra validation
 ---@field fields? table<string, verbatim.OptionSpec> the schema of a table option
+---@field order? string[] the order of `fields` in the help file
 
 ---@param value any
 ---@return boolean, string?
@@ -80,13 +95,51 @@ local keymap_specs = {
   { "close", "q", "Close the review window; the edit stays pending." },
 }
 
---- The keymap option's fields, their defaults, and their order.
+--- The keys of the inline review, in the order the help file lists them.
+local inline_keymap_specs = {
+  {
+    "accept",
+    "<LocalLeader>a",
+    "Accept the hunk under the cursor; in Visual mode every hunk the selection touches.",
+  },
+  {
+    "reject",
+    "<LocalLeader>r",
+    "Reject the hunk under the cursor (in Visual mode every hunk the selection touches); asks for an optional reason for the agent.",
+  },
+  { "accept_all", "<LocalLeader>A", "Accept every hunk of the edit and send the decision." },
+  {
+    "reject_all",
+    "<LocalLeader>R",
+    "Reject the whole edit; asks for an optional reason for the agent.",
+  },
+  {
+    "done",
+    "<LocalLeader>d",
+    "Send the decisions now; the hunks not decided yet are left out.",
+  },
+  {
+    "next_hunk",
+    "]c",
+    "Move to the next hunk (a count moves that many). Not mapped when you mapped the key yourself; in a diff-mode window the key keeps its own meaning.",
+  },
+  { "prev_hunk", "[c", "Move to the previous hunk (see next_hunk)." },
+  {
+    "hunk_object",
+    "ih",
+    "Text object (Visual and Operator-pending mode): the lines of the hunk under the cursor.",
+  },
+  { "open_window", "<LocalLeader>w", "Open the review window on this edit and move into it." },
+}
+
+--- A keymap option's fields, their defaults, and their order.
+---@param specs table[] { name, default, description }
 ---@return table<string, verbatim.OptionSpec> fields
 ---@return table<string, string> defaults
 ---@return string[] order
-local function keymap_fields()
+local function keymap_fields(specs)
   local fields, defaults, order = {}, {}, {}
-  for _, entry in ipairs(keymap_specs) do
+  for _, entry in ipairs(specs) do
     local name, default, desc = entry[1], entry[2], entry[3]
     fields[name] = { type = "string|false", default = default, desc = desc, check = key_or_false }
     defaults[name] = default
@@ -94,7 +147,8 @@ local function keymap_fields()
   end
   return fields, defaults, order
 end
-local keymap_schema, keymap_defaults, keymap_order = keymap_fields()
+local keymap_schema, keymap_defaults, keymap_order = keymap_fields(keymap_specs)
+local inline_schema, inline_defaults, inline_order = keymap_fields(inline_keymap_specs)
 
 --- Every option, in the order the help file lists them.
 ---@type table<string, verbatim.OptionSpec>
@@ -141,7 +195,7 @@ M.schema = {
   auto_open = {
     type = "boolean",
     default = true,
-    desc = "Show the review window as soon as an edit arrives (the cursor stays where it is).",
+    desc = 'Show the review window as soon as an edit arrives (the cursor stays where it is). With review_ui = "inline" the window opens only when asked for.',
   },
   skip_filetypes = {
     type = "string[]",
@@ -166,6 +220,30 @@ M.schema = {
     default = keymap_defaults,
     desc = "Keys of the review window; false disables a key.",
     fields = keymap_schema,
+    order = keymap_order,
+  },
+  review_ui = {
+    type = '"window"|"inline"',
+    default = "window",
+    desc = 'Where edits are reviewed: "window" in the review window (a unified diff at the bottom of the tab page); "inline" in the document\'s own window, hunk by hunk at the cursor, with the keys of |verbatim-option-inline_keymaps|. See |verbatim-inline|.',
+    check = function(value)
+      if value == "window" or value == "inline" then
+        return true
+      end
+      return false, '"window" or "inline"'
+    end,
+  },
+  inline_strikethrough = {
+    type = "boolean",
+    default = false,
+    desc = "In the inline review, strike through the lines an edit removes (besides their background).",
+  },
+  inline_keymaps = {
+    type = "table",
+    default = inline_defaults,
+    desc = "Keys of the inline review, mapped in a buffer only while an edit of it waits (and removed after); false disables a key. In Visual mode, accept and reject act on every hunk the selection touches.",
+    fields = inline_schema,
+    order = inline_order,
   },
 }
 
@@ -180,6 +258,9 @@ M.order = {
   "root_markers",
   "log_file",
   "keymaps",
+  "review_ui",
+  "inline_strikethrough",
+  "inline_keymaps",
 }
 M.keymap_order = keymap_order
 

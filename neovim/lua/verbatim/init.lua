@@ -6,10 +6,11 @@
 --- concern: config (options), lsp (starting the server), apply_edit (the
 --- workspace/applyEdit handler), proposal (one edit, checked and applied),
 --- text (positions and text edits), queue (pending edits), review (the
---- window), external (files changed on disk outside Neovim), diagnostics
---- (what language servers report after an edit), claude_code (Claude Code's
---- IDE protocol: its port for terminals, the selection, :VerbatimMention,
---- saving), health (:checkhealth), commands (:Verbatim).
+--- window), inline (the review in the document's own window), external
+--- (files changed on disk outside Neovim), diagnostics (what language
+--- servers report after an edit), claude_code (Claude Code's IDE protocol:
+--- its port for terminals, the selection, :VerbatimMention, saving), health
+--- (:checkhealth), commands (:Verbatim).
 
 local M = {}
 
@@ -33,6 +34,7 @@ M.did_setup = false
 function M.setup(opts)
   require("verbatim.config").set(opts)
   require("verbatim.review").setup()
+  require("verbatim.inline").setup()
   require("verbatim.lsp").enable()
   M.did_setup = true
 end
@@ -137,6 +139,15 @@ end
 --- Opens the review window on the next pending edit and moves into it.
 function M.review()
   require("verbatim.review").open({ enter = true })
+end
+
+--- Shows the next pending edit: see `:Verbatim next`.
+---@return boolean shown whether an edit waits
+function M.next()
+  if require("verbatim.config").options.review_ui == "inline" then
+    return require("verbatim.inline").next()
+  end
+  return require("verbatim.review").next()
 end
 
 --- Opens the server log.

@@ -490,12 +490,17 @@ end
 --- float at the top right says that edits wait, until the review is opened.
 function M.refresh()
   local item = M.current()
+  -- The inline review announces edits and draws them itself (inline.lua);
+  -- the window then opens only when asked for.
+  local inline = config.options.review_ui == "inline"
   local has_new = false
   for _, pending in ipairs(queue.items) do
     if not seen[pending.key] then
       seen[pending.key] = true
       has_new = true
-      announce(pending)
+      if not inline then
+        announce(pending)
+      end
     end
   end
   if not item then
@@ -507,11 +512,27 @@ function M.refresh()
   if find_window() then
     hide_waiting()
     draw(item)
+  elseif inline then
+    hide_waiting()
   elseif has_new and config.options.auto_open and not M.in_terminal() then
     M.open({ enter = false })
   elseif (has_new and M.in_terminal()) or waiting_win then
     show_waiting()
   end
+end
+
+--- Shows the pending edit after the one on display (the first after the
+--- last), in the review window.
+---@return boolean shown whether an edit waits
+function M.next()
+  local item = M.current()
+  if not item then
+    return false
+  end
+  local index = queue.position(item) or 0
+  M.shown = queue.items[index % #queue.items + 1].key
+  M.open({ enter = false })
+  return true
 end
 
 --- The pending edit with `key`, or the one on display.

@@ -83,6 +83,37 @@ function Child:notes()
   return self:lua("return _G.notes")
 end
 
+--- The screen as the child draws it, in the manner of mini.test's
+--- `expect_screenshot`: its text, one line per screen row, and the same
+--- rows with each cell's attributes as a character ("0" for none, then "1",
+--- "2"… in the order they first appear, so that the numbers of Neovim's
+--- attribute table do not matter).
+---@return string[] text
+---@return string[] attrs
+function Child:screenshot()
+  return unpack(self:lua([[
+    vim.cmd("redraw!")
+    local text, attrs, names = {}, {}, { [0] = "0" }
+    local symbols = "123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    local used = 0
+    for row = 1, vim.o.lines do
+      local cells, marks = {}, {}
+      for col = 1, vim.o.columns do
+        cells[col] = vim.fn.screenstring(row, col)
+        local attr = vim.fn.screenattr(row, col)
+        if not names[attr] then
+          used = used + 1
+          names[attr] = symbols:sub(used, used)
+        end
+        marks[col] = names[attr]
+      end
+      text[row] = table.concat(cells)
+      attrs[row] = table.concat(marks)
+    end
+    return { text, attrs }
+  ]]))
+end
+
 function Child:stop()
   pcall(vim.rpcnotify, self.chan, "nvim_command", "qall!")
   vim.fn.jobwait({ self.chan }, 2000)
