@@ -1,6 +1,7 @@
 ;;; init.el --- the minimal Emacs setup the Eglot end-to-end test runs (and docs/emacs.md shows)
 ;; Only what a person needs: Eglot starts `verbatim lsp' for text files.
-(setq native-comp-async-report-warnings-errors 'silent
+(setq native-comp-deferred-compilation nil   ; no background compiling of packages
+      native-comp-async-report-warnings-errors 'silent
       warning-minimum-level :error)
 (package-initialize)
 (require 'eglot)
