@@ -575,74 +575,77 @@ H.test("Edit of an open file with unsaved changes: one hunk kept; a reject; a Wr
   child:stop()
 end)
 
-H.test("review_ui = inline: the Edit reviewed in the buffer itself, one hunk kept at the cursor", function()
-  local original = numbered(12)
-  local root = H.workspace({ ["a.txt"] = text_of(original) })
-  local a_path = root .. "/a.txt"
-  local editor = start_editor(a_path, { review_ui = "inline" })
-  local child = editor.child
-  local a_uri = vim.uri_from_fname(a_path)
-  child:input("10GccLine 10, typed by the person<Esc>")
-  H.read_until(editor.agent, a_uri, function(t)
-    return t:find("Line 10, typed by the person", 1, true) ~= nil
-  end)
-  local claude = Claude.start({
-    cwd = root,
-    home = vim.env.HOME,
-    args = { "--ide" },
-    script = {
-      { tool_use = { name = "Read", input = { file_path = a_path } } },
-      {
-        tool_use = {
-          name = "Edit",
-          input = {
-            file_path = a_path,
-            old_string = "line 3\nline 4\nline 5\n",
-            new_string = "LINE 3\nline 4\nLINE 5\n",
+H.test(
+  "review_ui = inline: the Edit reviewed in the buffer itself, one hunk kept at the cursor",
+  function()
+    local original = numbered(12)
+    local root = H.workspace({ ["a.txt"] = text_of(original) })
+    local a_path = root .. "/a.txt"
+    local editor = start_editor(a_path, { review_ui = "inline" })
+    local child = editor.child
+    local a_uri = vim.uri_from_fname(a_path)
+    child:input("10GccLine 10, typed by the person<Esc>")
+    H.read_until(editor.agent, a_uri, function(t)
+      return t:find("Line 10, typed by the person", 1, true) ~= nil
+    end)
+    local claude = Claude.start({
+      cwd = root,
+      home = vim.env.HOME,
+      args = { "--ide" },
+      script = {
+        { tool_use = { name = "Read", input = { file_path = a_path } } },
+        {
+          tool_use = {
+            name = "Edit",
+            input = {
+              file_path = a_path,
+              old_string = "line 3\nline 4\nline 5\n",
+              new_string = "LINE 3\nline 4\nLINE 5\n",
+            },
           },
         },
+        { expect = "modified", text = "You kept one of my two changes." },
       },
-      { expect = "modified", text = "You kept one of my two changes." },
-    },
-  })
-  table.insert(claudes, claude)
-  wait_connected(child)
-  claude:send_text("edit a.txt")
-  wait_pending(child, 1)
-  -- The review is drawn in a.txt's own window; no review window opens.
-  local marks = child:wait_for(
-    "the inline marks in a.txt",
-    [[
+    })
+    table.insert(claudes, claude)
+    wait_connected(child)
+    claude:send_text("edit a.txt")
+    wait_pending(child, 1)
+    -- The review is drawn in a.txt's own window; no review window opens.
+    local marks = child:wait_for(
+      "the inline marks in a.txt",
+      [[
     local ns = vim.api.nvim_get_namespaces()["verbatim.inline"]
     local marks = ns and vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, { details = true }) or {}
     return #marks > 0 and #marks or nil
   ]]
-  )
-  H.truthy(marks > 0, "inline marks")
-  H.eq(
-    { a_path, false },
-    child:lua([[return { vim.api.nvim_buf_get_name(0), vim.bo.filetype == "diff" }]]),
-    "the person stays in a.txt, no review window"
-  )
-  -- Accept the first hunk at the cursor, reject the second with a reason.
-  child:input("3G\\a")
-  child:input("5G\\r")
-  child:wait_for("the question why", [[return vim.fn.mode() == "c"]])
-  child:input("keep line 5 as it is<CR>")
-  local after_edit = claude:wait_request(3)
-  local result = last_tool_results(after_edit)
-  H.truthy(result:find("user modified your proposed changes", 1, true), result)
-  local on_disk = numbered(12, { [3] = "LINE 3" })
-  H.wait_for("Claude Code to write a.txt", function()
-    return H.read_file(a_path) == text_of(on_disk)
-  end)
-  wait_synced(child, a_path)
-  local state = buffer_state(child, a_path)
-  H.eq(numbered(12, { [3] = "LINE 3", [10] = "Line 10, typed by the person" }), state.lines)
-  H.eq(true, state.modified, "the person's own change is still unsaved")
-  vim.wait(500)
-  H.eq({}, pending(child), "no second review")
-end)
+    )
+    H.truthy(marks > 0, "inline marks")
+    H.eq(
+      { a_path, false },
+      child:lua([[return { vim.api.nvim_buf_get_name(0), vim.bo.filetype == "diff" }]]),
+      "the person stays in a.txt, no review window"
+    )
+    -- Accept the first hunk at the cursor, reject the second with a reason.
+    child:input("3G\\a")
+    child:input("5G\\r")
+    child:wait_for("the question why", [[return vim.fn.mode() == "c"]])
+    child:input("keep line 5 as it is<CR>")
+    local after_edit = claude:wait_request(3)
+    local result = last_tool_results(after_edit)
+    H.truthy(result:find("user modified your proposed changes", 1, true), result)
+    local on_disk = numbered(12, { [3] = "LINE 3" })
+    H.wait_for("Claude Code to write a.txt", function()
+      return H.read_file(a_path) == text_of(on_disk)
+    end)
+    wait_synced(child, a_path)
+    local state = buffer_state(child, a_path)
+    H.eq(numbered(12, { [3] = "LINE 3", [10] = "Line 10, typed by the person" }), state.lines)
+    H.eq(true, state.modified, "the person's own change is still unsaved")
+    vim.wait(500)
+    H.eq({}, pending(child), "no second review")
+  end
+)
 
 H.test("the selection and :VerbatimMention reach Claude Code", function()
   local root = H.workspace({ ["m.txt"] = "alpha\nbeta\ngamma\ndelta\n" })
