@@ -82,6 +82,8 @@ export const REOFFER_TIMEOUT_MS = 5_000;
 const CONTEXT_KEY = "verbatim.reviewing";
 /** Set while the review shown is in the file's own editor (a large file): the hunk keys work there too. */
 const IN_EDITOR_CONTEXT_KEY = "verbatim.reviewingInEditor";
+/** The paths of the files whose review is shown in their own editor: their title bar shows Accept All and Reject All at once (CodeLenses come only after VS Code's fetch delay). */
+const REVIEWED_PATHS_CONTEXT_KEY = "verbatim.reviewedPaths";
 
 /** One edit under review, across its offers. */
 interface Review {
@@ -764,6 +766,8 @@ export class InlineReview implements vscode.Disposable {
         void vscode.commands.executeCommand("setContext", CONTEXT_KEY, count > 0);
         const shownInEditor = this.shown !== undefined && this.inEditor(this.shown, this.shown.file);
         void vscode.commands.executeCommand("setContext", IN_EDITOR_CONTEXT_KEY, shownInEditor);
+        const shownUri = shownInEditor ? this.shown?.proposal.files[this.shown.file]?.uri : undefined;
+        void vscode.commands.executeCommand("setContext", REVIEWED_PATHS_CONTEXT_KEY, shownUri ? [vscode.Uri.parse(shownUri).fsPath] : []);
         this.decorate();
         if (count === 0) {
             this.statusItem.hide();

@@ -104,6 +104,8 @@ export interface ReadResult {
     text: string;
     lineEnding: LineEnding;
     source: "editor" | "disk";
+    /** Only while the editor still owes a change it made (a reload, or an edit it has not sent). */
+    note?: string;
 }
 
 export const read = new RequestType<ReadParams, ReadResult, void>("verbatim/read");
@@ -190,6 +192,8 @@ export interface EditResult extends DocumentResult {
     hunks?: HunkOutcome[];
     /** Present (and `true`) when the person applied some hunks and left the others out. */
     partial?: true;
+    /** Present (and `true`) when the editor applied the edit but has not sent its text yet (`rev` is then `null`). */
+    pendingSync?: true;
     /** Why the person left hunks out, when they said. */
     reason?: string;
     applied: boolean;
