@@ -21,10 +21,12 @@ use verbatim_engine::position::PositionEncoding;
 use verbatim_engine::quote::count_up_to;
 
 /// Files sampled, and quotes made from each.
-const FILES: usize = 80;
+const FILES: usize = 150;
 const QUOTES_PER_FILE: usize = 3;
-/// Files larger than this are not sampled (the search is bounded; the replay is about code).
-const MAX_FILE_BYTES: u64 = 200_000;
+/// Files larger than this are not sampled: in a debug build a larger file could take the
+/// search near its deadline (`near_miss::DEADLINE`) on a loaded machine, and the replay is
+/// about what is shown, not about the bound (the unit tests hold that).
+const MAX_FILE_BYTES: u64 = 64_000;
 
 /// A tiny deterministic generator (xorshift).
 struct Random(u64);

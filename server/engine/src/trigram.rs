@@ -1,9 +1,9 @@
 //! Character trigrams: which lines of a document look most like a few given lines
 //! (a quote's), even when one of their characters is changed, added or missing.
 //!
-//! A line is cut into every run of three bytes of its trimmed text, padded with
-//! two marks before and one after (so that short lines have trigrams too): its
-//! trigrams. One wrong character changes at most three of them, so a line copied
+//! A line is cut into every run of three bytes of its text (trailing whitespace
+//! dropped), padded with two marks before and one after (so that short lines have
+//! trigrams too): its trigrams. One wrong character changes at most three of them, so a line copied
 //! with a typo still shares most of its trigrams with the line it was copied from,
 //! whichever word the typo is in and however common the other words are (the
 //! token votes of `near_miss.rs` miss exactly these two cases: the typo is in the
@@ -77,7 +77,7 @@ impl Anchors {
         let mut eligible: Vec<(usize, &[u8])> = Vec::new();
         for (index, line) in lines.iter().enumerate() {
             let cut = cut(line);
-            if cut.len() >= 2 && !eligible.iter().any(|(_, other)| *other == cut) {
+            if line.trim().len() >= 2 && !eligible.iter().any(|(_, other)| *other == cut) {
                 eligible.push((index, cut));
             }
         }
@@ -125,7 +125,7 @@ impl Anchors {
     /// longer (so a line that holds the anchor and much more is less alike).
     pub fn add_line(&mut self, number: usize, line: &str) {
         let cut = cut(line);
-        if cut.is_empty() || self.anchors.is_empty() {
+        if cut.trim_ascii_start().is_empty() || self.anchors.is_empty() {
             return;
         }
         self.fed = self.fed.wrapping_add(1).max(1);
@@ -208,9 +208,11 @@ impl Anchor {
     }
 }
 
-/// A line's trimmed bytes, at most [`MAX_LINE_BYTES`] of them.
+/// A line's bytes without its line break and trailing whitespace, at most
+/// [`MAX_LINE_BYTES`] of them. Its indentation stays: of lines that read the same,
+/// those indented as the anchor are more alike.
 fn cut(line: &str) -> &[u8] {
-    let bytes = line.trim().as_bytes();
+    let bytes = line.trim_end().as_bytes();
     &bytes[..bytes.len().min(MAX_LINE_BYTES)]
 }
 
@@ -267,17 +269,19 @@ mod tests {
     }
 
     #[test]
-    fn an_exact_line_is_wholly_alike_and_a_longer_one_less() {
+    fn an_equal_line_is_wholly_alike_and_one_shifted_or_longer_less() {
         let mut anchors = Anchors::new(&["    return total;"]);
         anchors.add_line(0, "return total;\n");
-        anchors.add_line(1, "return total; // and a long comment after it");
-        anchors.add_line(2, "nothing in common");
+        anchors.add_line(1, "return total; // and a much longer comment after it");
+        anchors.add_line(2, "    return total;\n");
+        anchors.add_line(3, "nothing in common");
         let best: Vec<(usize, Vec<(f32, usize)>)> =
             anchors.best().map(|(index, best)| (index, best.to_vec())).collect();
         assert_eq!(best.len(), 1);
         assert_eq!(best[0].0, 0);
-        assert_eq!(best[0].1[0], (1.0, 0));
-        assert_eq!(best[0].1.len(), 1, "{best:?}");
+        let kept: Vec<usize> = best[0].1.iter().map(|&(_, number)| number).collect();
+        assert_eq!(kept, [2, 0], "the long line is not alike enough: {best:?}");
+        assert_eq!(best[0].1[0].0, 1.0);
     }
 
     #[test]
