@@ -9,8 +9,11 @@
 //! by a fixed-seed generator, and bounded so that a debug build runs it in seconds.
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::Random;
 use serde_json::json;
 use verbatim::frontend::render::{self, Vocabulary};
 use verbatim::headless::{Headless, HeadlessOptions};
@@ -27,18 +30,6 @@ const QUOTES_PER_FILE: usize = 3;
 /// search near its deadline (`near_miss::DEADLINE`) on a loaded machine, and the replay is
 /// about what is shown, not about the bound (the unit tests hold that).
 const MAX_FILE_BYTES: u64 = 64_000;
-
-/// A tiny deterministic generator (xorshift).
-struct Random(u64);
-
-impl Random {
-    fn below(&mut self, bound: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % bound.max(1) as u64) as usize
-    }
-}
 
 fn rust_files(root: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(root) else { return };
