@@ -482,7 +482,7 @@ async fn a_quote_with_a_typo_prints_the_real_lines_so_the_next_call_needs_no_rea
     typo.expect_code(3);
     assert!(typo.stderr.contains("The closest text is t.py lines 2-2"), "{typo:?}");
     assert!(typo.stderr.contains("\n     2 |     return compute(alpha, beta)"), "{typo:?}");
-    assert!(typo.stderr.contains("The closest text is t.py lines 2-2 (98% alike; it follows, with a diff"), "{typo:?}");
+    assert!(typo.stderr.contains("The closest text is t.py lines 2-2 (96% alike; it follows, with a diff"), "{typo:?}");
     assert!(typo.stderr.contains("-return compute(alpha, betta)\n+    return compute(alpha, beta)"), "{typo:?}");
     assert_eq!(project.text("t.py"), "def f():\n    return compute(alpha, beta)\n");
 
@@ -498,4 +498,41 @@ async fn a_quote_with_a_typo_prints_the_real_lines_so_the_next_call_needs_no_rea
     assert!(run.stderr.contains("\n     2 |     return measure(gamma, delta)"), "{run:?}");
     assert!(!run.stderr.contains("data.closest"), "{run:?}");
     assert_eq!(project.text("u.py"), "def g():\n    return measure(gamma, delta)\n");
+}
+
+#[tokio::test]
+async fn a_slip_in_a_batch_entry_or_a_search_block_shows_the_real_line_and_two_alike_regions_show_both() {
+    let project = Project::new();
+    let go = "package cobra\n\nfunc (c *Command) initCompleteCmd(args []string) {\n\tc.check()\n}\n\n\
+              func (c *Command) initDefaultCompletionCmd() {\n\tc.check()\n}\n";
+    project.write("command.go", go);
+    let cli = &project.cli;
+    // The second entry of a batch: one letter off the rarest word.
+    let batch = json!({"summary": "s", "edits": [
+        {"uri": "command.go", "oldStr": "package cobra", "newStr": "package cobra2"},
+        {"uri": "command.go", "oldStr": "func (c *Command) initDexaultCompletionCmd() {", "newStr": "x"},
+    ]})
+    .to_string();
+    let run = cli.run_with_stdin(&["batch"], batch.as_bytes()).await;
+    run.expect_code(3);
+    assert!(run.stderr.contains("The closest text is command.go lines 7-7"), "{run:?}");
+    assert!(run.stderr.contains("\n     7 | func (c *Command) initDefaultCompletionCmd() {"), "{run:?}");
+    assert!(!run.stderr.contains("initCompleteCmd(args"), "the less alike line is not shown: {run:?}");
+    // A SEARCH block whose words are all common.
+    let blocks = "command.go\n<<<<<<< SEARCH\n\tc.chek()\n}\n=======\n\tc.run()\n}\n>>>>>>> REPLACE\n";
+    let run = cli.run_with_stdin(&["patch", "-m", "Blocks"], blocks.as_bytes()).await;
+    run.expect_code(3);
+    // Both `c.check()` blocks are as alike: both are shown, with the advice to narrow.
+    assert!(
+        run.stderr.contains("The closest text is command.go lines 4-5 (94% alike), and command.go lines 8-9"),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("both follow, with diffs from your quote"), "{run:?}");
+    assert!(run.stderr.contains("The closest text (line 4 on):\n     4 | \tc.check()"), "{run:?}");
+    assert!(run.stderr.contains("Nearly as close (line 8 on):\n     8 | \tc.check()"), "{run:?}");
+    let json = cli.run_with_stdin(&["patch", "-m", "Blocks", "--json"], blocks.as_bytes()).await;
+    let error = json.json();
+    assert_eq!(error["error"]["data"]["closest"]["startLine"], 4, "{json:?}");
+    assert_eq!(error["error"]["data"]["alsoClose"][0]["startLine"], 8, "{json:?}");
+    assert_eq!(project.text("command.go"), go);
 }

@@ -257,6 +257,19 @@ async fn a_headless_edit_and_every_error_kind_carry_message_and_fields() {
     assert_eq!(missing["error"]["kind"], "notFound");
     assert!(missing["error"]["closest"]["text"].as_str().unwrap().contains("fn other() {"), "{missing:#}");
     assert!(missing["message"].as_str().unwrap().contains("The closest text (line 6 on):"), "{missing:#}");
+    // Two regions as close: both, the second under `also_close`.
+    let (_, two) = mcp
+        .call(
+            "str_replace",
+            json!({"path": "src/main.rs", "old_str": "let x = 0;", "new_str": "let x = 5;", "summary": "s"}),
+        )
+        .await;
+    assert_eq!(two["error"]["closest"]["start_line"], 2, "{two:#}");
+    assert_eq!(two["error"]["also_close"][0]["start_line"], 7, "{two:#}");
+    assert!(
+        two["message"].as_str().unwrap().contains("Nearly as close (line 7 on):\n     7 |     let x = 2;"),
+        "{two:#}"
+    );
 
     let (_, invalid) = mcp.call("replace_range", json!({"path": "src/main.rs", "summary": "s"})).await;
     assert_eq!(invalid["error"]["kind"], "invalidParams", "{invalid:#}");

@@ -8,23 +8,12 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{ScriptedEditor, offset_of};
+use common::{Random, ScriptedEditor, offset_of};
 use serde_json::{Value, json};
 
 const AGENTS: usize = 16;
 const EDITS_PER_AGENT: usize = 200;
 const LINES: usize = 40;
-
-struct Random(u64);
-
-impl Random {
-    fn below(&mut self, bound: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % bound as u64) as usize
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn racing_agents_lose_no_update() {

@@ -601,11 +601,13 @@ export interface ErrorData {
     normalizations?: Normalization[];
     /** `notFound`: the region most like the quote. */
     closest?: NearMiss;
+    /** `notFound`: other regions nearly as close as `closest` (today at most one). */
+    alsoClose?: NearMiss[];
     /** `notFound`: 1-based lines where the quote occurs outside the window. */
     outsideWindow?: number[];
     /** `notFound`: other open documents that hold the quote verbatim. */
     alsoIn?: string[];
-    /** The encoding of the ranges in `matches` and `closest`. */
+    /** The encoding of the ranges in `matches`, `closest` and `alsoClose`. */
     positionEncoding?: "utf-8" | "utf-16" | "utf-32";
     baseRev?: string;
     currentRev?: string;

@@ -7,8 +7,8 @@
 //! [`document`] and [`store`] (live buffers), [`doc_key`] (document identity),
 //! [`quote`] (finding quotes), [`normalize`] (the normalization ladder),
 //! [`plan`] (quote-addressed requests to replacements), [`line_endings`] (new text
-//! adopts the line ending around it), [`near_miss`] (the region most like a missing
-//! quote), [`patch`] (patch dialects parsed) and [`hunk`] (their hunks planned),
+//! adopts the line ending around it), [`near_miss`] (the regions most like a missing
+//! quote, voted for by tokens and by [`trigram`]s), [`patch`] (patch dialects parsed) and [`hunk`] (their hunks planned),
 //! [`diff`] (minimal edits and unified diffs), [`proposal_hunks`] (what a reviewer keeps or leaves out), [`problems`] (what an edit changed in a language server's problems), [`merge`] (a change on disk merged into a buffer), [`transplant`] (a reviewed edit of a buffer moved onto the disk text), [`file_format`] (encodings and BOMs,
 //! byte exact), [`disk`] (files that are not open), [`workspace`] (which files are in
 //! reach).
@@ -33,4 +33,5 @@ pub mod quote;
 pub mod rev;
 pub mod store;
 pub mod transplant;
+pub mod trigram;
 pub mod workspace;

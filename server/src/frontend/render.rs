@@ -8,11 +8,11 @@
 
 use std::fmt::Write as _;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::frontend::Via;
 use crate::service::error::{ErrorKind, ProtocolError};
-use crate::service::feedback::CLOSEST_IN_DATA;
+use crate::service::feedback::{BOTH_CLOSEST_IN_DATA, CLOSEST_IN_DATA};
 use crate::service::journal::{Entry, Outcome};
 use crate::service::protocol::{
     ApplyPatchResult, BatchResult, DiagnosticsReport, DiagnosticsStatus, DiscoveryFile, DocumentInfo, DocumentResult,
@@ -129,10 +129,8 @@ pub fn error(error: &ProtocolError, vocabulary: Vocabulary) -> String {
             }
         }
         ErrorKind::NotFound => {
-            if let Some(closest) = error.data.get("closest") {
-                out = out.replace(CLOSEST_IN_DATA, "; it follows, with a diff from your quote");
-                closest_region(&mut out, closest);
-            }
+            out = regions_follow(out);
+            closest_regions(&mut out, &error.data);
         }
         _ => {}
     }
@@ -140,14 +138,32 @@ pub fn error(error: &ProtocolError, vocabulary: Vocabulary) -> String {
     let others =
         error.data.get("failures").and_then(Value::as_array).and_then(|failures| failures.get(1..)).unwrap_or(&[]);
     for failure in others {
-        let Some(closest) = failure.get("closest") else { continue };
-        out = out.replace(CLOSEST_IN_DATA, "; it follows, with a diff from your quote");
+        let Some(failure) = failure.as_object().filter(|failure| failure.contains_key("closest")) else { continue };
+        out = regions_follow(out);
         let line = failure.get("line").and_then(Value::as_u64).unwrap_or(0);
         let path = failure.get("path").and_then(Value::as_str).unwrap_or("");
         let _ = write!(out, "\n\nFor patch line {line} ({path}):");
-        closest_region(&mut out, closest);
+        closest_regions(&mut out, failure);
     }
     out
+}
+
+/// The message says the closest regions follow, instead of where `data` holds them.
+fn regions_follow(message: String) -> String {
+    message
+        .replace(CLOSEST_IN_DATA, "; it follows, with a diff from your quote")
+        .replace(BOTH_CLOSEST_IN_DATA, "; both follow, with diffs from your quote")
+}
+
+/// The `closest` region of an error's (or a patch failure's) data, and those
+/// `alsoClose`.
+fn closest_regions(out: &mut String, data: &Map<String, Value>) {
+    let Some(closest) = data.get("closest") else { return };
+    closest_region(out, closest, "The closest text");
+    let others = data.get("alsoClose").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    for other in others {
+        closest_region(out, other, "Nearly as close");
+    }
 }
 
 /// Lines of the closest region, and of its diff, shown in an error's text.
@@ -156,11 +172,11 @@ const MAX_SHOWN_LINES: usize = 40;
 /// The closest region of a quote that was not found, as the text front-ends show
 /// it: the region with its line numbers, then the diff from the quote, each cut at
 /// [`MAX_SHOWN_LINES`], so the next call can quote it without another read.
-fn closest_region(out: &mut String, closest: &Value) {
+fn closest_region(out: &mut String, closest: &Value, heading: &str) {
     let first = closest.get("startLine").and_then(Value::as_u64).unwrap_or(1);
     let text = closest.get("text").and_then(Value::as_str).unwrap_or("");
     let diff = closest.get("diff").and_then(Value::as_str).unwrap_or("");
-    let _ = write!(out, "\n\nThe closest text (line {first} on):");
+    let _ = write!(out, "\n\n{heading} (line {first} on):");
     let lines: Vec<&str> = text.split('\n').collect();
     for (index, line) in lines.iter().take(MAX_SHOWN_LINES).enumerate() {
         let _ = write!(out, "\n{:>6} | {line}", first as usize + index);

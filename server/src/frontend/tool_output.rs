@@ -8,7 +8,7 @@
 //! as `base_rev` next, the hunks the person kept and left out with their lines and
 //! reason, `rebased`, the diagnostics report. An error result carries `message` (its
 //! whole text) and `error` (its kind and the protocol's `data`: every match of an
-//! ambiguous quote, `stale_lines`, the closest text of a near miss), so the one schema
+//! ambiguous quote, `stale_lines`, the closest texts of a near miss), so the one schema
 //! describes both.
 //!
 //! Field names are snake_case, like the tools' parameters (`base_rev`). `read_file`
@@ -169,7 +169,7 @@ pub struct ProblemOutput {
 pub struct ErrorOutput {
     /// The error kind (`notFound`, `ambiguous`, `stale`, `rejected`, ...): `message` says what to send next.
     pub kind: String,
-    /// What the kind carries, snake_case: `matches` of an ambiguous quote, `current_rev` and `stale_lines` of a stale one, the `closest` text of a quote not found, ...
+    /// What the kind carries, snake_case: `matches` of an ambiguous quote, `current_rev` and `stale_lines` of a stale one, the `closest` text of a quote not found (and `also_close`, a region nearly as close), ...
     #[serde(flatten)]
     pub data: Map<String, Value>,
 }

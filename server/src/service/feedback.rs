@@ -1,7 +1,7 @@
 //! Turning a refused plan into an error an agent can act on at once: which quote,
 //! where every match is (numbered, with line numbers and context), what it took to
-//! find them, for a quote that is not there the region most like it (with a diff),
-//! and what to send next.
+//! find them, for a quote that is not there the region most like it (with a diff;
+//! two regions when a second one is nearly as close), and what to send next.
 
 use std::collections::BTreeSet;
 use std::ops::Range;
@@ -123,17 +123,32 @@ fn not_found(quote: QuoteField, searched: &Searched, context: Context<'_>) -> Pr
         ));
     }
     let region_label = |lines: &Range<usize>| format!("{label} lines {}-{}", lines.start + 1, lines.end);
-    let near = near_miss::closest(text, &searched.needle, searched.window.clone(), "").map(|mut near| {
-        near.diff = near.diff.replacen("+++ \n", &format!("+++ {}\n", region_label(&near.lines)), 1);
-        near
-    });
-    if let Some(near) = &near {
-        notes.push(format!(
-            "The closest text is {} ({:.0}% alike{CLOSEST_IN_DATA}). Quote it exactly.",
+    let regions: Vec<near_miss::NearMiss> = near_miss::closest(text, &searched.needle, searched.window.clone(), "")
+        .into_iter()
+        .map(|mut near| {
+            near.diff = near.diff.replacen("+++ \n", &format!("+++ {}\n", region_label(&near.lines)), 1);
+            near
+        })
+        .collect();
+    let alike = |near: &near_miss::NearMiss| format!("{:.0}% alike", near.similarity * 100.0);
+    match regions.as_slice() {
+        [] => {}
+        [near] => notes.push(format!(
+            "The closest text is {} ({}{CLOSEST_IN_DATA}). Quote it exactly.",
             region_label(&near.lines),
-            near.similarity * 100.0
-        ));
-    } else {
+            alike(near)
+        )),
+        [near, other, ..] => notes.push(format!(
+            "The closest text is {} ({}), and {} is nearly as close ({}{BOTH_CLOSEST_IN_DATA}). Quote the one you \
+             meant exactly{}.",
+            region_label(&near.lines),
+            alike(near),
+            region_label(&other.lines),
+            alike(other),
+            unique_advice(quote)
+        )),
+    }
+    if regions.is_empty() {
         notes.push(format!(
             "Read the document again (verbatim/read) and quote it exactly, including whitespace, indentation and line \
              endings{}.",
@@ -153,28 +168,46 @@ fn not_found(quote: QuoteField, searched: &Searched, context: Context<'_>) -> Pr
     if !outside.is_empty() {
         error = error.with("outsideWindow", outside);
     }
-    if let Some(near) = near {
-        error = error
-            .with(
-                "closest",
-                json!({
-                    "startLine": near.lines.start + 1,
-                    "endLine": near.lines.end,
-                    "similarity": (f64::from(near.similarity) * 100.0).round() / 100.0,
-                    "range": to_proto::range(text, &near.range, encoding),
-                    "text": near.text,
-                    "diff": near.diff,
-                }),
-            )
-            .with("positionEncoding", encoding.as_str());
+    let region_data = |near: &near_miss::NearMiss| {
+        json!({
+            "startLine": near.lines.start + 1,
+            "endLine": near.lines.end,
+            "similarity": (f64::from(near.similarity) * 100.0).round() / 100.0,
+            "range": to_proto::range(text, &near.range, encoding),
+            "text": near.text,
+            "diff": near.diff,
+        })
+    };
+    if let Some((near, others)) = regions.split_first() {
+        error = error.with("closest", region_data(near)).with("positionEncoding", encoding.as_str());
+        if !others.is_empty() {
+            error = error.with("alsoClose", others.iter().map(region_data).collect::<Vec<_>>());
+        }
     }
     error
+}
+
+/// How to make the quote unique once it is copied from one of two regions alike.
+fn unique_advice(quote: QuoteField) -> &'static str {
+    match quote {
+        QuoteField::OldStr | QuoteField::FromStr | QuoteField::ToStr => {
+            " (if both read the same, narrow the window with after/before)"
+        }
+        QuoteField::OldLines => " (if both read the same, quote the lines around it too, so that it is unique)",
+        QuoteField::After | QuoteField::Before | QuoteField::Context => {
+            " (if both read the same, quote more of the text around it)"
+        }
+    }
 }
 
 /// Where the closest region of a missing quote is, in the message; the text
 /// front-ends print the region itself instead (`frontend/render.rs`).
 pub const CLOSEST_IN_DATA: &str =
     "; its text and a diff from your quote are in data.closest, and printed below by the CLI and the MCP tools";
+
+/// [`CLOSEST_IN_DATA`] when a second region is nearly as close.
+pub const BOTH_CLOSEST_IN_DATA: &str = "; their texts and diffs from your quote are in data.closest and data.alsoClose, \
+     and printed below by the CLI and the MCP tools";
 
 /// Says which other open documents hold the quote verbatim (`documents` pairs a
 /// name for messages with the document's URI and text).

@@ -17,6 +17,19 @@ use tokio::sync::{mpsc, oneshot};
 
 pub const TIMEOUT: Duration = Duration::from_secs(20);
 
+/// A tiny deterministic generator (xorshift), so that runs are repeatable.
+pub struct Random(pub u64);
+
+impl Random {
+    /// A number in `0..bound` (0 when `bound` is 0).
+    pub fn below(&mut self, bound: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % bound.max(1) as u64) as usize
+    }
+}
+
 /// A JSON-RPC error as received.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
