@@ -41,6 +41,7 @@ if not gemini_bin or gemini_bin == "" then
   gemini_bin = vim.trim(run({ agents .. "/install.sh", "--print-bin", "gemini-cli" }))
 end
 local claude_bin = vim.trim(run({ agents .. "/install.sh", "--print-bin" }))
+local qwen_bin = vim.trim(run({ agents .. "/install.sh", "--print-bin", "qwen-code" }))
 H.note("Gemini CLI: " .. gemini_bin)
 
 -- ---------------------------------------------------------------------------
@@ -55,8 +56,12 @@ Model.__index = Model
 
 ---@param script table[]
 ---@return verbatim.test.Model
+local models = 0
+
 function Model.start(script)
-  local dir = H.tmpdir()
+  models = models + 1
+  local dir = H.tmpdir() .. "/model-" .. models
+  vim.fn.mkdir(dir, "p")
   local script_path, log, port_file =
     dir .. "/script.json", dir .. "/requests.jsonl", dir .. "/port"
   H.write_file(script_path, vim.json.encode(script))
@@ -109,10 +114,11 @@ Gemini.__index = Gemini
 
 local sessions = {} ---@type verbatim.test.Gemini[]
 
----@param opts { cwd: string, home: string, model: verbatim.test.Model, env: table<string, string> }
+---@param opts { cwd: string, home: string, model: verbatim.test.Model, env: table<string, string>, qwen?: string }
 ---@return verbatim.test.Gemini
 function Gemini.start(opts)
   local name = string.format("vbgm-%d-%d", vim.fn.getpid(), #sessions + 1)
+  -- Qwen Code (opts.qwen: its settings directory, QWEN_HOME) reads the same settings.
   local settings = {
     security = { auth = { selectedType = "gemini-api-key" }, folderTrust = { enabled = false } },
     privacy = { usageStatisticsEnabled = false },
@@ -120,8 +126,14 @@ function Gemini.start(opts)
     general = { enableAutoUpdate = false, enableAutoUpdateNotification = false },
     ide = { enabled = true, hasSeenNudge = true },
   }
-  vim.fn.mkdir(opts.home .. "/.gemini", "p")
-  H.write_file(opts.home .. "/.gemini/settings.json", vim.json.encode(settings))
+  local settings_dir = opts.qwen or (opts.home .. "/.gemini")
+  if opts.qwen then
+    settings.security.auth.selectedType = "openai"
+    -- Its default is an LLM classifier that approves edits itself.
+    settings.tools = { approvalMode = "default" }
+  end
+  vim.fn.mkdir(settings_dir, "p")
+  H.write_file(settings_dir .. "/settings.json", vim.json.encode(settings))
   local cmd = {
     "python3",
     agents .. "/claude_tmux.py",
@@ -139,7 +151,7 @@ function Gemini.start(opts)
     "--size",
     "120x40",
     "--command",
-    "exec node " .. gemini_bin,
+    "exec node " .. (opts.qwen and qwen_bin or gemini_bin),
   }
   local env = vim.tbl_extend("force", {
     GEMINI_API_KEY = "any",
@@ -424,3 +436,86 @@ H.test(
     model.proc:kill(15)
   end
 )
+
+H.test("Qwen Code connects through its own lock file and writes an accepted edit", function()
+  local root = H.workspace({ ["q.txt"] = "alpha\nbeta\n" })
+  local q_path = root .. "/q.txt"
+  local child = Child.start({ VERBATIM_LOG = "info,verbatim::ide=debug" })
+  child:lua(
+    [[
+    local bin, path, log = ...
+    require("verbatim").setup({ cmd = { bin, "lsp" }, log_file = log })
+    vim.cmd.edit(vim.fn.fnameescape(path))
+  ]],
+    vim.env.VERBATIM_BIN,
+    q_path,
+    H.tmpdir() .. "/server-qwen.log"
+  )
+  local env = child:wait_for(
+    "QWEN_CODE_IDE_* in Neovim's environment",
+    [[
+    if not vim.env.QWEN_CODE_IDE_SERVER_PORT then return nil end
+    return { QWEN_CODE_IDE_SERVER_PORT = vim.env.QWEN_CODE_IDE_SERVER_PORT,
+             QWEN_CODE_IDE_WORKSPACE_PATH = vim.env.QWEN_CODE_IDE_WORKSPACE_PATH, HOME = vim.env.HOME }
+  ]]
+  )
+  -- The server wrote Qwen Code's lock file under its HOME: Qwen Code reads it there.
+  local qwen_home = env.HOME .. "/.qwen"
+  local lock =
+    vim.json.decode(H.read_file(qwen_home .. "/ide/" .. env.QWEN_CODE_IDE_SERVER_PORT .. ".lock"))
+  H.eq(root, lock.workspacePath)
+  local model = Model.start({
+    -- Qwen Code edits only what it has read in the session.
+    { tool_call = { name = "read_file", input = { file_path = q_path } } },
+    {
+      tool_call = {
+        name = "edit",
+        input = { file_path = q_path, old_string = "beta", new_string = "BETA" },
+      },
+    },
+    { text = "Edited q.txt." },
+  })
+  env.HOME = nil
+  env.QWEN_HOME = qwen_home
+  env.OPENAI_API_KEY = "sk-any"
+  env.OPENAI_BASE_URL = "http://127.0.0.1:" .. model.port .. "/v1"
+  env.OPENAI_MODEL = "scripted"
+  local gemini = Gemini.start({
+    cwd = root,
+    home = H.tmpdir() .. "/qwen-home",
+    model = model,
+    env = env,
+    qwen = qwen_home,
+  })
+  gemini:wait_for("Type your message")
+  child:wait_for(
+    "Qwen Code among the server's agents",
+    [[
+    local c = vim.lsp.get_clients({ name = "verbatim" })[1]
+    for _, agent in ipairs(c:request_sync("verbatim/status", nil, 2000).result.agents) do
+      if agent.name == "Gemini CLI" then return true end
+    end
+  ]]
+  )
+  gemini:send_text("edit q.txt")
+  local ok, err = pcall(wait_pending, child, 1)
+  if not ok then
+    error(
+      string.format(
+        "%s\nQwen Code's screen:\n%s\nmodel requests: %d",
+        err,
+        gemini:cli({ "capture" }),
+        #model:requests()
+      )
+    )
+  end
+  child:input(":Verbatim review<CR>")
+  child:wait_for("the review window, entered", [[return vim.bo.filetype == "diff"]])
+  child:input("a")
+  H.wait_for("Qwen Code to write q.txt", function()
+    return H.read_file(q_path) == "alpha\nBETA\n"
+  end, 30000)
+  gemini:wait_for("Edited q.txt")
+  gemini:stop()
+  model.proc:kill(15)
+end)
