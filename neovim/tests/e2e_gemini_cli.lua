@@ -437,6 +437,175 @@ H.test(
   end
 )
 
+--- Seconds since the epoch of an RFC 3339 UTC timestamp (as the server logs).
+---@param stamp string e.g. 2026-12-01T21:45:01.123456Z
+---@return number|nil
+local function utc_seconds(stamp)
+  local y, mo, d, h, mi, sec = stamp:match("^(%d+)-(%d+)-(%d+)T(%d+):(%d+):([%d.]+)Z")
+  if not y then
+    return nil
+  end
+  y, mo, d = tonumber(y), tonumber(mo), tonumber(d)
+  y = mo <= 2 and y - 1 or y
+  local era = math.floor(y / 400)
+  local yoe = y - era * 400
+  local doy = math.floor((153 * (mo + (mo > 2 and -3 or 9)) + 2) / 5) + d - 1
+  local doe = yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy
+  return (era * 146097 + doe - 719468) * 86400
+    + tonumber(h) * 3600
+    + tonumber(mi) * 60
+    + tonumber(sec)
+end
+
+---@return number seconds since the epoch
+local function now()
+  local t = vim.uv.clock_gettime("realtime")
+  return t.sec + t.nsec / 1e9
+end
+
+---@param log string path
+---@param needle string
+---@return number[]
+local function log_times(log, needle)
+  local times = {}
+  for _, line in ipairs(vim.fn.readfile(log)) do
+    if line:find(needle, 1, true) then
+      table.insert(times, utc_seconds(line:match("^(%S+)")))
+    end
+  end
+  return times
+end
+
+---@param values number[]
+---@return string
+local function summary(values)
+  local sorted = vim.list_slice(values)
+  table.sort(sorted)
+  local parts = {}
+  for _, v in ipairs(values) do
+    table.insert(parts, string.format("%.1f", v))
+  end
+  return string.format(
+    "median %.1f ms (%s)",
+    sorted[math.ceil(#sorted / 2)],
+    table.concat(parts, ", ")
+  )
+end
+
+H.test(
+  "timings at 10,000 lines: openDiff → review on screen, accept key → ide/diffAccepted",
+  function()
+    local count, edits = 10000, tonumber(vim.env.VERBATIM_E2E_EDITS or "3")
+    local root = H.workspace({ ["big.txt"] = text_of(numbered(count)) })
+    local path = root .. "/big.txt"
+    local log = H.tmpdir() .. "/server-timings.log"
+    local child = Child.start({ VERBATIM_LOG = "info,verbatim::ide=debug" })
+    child:lua(
+      [[
+    local bin, path, log = ...
+    require("verbatim").setup({ cmd = { bin, "lsp" }, log_file = log })
+    _G.pending_times = {}
+    vim.api.nvim_create_autocmd("User", {
+      pattern = "VerbatimPending",
+      callback = function()
+        for _, item in ipairs(require("verbatim.queue").items) do
+          if not _G.pending_times[item.key] then
+            local t = vim.uv.clock_gettime("realtime")
+            _G.pending_times[item.key] = t.sec + t.nsec / 1e9
+          end
+        end
+      end,
+    })
+    vim.cmd.edit(vim.fn.fnameescape(path))
+  ]],
+      vim.env.VERBATIM_BIN,
+      path,
+      log
+    )
+    local env = child:wait_for(
+      "the server's variables",
+      [[
+    if not vim.env.GEMINI_CLI_IDE_SERVER_PORT then return nil end
+    return { GEMINI_CLI_IDE_SERVER_PORT = vim.env.GEMINI_CLI_IDE_SERVER_PORT,
+             GEMINI_CLI_IDE_PID = vim.env.GEMINI_CLI_IDE_PID,
+             GEMINI_CLI_IDE_AUTH_TOKEN = vim.env.GEMINI_CLI_IDE_AUTH_TOKEN,
+             GEMINI_CLI_IDE_WORKSPACE_PATH = vim.env.GEMINI_CLI_IDE_WORKSPACE_PATH }
+  ]]
+    )
+    local script, changed = {}, {}
+    for k = 1, edits do
+      local row = math.floor(count / 2) + k
+      changed[row] = "LINE " .. row
+      table.insert(script, {
+        tool_call = {
+          name = "replace",
+          input = {
+            file_path = path,
+            old_string = "line " .. row .. "\n",
+            new_string = changed[row] .. "\n",
+            instruction = "Capitalize line " .. row,
+          },
+        },
+      })
+    end
+    table.insert(script, { text = "timed" })
+    local model = Model.start(script)
+    local gemini =
+      Gemini.start({ cwd = root, home = H.tmpdir() .. "/gemini-timings", model = model, env = env })
+    gemini:wait_for("Type your message")
+    child:wait_for(
+      "Gemini CLI connected",
+      [[
+    local c = vim.lsp.get_clients({ name = "verbatim" })[1]
+    for _, agent in ipairs(c:request_sync("verbatim/status", nil, 2000).result.agents) do
+      if agent.name == "Gemini CLI" then return true end
+    end
+  ]]
+    )
+    gemini:send_text("edit big.txt")
+    local keys = {}
+    for k = 1, edits do
+      wait_pending(child, 1)
+      child:input(":Verbatim review<CR>")
+      child:wait_for("the review window, entered", [[return vim.bo.filetype == "diff"]])
+      keys[k] = now()
+      child:input("a")
+      model:wait_request(k + 1)
+    end
+    gemini:wait_for("timed")
+    H.eq(text_of(numbered(count, changed)), H.read_file(path))
+    local received = log_times(log, "IDE tool call tool=openDiff")
+    local sent = log_times(log, "sending workspace/applyEdit: Gemini CLI")
+    local answered = log_times(log, "openDiff: accepted; the CLI writes the file")
+    H.eq(edits, #received, "openDiff calls in the server's log")
+    H.eq(edits, #answered, "ide/diffAccepted in the server's log")
+    local shown_by_key = child:lua("return _G.pending_times")
+    local order = vim.tbl_keys(shown_by_key)
+    table.sort(order)
+    local review, server, answer = {}, {}, {}
+    for k = 1, edits do
+      review[k] = (shown_by_key[order[k]] - received[k]) * 1000
+      server[k] = (sent[k] - received[k]) * 1000
+      answer[k] = (answered[k] - keys[k]) * 1000
+    end
+    H.note(
+      string.format("%d lines: openDiff received → review on screen: %s", count, summary(review))
+    )
+    H.note(
+      string.format(
+        "%d lines:   of which the server (→ workspace/applyEdit sent): %s",
+        count,
+        summary(server)
+      )
+    )
+    H.note(
+      string.format("%d lines: accept key → ide/diffAccepted sent: %s", count, summary(answer))
+    )
+    gemini:stop()
+    model.proc:kill(15)
+  end
+)
+
 H.test("Qwen Code connects through its own lock file and writes an accepted edit", function()
   local root = H.workspace({ ["q.txt"] = "alpha\nbeta\n" })
   local q_path = root .. "/q.txt"
