@@ -374,3 +374,29 @@ fn the_tool_schemas_and_the_discovery_file_follow_the_spec_text() {
         assert!(spec.contains(&format!("\"{field}\"")), "{field}");
     }
 }
+
+#[tokio::test]
+async fn close_diff_without_suppression_notifies_and_after_the_review_answers_its_outcome() {
+    let editor = ScriptedEditor::start().await;
+    editor.open("g.txt", DISK, DISK).await;
+    let path = editor.path("g.txt");
+    let mut cli = Cli::connect(&editor).await;
+    editor.set_review(Review::Manual);
+    let proposal = DISK.replace("two", "2");
+    cli.open_diff(&path, &proposal).await;
+    let _review = editor.next_review().await;
+    let closed = cli.call("closeDiff", json!({"filePath": path})).await;
+    assert_eq!(closed["isError"], false);
+    let notified = cli.notification("ide/diffClosed").await;
+    assert_eq!(notified, json!({"filePath": path.display().to_string(), "content": proposal}));
+
+    // A review the person already rejected: closeDiff answers that nothing is to be written.
+    editor.set_review(Review::Reject(None));
+    cli.open_diff(&path, &DISK.replace("three", "3")).await;
+    cli.notification("ide/diffRejected").await;
+    let late = cli.call("closeDiff", json!({"filePath": path, "suppressNotification": true})).await;
+    let text = late["content"][0]["text"].as_str().unwrap();
+    assert_eq!(serde_json::from_str::<Value>(text).unwrap(), json!({"content": null}));
+    let unknown = cli.call("closeDiff", json!({"filePath": editor.path("none.txt")})).await;
+    assert_eq!(unknown["isError"], true);
+}
