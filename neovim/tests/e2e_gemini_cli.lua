@@ -301,6 +301,14 @@ H.test(
       env.GEMINI_CLI_IDE_SERVER_PORT
     )
     H.eq(env.GEMINI_CLI_IDE_AUTH_TOKEN, vim.json.decode(H.read_file(file)).authToken)
+    local health = child:lua([[
+    vim.cmd("checkhealth verbatim")
+    local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, true), "\n")
+    vim.cmd("tabclose")
+    return text
+  ]])
+    local served = "IDE companion on http://127.0.0.1:" .. env.GEMINI_CLI_IDE_SERVER_PORT .. "/mcp"
+    H.truthy(health:find(served, 1, true), health)
 
     -- The person types a line elsewhere, unsaved, and selects a word.
     child:input("10GccLine 10, typed by the person<Esc>")
