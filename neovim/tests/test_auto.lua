@@ -15,6 +15,7 @@ H.test("the server is told not to ask for confirmation", function()
     diagnostics = true,
     hunkOutcomes = true,
     claudeCode = true,
+    geminiCli = true,
     verbatimExtensions = true,
   }, client.config.init_options)
 end)

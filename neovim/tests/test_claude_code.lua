@@ -162,24 +162,34 @@ H.test(
   end
 )
 
-H.test("a server without the endpoint, and claude_code = false: nothing is set", function()
-  local a = fake_workspace({ ["a.txt"] = "a\n" }, "a.txt", nil)
-  H.eq(nil, claude_code.ports[a.client.id])
-  H.eq(nil, vim.env.CLAUDE_CODE_SSE_PORT)
-  local status = require("verbatim").status()
-  local text = table.concat(require("verbatim.commands").format_status(status), "\n")
-  H.truthy(text:find("Claude Code: not served", 1, true), text)
-  stop(a.client)
+H.test(
+  "a server without the endpoint, and claude_code = gemini_cli = false: nothing is set",
+  function()
+    local a = fake_workspace({ ["a.txt"] = "a\n" }, "a.txt", nil)
+    H.eq(nil, claude_code.ports[a.client.id])
+    H.eq(nil, vim.env.CLAUDE_CODE_SSE_PORT)
+    local status = require("verbatim").status()
+    local text = table.concat(require("verbatim.commands").format_status(status), "\n")
+    H.truthy(text:find("Claude Code: not served", 1, true), text)
+    stop(a.client)
 
-  config.set({ cmd = { vim.env.VERBATIM_BIN, "lsp" }, claude_code = false })
-  claude_code.enable()
-  H.eq({}, api.nvim_get_autocmds({ group = "verbatim.claude_code" }), "no selection tracking")
-  local b = fake_workspace({ ["b.txt"] = "b\n" }, "b.txt", nil)
-  H.eq(false, b.log.requests[1].params.initializationOptions.claudeCode)
-  stop(b.client)
-  config.set({ cmd = { vim.env.VERBATIM_BIN, "lsp" } })
-  claude_code.enable()
-end)
+    -- The selection is Gemini CLI's context too: it is followed while either is on.
+    config.set({ cmd = { vim.env.VERBATIM_BIN, "lsp" }, claude_code = false })
+    claude_code.enable()
+    H.truthy(
+      #api.nvim_get_autocmds({ group = "verbatim.claude_code" }) > 0,
+      "selection tracking for Gemini CLI"
+    )
+    config.set({ cmd = { vim.env.VERBATIM_BIN, "lsp" }, claude_code = false, gemini_cli = false })
+    claude_code.enable()
+    H.eq({}, api.nvim_get_autocmds({ group = "verbatim.claude_code" }), "no selection tracking")
+    local b = fake_workspace({ ["b.txt"] = "b\n" }, "b.txt", nil)
+    H.eq(false, b.log.requests[1].params.initializationOptions.claudeCode)
+    stop(b.client)
+    config.set({ cmd = { vim.env.VERBATIM_BIN, "lsp" } })
+    claude_code.enable()
+  end
+)
 
 H.test("the selection: ranges in the client's encoding, the selected text", function()
   local f =

@@ -28,6 +28,7 @@ H.test("the client advertises what the plugin implements", function()
     diagnostics = true,
     hunkOutcomes = true,
     claudeCode = true,
+    geminiCli = true,
     verbatimExtensions = true,
   }, client.config.init_options)
   H.eq(0, client.flags.debounce_text_changes)

@@ -171,7 +171,7 @@ async fn with_claude_code_off_there_is_no_endpoint() {
     })
     .await;
     editor.sync().await;
-    assert!(editor.initialize_result()["capabilities"]["experimental"].is_null());
+    assert!(editor.initialize_result()["capabilities"]["experimental"]["verbatim"]["claudeCode"].is_null());
     assert!(
         std::fs::read_dir(editor.claude_dir.path().join("ide")).map_or(true, |mut entries| entries.next().is_none())
     );

@@ -9,17 +9,18 @@
 #   tests/agents/install.sh                       install Claude Code (prints nothing when all is there)
 #   tests/agents/install.sh --print-bin           install Claude Code, then print the claude binary's path
 #   tests/agents/install.sh --all                 install all three agents
-#   tests/agents/install.sh --print-bin AGENT     install AGENT (claude-code, codex, gemini-cli), print its command
+#   tests/agents/install.sh --print-bin AGENT     install AGENT (claude-code, codex, gemini-cli, qwen-code), print its command
 set -euo pipefail
 
 CLAUDE_CODE_VERSION=2.1.332
 CODEX_VERSION=0.171.0
 GEMINI_CLI_VERSION=0.61.0
+QWEN_CODE_VERSION=0.24.4
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 agents="$repo/.agents"
 
-usage() { echo "usage: $0 [--all | --print-bin [claude-code|codex|gemini-cli]]" >&2; exit 2; }
+usage() { echo "usage: $0 [--all | --print-bin [claude-code|codex|gemini-cli|qwen-code]]" >&2; exit 2; }
 
 print_bin=false
 wanted=(claude-code)
@@ -27,7 +28,7 @@ case "${1:-}" in
   --print-bin)
     print_bin=true
     case "${2:-claude-code}" in
-      claude-code|codex|gemini-cli) wanted=("${2:-claude-code}") ;;
+      claude-code|codex|gemini-cli|qwen-code) wanted=("${2:-claude-code}") ;;
       *) usage ;;
     esac
     [ $# -le 2 ] || usage
@@ -58,6 +59,10 @@ describe() {
       package=@google/gemini-cli version=$GEMINI_CLI_VERSION prefix="$agents/gemini-cli"
       bin="$prefix/node_modules/@google/gemini-cli/bundle/gemini.js"
       manifest="$prefix/node_modules/@google/gemini-cli/package.json" ;;
+    qwen-code)
+      package=@qwen-code/qwen-code version=$QWEN_CODE_VERSION prefix="$agents/qwen-code"
+      bin="$prefix/node_modules/@qwen-code/qwen-code/cli-entry.js"
+      manifest="$prefix/node_modules/@qwen-code/qwen-code/package.json" ;;
   esac
 }
 

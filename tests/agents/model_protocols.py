@@ -16,6 +16,11 @@ renamed) and serves until SIGTERM, answering both APIs:
 - POST .../models/MODEL:generateContent (Gemini CLI's router, once per prompt, and
   any other one-shot call): a JSON GenerateContentResponse whose text is
   {"complexity_reasoning", "complexity_score"}; it does not consume the script.
+- POST .../chat/completions with `stream: true` (OpenAI Chat Completions, as Qwen
+  Code speaks it): SSE `chat.completion.chunk` events (text, then `tool_calls`),
+  a last one with `finish_reason` and usage, then `data: [DONE]`. Without
+  `stream` (a side call) a JSON completion whose text is `{}`; it does not consume
+  the script.
 - anything else: 200 {} (logged, kind "other").
 
 The script is a JSON list of steps (or {"steps": [...]}); each is the model's reply
@@ -80,6 +85,8 @@ def classify(path):
         return "gemini_stream"
     if route.endswith(":generateContent"):
         return "gemini_generate"
+    if route.endswith("/chat/completions"):
+        return "chat"
     return "other"
 
 
@@ -108,6 +115,18 @@ def gemini_outputs(body):
         parts = [p["functionResponse"] for p in content.get("parts") or [] if "functionResponse" in p]
         return "\n".join(json.dumps(part) for part in parts)
     return ""
+
+
+def chat_outputs(body):
+    """The tool messages after the last assistant message (OpenAI Chat Completions)."""
+    outputs = []
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") == "tool":
+            content = message.get("content")
+            outputs.append(content if isinstance(content, str) else json.dumps(content))
+        elif message.get("role") in ("assistant", "user"):
+            break
+    return "\n".join(reversed(outputs))
 
 
 def as_list(value):
@@ -143,13 +162,15 @@ class Model:
             kind = classify(path)
             step_index = None
             step = None
-            if kind in ("responses", "gemini_stream"):
+            if kind == "chat" and not (isinstance(body, dict) and body.get("stream")):
+                kind = "chat_side"
+            if kind in ("responses", "gemini_stream", "chat"):
                 self.main_requests += 1
                 if self.next_step < len(self.script):
                     step_index = self.next_step
                     self.next_step += 1
                     step = self.script[step_index]
-                    got = responses_outputs(body) if kind == "responses" else gemini_outputs(body)
+                    got = {"responses": responses_outputs, "chat": chat_outputs}.get(kind, gemini_outputs)(body)
                     self.check(step_index, step, got)
                 else:
                     step = {"text": EXHAUSTED_REPLY}
@@ -240,6 +261,21 @@ def gemini_chunks(step):
         yield event
 
 
+def chat_chunks(seq, step, ids):
+    """The Chat Completions stream for one step."""
+    base = {"id": f"chatcmpl_{seq:04d}", "object": "chat.completion.chunk", "created": int(time.time()),
+            "model": "scripted"}
+    def chunk(delta, finish=None, **extra):
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+    yield chunk({"role": "assistant", "content": step.get("text") or ""})
+    calls = as_list(step.get("tool_call"))
+    for index, (call, call_id) in enumerate(zip(calls, ids)):
+        yield chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function", "function": {
+            "name": call["name"], "arguments": json.dumps(call.get("input", {}))}}]})
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    yield chunk({}, "tool_calls" if calls else "stop", usage=usage)
+
+
 def make_handler(model):
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -293,6 +329,17 @@ def make_handler(model):
                 for data in gemini_chunks(step):
                     self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
                 self.wfile.flush()
+            elif kind == "chat":
+                self.start_sse()
+                for data in chat_chunks(seq, step, ids):
+                    self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+            elif kind == "chat_side":
+                self.send_json(200, {"id": f"chatcmpl_{seq:04d}", "object": "chat.completion", "created": int(time.time()),
+                                     "model": "scripted", "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": "{}"}}],
+                                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
             elif kind == "gemini_generate":
                 verdict = json.dumps({"complexity_reasoning": "a scripted task", "complexity_score": 1})
                 self.send_json(200, {"candidates": [{"content": {"role": "model", "parts": [{"text": verdict}]},

@@ -42,6 +42,19 @@ export function terminalVariables(endpoint: ClaudeCodeEndpoint): [name: string, 
     ];
 }
 
+/**
+ * The variables a terminal needs so that a `gemini` or `qwen` started there
+ * connects to this server (`capabilities.experimental.verbatim.geminiCli.env`);
+ * none when the server serves no IDE companion endpoint.
+ */
+export function geminiCliVariables(experimental: unknown): [name: string, value: string][] {
+    const env = (experimental as EditorExperimentalCapabilities | undefined)?.verbatim?.geminiCli?.env;
+    if (typeof env !== "object" || env === null) return [];
+    return Object.entries(env).filter(
+        (entry): entry is [string, string] => /^[A-Z_]+$/.test(entry[0]) && typeof entry[1] === "string",
+    );
+}
+
 /** What VS Code shows for the variables (in the terminal's hover, and when it asks to relaunch a terminal). */
 export function environmentDescription(endpoint: ClaudeCodeEndpoint): string {
     return `Verbatim: \`claude\` started in this terminal connects to Verbatim (port ${endpoint.port}), which shows its edits for review in the editor.`;

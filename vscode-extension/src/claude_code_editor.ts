@@ -12,6 +12,9 @@
  *   Code gives a new terminal the value of the extension that set it first: a
  *   hidden terminal reads which one it gets, the log says so, and a one-time
  *   message says how to choose.
+ * - They also get Gemini CLI's and Qwen Code's variables (`GEMINI_CLI_IDE_*`,
+ *   `QWEN_CODE_IDE_*`) when the server serves their IDE companion interface,
+ *   so a `gemini` or `qwen` started there connects to this window.
  * - The selection in the focused file editor goes to the server as
  *   `verbatim/selectionChanged` (debounced; never from a review's diff).
  * - **Verbatim: Send to Claude Code** (`verbatim.mentionInClaudeCode`) sends
@@ -54,6 +57,8 @@ const PROBE_TIMEOUT_MS = 10_000;
 export class ClaudeCodeEditor implements vscode.Disposable {
     private client: LanguageClient | undefined;
     private endpointValue: ClaudeCodeEndpoint | undefined;
+    /** Gemini CLI's and Qwen Code's terminal variables, when the server serves their companion interface. */
+    private companionVariables: [name: string, value: string][] = [];
     /** Counts attaches and detaches: a probe that outlives its server says nothing. */
     private generation = 0;
     private readonly selections: SelectionReporter;
@@ -88,16 +93,29 @@ export class ClaudeCodeEditor implements vscode.Disposable {
      * The server started (or the client restarted it): `experimentalEndpoint`
      * is what its `initialize` result announced; `enabled` the setting.
      */
-    attach(client: LanguageClient, experimentalEndpoint: ClaudeCodeEndpoint | undefined, enabled: boolean): void {
+    attach(
+        client: LanguageClient,
+        experimentalEndpoint: ClaudeCodeEndpoint | undefined,
+        enabled: boolean,
+        companionVariables: [name: string, value: string][] = [],
+    ): void {
         const generation = ++this.generation;
         this.client = client;
         this.selections.reset();
         const endpoint = enabled ? experimentalEndpoint : undefined;
         this.endpointValue = endpoint;
+        this.companionVariables = companionVariables;
         void vscode.commands.executeCommand("setContext", CONTEXT_KEY, endpoint !== undefined);
         const collection = this.context.environmentVariableCollection;
+        collection.clear();
+        for (const [name, value] of companionVariables) collection.replace(name, value);
+        if (companionVariables.length > 0) {
+            const port = companionVariables.find(([name]) => name === "GEMINI_CLI_IDE_SERVER_PORT")?.[1];
+            this.log.info(`[gemini cli] serving the IDE companion interface on http://127.0.0.1:${port}/mcp; new terminals get its variables`);
+            const editor = vscode.window.activeTextEditor;
+            if (editor !== undefined) this.onSelection(editor);
+        }
         if (endpoint === undefined) {
-            collection.clear();
             this.log.info(
                 enabled
                     ? "[claude code] the server serves no endpoint for Claude Code (a server without it, or it could not bind one: see its log above)"
@@ -120,6 +138,7 @@ export class ClaudeCodeEditor implements vscode.Disposable {
         this.generation++;
         this.client = undefined;
         this.endpointValue = undefined;
+        this.companionVariables = [];
         this.selections.cancel();
         this.context.environmentVariableCollection.clear();
         void vscode.commands.executeCommand("setContext", CONTEXT_KEY, false);
@@ -157,7 +176,8 @@ export class ClaudeCodeEditor implements vscode.Disposable {
 
     private onSelection(editor: vscode.TextEditor): void {
         const client = this.client;
-        if (client === undefined || this.endpointValue === undefined) return;
+        // The selection is Claude Code's, and Gemini CLI's context.
+        if (client === undefined || (this.endpointValue === undefined && this.companionVariables.length === 0)) return;
         // Only the editor the person is in; a selection set in another (a review moving to a hunk) is not theirs.
         if (editor !== vscode.window.activeTextEditor) return;
         const document = editor.document;

@@ -33,6 +33,8 @@ export interface Config {
     externalChanges: ExternalChanges;
     /** `verbatim.claudeCode.enabled`: the server serves Claude Code's IDE protocol (`initializationOptions.claudeCode`). */
     claudeCode: boolean;
+    /** `verbatim.geminiCli.enabled`: the server serves Gemini CLI's and Qwen Code's IDE companion interface (`initializationOptions.geminiCli`). */
+    geminiCli: boolean;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -42,10 +44,11 @@ export const DEFAULT_CONFIG: Config = {
     logLevel: "info",
     externalChanges: "review",
     claudeCode: true,
+    geminiCli: true,
 };
 
 /** Settings whose change only takes effect when the server restarts. */
-export const RESTART_SETTINGS = ["server.path", "logLevel", "externalChanges", "claudeCode.enabled"] as const;
+export const RESTART_SETTINGS = ["server.path", "logLevel", "externalChanges", "claudeCode.enabled", "geminiCli.enabled"] as const;
 
 export interface ReadConfigResult {
     config: Config;
@@ -95,6 +98,7 @@ export function readConfig(get: (key: string) => unknown, homeDir?: string): Rea
             logLevel: oneOf("logLevel", LOG_LEVELS, DEFAULT_CONFIG.logLevel),
             externalChanges: oneOf("externalChanges", EXTERNAL_CHANGES, DEFAULT_CONFIG.externalChanges),
             claudeCode: flag("claudeCode.enabled", DEFAULT_CONFIG.claudeCode),
+            geminiCli: flag("geminiCli.enabled", DEFAULT_CONFIG.geminiCli),
         },
         problems,
     };
@@ -116,8 +120,8 @@ export function needsRestart(affected: (key: string) => boolean): boolean {
 /** The `initializationOptions` the extension sends to the server (it always answers `verbatim/diagnostics`). */
 export function initializationOptions(
     reviewMode: ReviewMode,
-    config: Pick<Config, "externalChanges" | "reviewUi" | "claudeCode">,
-): Required<Pick<InitializationOptions, "needsConfirmation" | "statusNotifications" | "externalChanges" | "diagnostics" | "hunkOutcomes" | "claudeCode" | "verbatimExtensions">> {
+    config: Pick<Config, "externalChanges" | "reviewUi" | "claudeCode"> & Partial<Pick<Config, "geminiCli">>,
+): Required<Pick<InitializationOptions, "needsConfirmation" | "statusNotifications" | "externalChanges" | "diagnostics" | "hunkOutcomes" | "claudeCode" | "geminiCli" | "verbatimExtensions">> {
     // The in-editor review answers with the hunks it kept; the Refactor Preview does not, and the server copes.
     // (Informational only: the server reads `hunks` from any answer that has it, so changing the setting needs no restart.)
     return {
@@ -127,6 +131,7 @@ export function initializationOptions(
         diagnostics: true,
         hunkOutcomes: config.reviewUi === "inline",
         claudeCode: config.claudeCode,
+        geminiCli: config.geminiCli ?? DEFAULT_CONFIG.geminiCli,
         // The extension reads `verbatim` in workspace/applyEdit params and verbatim/externalChange.
         verbatimExtensions: true,
     };

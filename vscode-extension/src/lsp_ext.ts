@@ -40,6 +40,8 @@ export interface InitializationOptions {
     hunkOutcomes?: boolean;
     /** Serve Claude Code's IDE protocol for this editor: a WebSocket endpoint and a lock file (default `true`). */
     claudeCode?: boolean;
+    /** Serve Gemini CLI's and Qwen Code's IDE companion interface: an MCP endpoint over HTTP and discovery files (default `true`). */
+    geminiCli?: boolean;
     /** The editor reads Verbatim's additions: `verbatim` in `workspace/applyEdit` params and `verbatim/externalChange` (default `false`). */
     verbatimExtensions?: boolean;
 }
@@ -76,7 +78,22 @@ export interface EditorExperimentalCapabilities {
     verbatim?: {
         /** Present when the server serves Claude Code's IDE protocol: the port of its WebSocket endpoint on 127.0.0.1. */
         claudeCode?: { port: number };
+        /** Present when the server serves Gemini CLI's and Qwen Code's IDE companion interface. */
+        geminiCli?: GeminiCliEndpoint;
     };
+}
+
+/** `capabilities.experimental.verbatim.geminiCli`: the MCP endpoint `http://127.0.0.1:<port>/mcp` and what terminals need to find it. */
+export interface GeminiCliEndpoint {
+    port: number;
+    /** The Bearer token of every request. */
+    authToken: string;
+    /** The workspace folders joined by `:`. */
+    workspacePath: string;
+    /** The PID in the discovery file's name. */
+    idePid: number;
+    /** The variables for the terminals the editor starts (GEMINI_CLI_IDE_*, QWEN_CODE_IDE_*). */
+    env: Record<string, string>;
 }
 
 // --- verbatim/documents --------------------------------------------------------

@@ -22,7 +22,7 @@ import {
     State,
 } from "vscode-languageclient/node";
 
-import { claudeCodeEndpoint, type ClaudeCodeEndpoint } from "./claude_code";
+import { claudeCodeEndpoint, geminiCliVariables, type ClaudeCodeEndpoint } from "./claude_code";
 import { ClaudeCodeEditor } from "./claude_code_editor";
 import { DiskChanges } from "./disk_changes";
 import { EditorDiagnostics } from "./editor_diagnostics";
@@ -220,8 +220,10 @@ export class Server implements vscode.Disposable {
     /** Reads the Claude Code endpoint from the server's `initialize` result. */
     private attachClaudeCode(client: LanguageClient): void {
         if (this.client !== client) return;
-        const endpoint = claudeCodeEndpoint(client.initializeResult?.capabilities.experimental);
-        this.claudeCode.attach(client, endpoint, this.config().claudeCode);
+        const experimental = client.initializeResult?.capabilities.experimental;
+        const endpoint = claudeCodeEndpoint(experimental);
+        const companion = this.config().geminiCli ? geminiCliVariables(experimental) : [];
+        this.claudeCode.attach(client, endpoint, this.config().claudeCode, companion);
     }
 
     /**

@@ -357,10 +357,12 @@ function M.save_document(_, params, ctx)
   return { saved = true }
 end
 
---- Follows the cursor and the current directory (unless `claude_code` is off).
+--- Follows the cursor and the current directory (unless both `claude_code`
+--- and `gemini_cli` are off: the selection is Gemini CLI's context too).
 function M.enable()
   api.nvim_clear_autocmds({ group = group })
-  if not require("verbatim.config").options.claude_code then
+  local options = require("verbatim.config").options
+  if not options.claude_code and not options.gemini_cli then
     return
   end
   api.nvim_create_autocmd({ "CursorMoved", "CursorMovedI", "ModeChanged", "BufEnter" }, {

@@ -32,6 +32,7 @@ local M = {}
 ---@field auto_open boolean Show the review window as soon as an edit arrives.
 ---@field external_changes "review"|"auto"|"off" What to do when an open file changes on disk outside Neovim.
 ---@field claude_code boolean Be the IDE Claude Code connects to: its Edit and Write are reviewed here.
+---@field gemini_cli boolean Be the IDE companion of Gemini CLI and Qwen Code: their edits are reviewed here.
 ---@field skip_filetypes string[] Filetypes the server is not started for.
 ---@field root_markers string[] Files or directories that mark a workspace root.
 ---@field log_file string|false Where the server logs (relative to stdpath("log")), or false for stderr.
@@ -192,6 +193,11 @@ M.schema = {
     default = true,
     desc = "Be the IDE that Claude Code connects to: the server serves Claude Code's IDE protocol, Claude Code's Edit and Write tools are reviewed here like any agent's edit, and a `claude` started in a |:terminal| of this Neovim connects by itself (CLAUDE_CODE_SSE_PORT and ENABLE_IDE_INTEGRATION are set for terminals and jobs). false serves nothing. See |verbatim-claude-code|.",
   },
+  gemini_cli = {
+    type = "boolean",
+    default = true,
+    desc = "Be the IDE companion of Gemini CLI and Qwen Code: the server serves their IDE companion interface (MCP over HTTP on 127.0.0.1, discovery files under $TMPDIR/gemini/ide and ~/.qwen/ide), each edit they propose is reviewed here like any agent's edit before they write it, and the open files, cursor and selection reach them. A `gemini` or `qwen` started in a |:terminal| of this Neovim connects by itself (GEMINI_CLI_IDE_SERVER_PORT, GEMINI_CLI_IDE_WORKSPACE_PATH, GEMINI_CLI_IDE_AUTH_TOKEN, GEMINI_CLI_IDE_PID, QWEN_CODE_IDE_SERVER_PORT and QWEN_CODE_IDE_WORKSPACE_PATH are set for terminals and jobs); it needs `ide.enabled` in its settings or /ide enable. false serves nothing. See |verbatim-gemini-cli|.",
+  },
   auto_open = {
     type = "boolean",
     default = true,
@@ -253,6 +259,7 @@ M.order = {
   "review",
   "external_changes",
   "claude_code",
+  "gemini_cli",
   "auto_open",
   "skip_filetypes",
   "root_markers",

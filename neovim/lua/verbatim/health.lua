@@ -52,6 +52,37 @@ function M.check_claude_code(client)
   end
 end
 
+--- Whether the client's server serves Gemini CLI's and Qwen Code's IDE
+--- companion interface, and what terminals started here get.
+---@param client vim.lsp.Client
+function M.check_gemini_cli(client)
+  local health = vim.health
+  local env = require("verbatim.gemini_cli").envs[client.id]
+  if not env then
+    if require("verbatim.config").options.gemini_cli then
+      health.warn(
+        "Gemini CLI / Qwen Code: this server does not serve their IDE companion interface",
+        {
+          "A verbatim binary built before it: update it",
+        }
+      )
+    else
+      health.info("Gemini CLI / Qwen Code: off (gemini_cli = false)")
+    end
+    return
+  end
+  health.ok(
+    string.format(
+      "Gemini CLI / Qwen Code: IDE companion on http://127.0.0.1:%s/mcp",
+      env.GEMINI_CLI_IDE_SERVER_PORT
+    )
+  )
+  health.info(
+    "terminals started from Neovim get GEMINI_CLI_IDE_* and QWEN_CODE_IDE_*: a gemini or qwen started there "
+      .. "connects by itself with IDE mode on (/ide enable)"
+  )
+end
+
 function M.check()
   local health = vim.health
   local config = require("verbatim.config")
@@ -111,6 +142,7 @@ function M.check()
     local status = statuses[client.id]
     health.ok(string.format("server for %s (client %d)", client.root_dir or "?", client.id))
     M.check_claude_code(client)
+    M.check_gemini_cli(client)
     if status then
       health.ok("agent socket: " .. tostring(status.socket))
       -- The server decides where discovery files go (docs/protocol.md,

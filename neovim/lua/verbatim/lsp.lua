@@ -44,6 +44,7 @@ function M.init_options()
     diagnostics = true,
     hunkOutcomes = true,
     claudeCode = config.options.claude_code,
+    geminiCli = config.options.gemini_cli,
     -- The plugin reads `verbatim` in workspace/applyEdit and verbatim/externalChange.
     verbatimExtensions = true,
   }
@@ -163,11 +164,14 @@ function M.client_config(bufnr)
       -- The server's Claude Code port (when it serves Claude Code) goes into
       -- the environment of the terminals started from now on.
       require("verbatim.claude_code").on_init(client, result)
+      -- Likewise Gemini CLI's and Qwen Code's variables.
+      require("verbatim.gemini_cli").on_init(client, result)
     end,
     on_exit = function(_, _, client_id)
       vim.schedule(function()
         M.statuses[client_id] = nil
         require("verbatim.claude_code").on_exit(client_id)
+        require("verbatim.gemini_cli").on_exit(client_id)
         require("verbatim.queue").drop_client(client_id)
       end)
     end,

@@ -77,10 +77,18 @@ M.DISK_ANNOTATION_PREFIX = "verbatim/disk/"
 ---@field diagnostics? boolean the editor answers `verbatim/diagnostics`
 ---@field hunkOutcomes? boolean the editor reports which hunks it applied
 ---@field claudeCode? boolean serve Claude Code's IDE protocol (a WebSocket endpoint and a lock file)
+---@field geminiCli? boolean serve Gemini CLI's and Qwen Code's IDE companion interface (MCP over HTTP and discovery files)
 ---@field verbatimExtensions? boolean the editor reads the `verbatim` object in `workspace/applyEdit` params and `verbatim/externalChange`
 
 ---@class verbatim.ClaudeCodeCapability `capabilities.experimental.verbatim.claudeCode` of the editor's `initialize` result.
 ---@field port integer the WebSocket endpoint on 127.0.0.1 (CLAUDE_CODE_SSE_PORT)
+
+---@class verbatim.GeminiCliCapability `capabilities.experimental.verbatim.geminiCli` of the editor's `initialize` result.
+---@field port integer the MCP endpoint `http://127.0.0.1:<port>/mcp`
+---@field authToken string the Bearer token
+---@field workspacePath string the workspace folders joined by `:`
+---@field idePid integer the PID in the discovery file's name
+---@field env table<string, string> the variables for terminals the editor starts
 
 ---@class verbatim.SelectionChangedParams The params of `verbatim/selectionChanged`.
 ---@field uri string

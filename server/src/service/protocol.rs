@@ -375,6 +375,9 @@ pub struct InitializationOptions {
     pub hunk_outcomes: bool,
     /// Serve Claude Code's IDE protocol (a WebSocket endpoint and a lock file).
     pub claude_code: bool,
+    /// Serve Gemini CLI's and Qwen Code's IDE companion interface (an MCP endpoint over
+    /// HTTP and their discovery files).
+    pub gemini_cli: bool,
     /// The editor reads Verbatim's additions to the protocol: the `verbatim` object in
     /// `workspace/applyEdit` params and `verbatim/externalChange`. Without it the editor
     /// gets only what the LSP specification defines (a plain client such as Eglot).
@@ -550,6 +553,7 @@ impl Default for InitializationOptions {
             diagnostics: false,
             hunk_outcomes: false,
             claude_code: true,
+            gemini_cli: true,
             verbatim_extensions: false,
         }
     }

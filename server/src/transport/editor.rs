@@ -21,10 +21,15 @@ use crate::service::protocol::{ClientInfo, ExternalChanges, InitializationOption
 use crate::service::state::{EditorLink, State};
 use crate::service::to_proto;
 use crate::transport::claude_ws::ClaudeEndpoint;
+use crate::transport::companion_http::CompanionEndpoint;
 
 /// Claude Code's endpoint for this editor, once started; shared with `lsp.rs`,
 /// which stops it (and removes its lock file) when the server ends.
 pub type ClaudeSlot = Arc<std::sync::Mutex<Option<ClaudeEndpoint>>>;
+
+/// The IDE companion endpoint of Gemini CLI and Qwen Code, once started; shared with
+/// `lsp.rs` like [`ClaudeSlot`].
+pub type CompanionSlot = Arc<std::sync::Mutex<Option<CompanionEndpoint>>>;
 
 /// The language server the editor talks to.
 #[derive(Debug)]
@@ -33,11 +38,42 @@ pub struct EditorBackend {
     state: Arc<State>,
     shutdown_requested: Arc<AtomicBool>,
     claude: ClaudeSlot,
+    companion: CompanionSlot,
 }
 
 impl EditorBackend {
-    pub fn new(client: Client, state: Arc<State>, shutdown_requested: Arc<AtomicBool>, claude: ClaudeSlot) -> Self {
-        Self { client, state, shutdown_requested, claude }
+    pub fn new(
+        client: Client,
+        state: Arc<State>,
+        shutdown_requested: Arc<AtomicBool>,
+        claude: ClaudeSlot,
+        companion: CompanionSlot,
+    ) -> Self {
+        Self { client, state, shutdown_requested, claude, companion }
+    }
+
+    fn companion(&self) -> std::sync::MutexGuard<'_, Option<CompanionEndpoint>> {
+        self.companion.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Starts the IDE companion endpoint (once); what the `initialize` result says of it.
+    async fn start_companion(&self, editor: &str, editor_pid: Option<u32>) -> Option<serde_json::Value> {
+        if self.companion().is_none() {
+            let editor_pid = editor_pid.unwrap_or_else(std::os::unix::process::parent_id);
+            let ide_pid = crate::transport::companion_files::ide_pid(editor_pid);
+            match CompanionEndpoint::start(self.state.clone(), editor, ide_pid).await {
+                Ok(endpoint) => *self.companion() = Some(endpoint),
+                Err(error) => {
+                    tracing::error!(
+                        "cannot serve the IDE companion interface: {error}; Gemini CLI and Qwen Code will not find \
+                         this editor"
+                    );
+                    return None;
+                }
+            }
+        }
+        let info = self.companion().as_ref()?.info(&self.state);
+        Some(info.capability())
     }
 
     fn claude(&self) -> std::sync::MutexGuard<'_, Option<ClaudeEndpoint>> {
@@ -126,6 +162,7 @@ impl LanguageServer for EditorBackend {
         );
         let external_changes = options.external_changes;
         let claude_code = options.claude_code;
+        let gemini_cli = options.gemini_cli;
         // Known from now on: an agent may ask for an edit before `initialized` arrives.
         self.state.set_editor(EditorLink {
             client: self.client.clone(),
@@ -143,7 +180,11 @@ impl LanguageServer for EditorBackend {
                 .start_with(|| crate::transport::disk_watch::DiskWatch::start(&state).map_err(std::io::Error::other));
         }
         let claude_port = if claude_code { self.start_claude_code(&editor_name).await } else { None };
-        let experimental = claude_port.map(|port| serde_json::json!({"verbatim": {"claudeCode": {"port": port}}}));
+        let mut experimental = claude_port.map(|port| serde_json::json!({"verbatim": {"claudeCode": {"port": port}}}));
+        if gemini_cli && let Some(companion) = self.start_companion(&editor_name, params.process_id).await {
+            experimental.get_or_insert_with(|| serde_json::json!({"verbatim": {}}))["verbatim"]["geminiCli"] =
+                companion;
+        }
 
         Ok(InitializeResult {
             server_info: Some(ServerInfo { name: "verbatim".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
@@ -195,6 +236,9 @@ impl LanguageServer for EditorBackend {
             }
         });
         if let Some(endpoint) = self.claude().as_ref() {
+            endpoint.refresh(&self.state);
+        }
+        if let Some(endpoint) = self.companion().as_ref() {
             endpoint.refresh(&self.state);
         }
     }

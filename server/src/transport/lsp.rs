@@ -11,7 +11,7 @@ use tower_lsp_server::{LspService, Server};
 use crate::service::protocol::method;
 use crate::service::state::State;
 use crate::transport::discovery::{Endpoint, live_servers, prepare_dir, runtime_dir};
-use crate::transport::editor::{ClaudeSlot, EditorBackend};
+use crate::transport::editor::{ClaudeSlot, CompanionSlot, EditorBackend};
 use crate::transport::framing::{FrameLimits, guard};
 use crate::transport::listener::{SocketKind, accept_agents, bind};
 use crate::transport::ordered_sync::OrderedSync;
@@ -57,11 +57,12 @@ pub async fn run(options: LspOptions) -> io::Result<Ending> {
 
     let shutdown_requested = Arc::new(AtomicBool::new(false));
     let claude: ClaudeSlot = Arc::default();
+    let companion: CompanionSlot = Arc::default();
     let (service, socket) = LspService::build({
         let state = state.clone();
         let shutdown_requested = shutdown_requested.clone();
-        let claude = claude.clone();
-        move |client| EditorBackend::new(client, state, shutdown_requested, claude)
+        let (claude, companion) = (claude.clone(), companion.clone());
+        move |client| EditorBackend::new(client, state, shutdown_requested, claude, companion)
     })
     .custom_method(method::STATUS, EditorBackend::status)
     .finish();
@@ -77,6 +78,9 @@ pub async fn run(options: LspOptions) -> io::Result<Ending> {
     }
     // Claude Code's lock file goes first: no new connection should find a server that stops.
     if let Some(endpoint) = claude.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take() {
+        endpoint.stop();
+    }
+    if let Some(endpoint) = companion.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take() {
         endpoint.stop();
     }
     state.close_editor();

@@ -360,6 +360,9 @@ impl ScriptedEditor {
             .arg("lsp")
             .args(&options.args)
             .env("CLAUDE_CONFIG_DIR", claude_dir.path())
+            // Gemini CLI's and Qwen Code's discovery files stay in the test's own directories.
+            .env("TMPDIR", claude_dir.path())
+            .env("QWEN_HOME", claude_dir.path().join("qwen"))
             .env("VERBATIM_RUNTIME_DIR", runtime_dir.path())
             .env("VERBATIM_STATE_DIR", state_dir.path())
             .env("VERBATIM_LOG", "debug")

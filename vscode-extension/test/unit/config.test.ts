@@ -19,6 +19,7 @@ describe("readConfig", () => {
                 logLevel: "trace",
                 externalChanges: "auto",
                 "claudeCode.enabled": false,
+                "geminiCli.enabled": false,
             }),
             "/home/ada",
         );
@@ -29,6 +30,7 @@ describe("readConfig", () => {
             logLevel: "trace",
             externalChanges: "auto",
             claudeCode: false,
+            geminiCli: false,
         });
         assert.deepEqual(problems, []);
     });
@@ -64,6 +66,7 @@ test("initializationOptions follow the review mode and the externalChanges and c
         diagnostics: true,
         hunkOutcomes: true,
         claudeCode: true,
+        geminiCli: true,
         verbatimExtensions: true,
     });
     assert.deepEqual(initializationOptions("auto", { externalChanges: "off", reviewUi: "refactorPreview", claudeCode: false }), {
@@ -73,6 +76,7 @@ test("initializationOptions follow the review mode and the externalChanges and c
         diagnostics: true,
         hunkOutcomes: false,
         claudeCode: false,
+        geminiCli: true,
         verbatimExtensions: true,
     });
 });

@@ -379,7 +379,17 @@ describe("lsp_ext.ts matches docs/protocol.md", () => {
         const [verbatim, claudeCode] = (path[1] ?? "").split(".");
         assert.equal(verbatim, "verbatim");
         assert.equal(claudeCode, "claudeCode");
-        assert.deepEqual([...fieldsOfDeclaration("EditorExperimentalCapabilities")], [verbatim, claudeCode, path[2]]);
+        assert.deepEqual([...fieldsOfDeclaration("EditorExperimentalCapabilities")].slice(0, 3), [verbatim, claudeCode, path[2]]);
+    });
+
+    test("the Gemini CLI companion endpoint in the editor's initialize result", () => {
+        const body = section("The endpoint and the discovery files").body;
+        const path = /`capabilities\.experimental\.verbatim\.geminiCli = \{([^}]*)\}`/.exec(body);
+        assert.ok(path, "no `capabilities.experimental.verbatim.geminiCli = {…}` in the section");
+        const documented = [...(path[1] ?? "").matchAll(/"([A-Za-z]+)"/g)].map((match) => match[1]);
+        // Fields are listed once: `port` is Claude Code's already.
+        const expected = [...new Set(["verbatim", "claudeCode", "port", "geminiCli", ...documented])];
+        assert.deepEqual([...fieldsOfDeclaration("EditorExperimentalCapabilities")], expected);
     });
 
     test("Claude Code's agent name", () => {
