@@ -194,6 +194,8 @@ describe("Gemini CLI connected to Verbatim as its IDE companion (code-server, re
     let model;
     let reader;
     let companionEnv;
+    let claudeBinary;
+    let geminiScript;
     const steps = scenarioSteps(() => page, output, () => editor?.userData);
     const step = (name, body) => steps.step(name, body);
     const file = (name) => path.join(workspace, name);
@@ -225,6 +227,9 @@ describe("Gemini CLI connected to Verbatim as its IDE companion (code-server, re
     before(async () => {
         rmSync(output, { recursive: true, force: true });
         mkdirSync(output, { recursive: true });
+        // Before the browser runs: these calls block.
+        claudeBinary = installClaudeCode();
+        geminiScript = installGeminiCli();
         home = mkdtempSync(path.join(tmpdir(), "verbatim-gemini-home-"));
         geminiHome = mkdtempSync(path.join(tmpdir(), "verbatim-gemini-cli-home-"));
         const inherited = { ...process.env };
@@ -359,8 +364,8 @@ describe("Gemini CLI connected to Verbatim as its IDE companion (code-server, re
             home: geminiHome,
             model,
             env: companionEnv,
-            claudeBinary: installClaudeCode(),
-            geminiScript: installGeminiCli(),
+            claudeBinary,
+            geminiScript,
         });
         await gemini.waitFor("Type your message", 60);
         await waitFor("Gemini CLI among the connected agents", async () => (await status()).agents.some((agent) => agent.name === "Gemini CLI"), { timeout: 30_000 });
