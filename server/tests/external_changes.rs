@@ -205,6 +205,8 @@ async fn a_buffer_that_decodes_crlf_gets_outside_writes_merged_and_its_saves_are
     assert_eq!(editor.next_external_change().await["kind"], "offered");
     let merged = buffer.replace("return 3", "return 30");
     editor.wait_for_buffer(&uri, &merged).await;
+    // The offer is journaled once the editor's change has arrived.
+    journaled_disk_entry(&editor).await;
     let entries = journal(&editor).len();
     // Saved twice, as Emacs saves: CRLF on disk, a didSave without text.
     for _ in 0..2 {
