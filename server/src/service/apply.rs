@@ -332,7 +332,7 @@ pub async fn apply_through_editor(
             // client has not sent that change yet. Once it arrives the edit is stale, and
             // is moved over the typing and offered again.
             if message.as_deref().is_some_and(|message| message.to_lowercase().contains("version")) {
-                wait_for_a_move(state, documents, &mut changes, VERSION_MOVE_GRACE).await;
+                wait_for_a_move(state, documents, VERSION_MOVE_GRACE).await;
             }
             return Err(refusal(state, documents, message));
         }
@@ -491,28 +491,15 @@ fn editor_gone() -> ProtocolError {
 }
 
 /// Waits (at most `grace`) until some planned document's version moves.
-async fn wait_for_a_move(
-    state: &State,
-    documents: &[PlannedDocument],
-    changes: &mut tokio::sync::watch::Receiver<u64>,
-    grace: Duration,
-) {
-    let moved = |state: &State| {
-        let store = state.documents.lock();
+async fn wait_for_a_move(state: &State, documents: &[PlannedDocument], grace: Duration) {
+    let moved = |store: &verbatim_engine::store::DocumentStore| {
         documents.iter().any(|document| {
             document.open.is_some_and(|(session, version)| {
                 store.get(&document.key).is_none_or(|current| current.session != session || current.version != version)
             })
         })
     };
-    let _ = tokio::time::timeout(grace, async {
-        while !moved(state) {
-            if changes.changed().await.is_err() {
-                return;
-            }
-        }
-    })
-    .await;
+    state.documents.wait_until(grace, moved).await;
 }
 
 /// The editor said no: because a document moved on (stale), or because the person refused.

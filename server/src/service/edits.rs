@@ -99,17 +99,10 @@ const UNSENT_NOTE: &str = "the editor has changed this buffer (an edit it applie
 /// disk (so an agent that just wrote the file reads what it wrote, not the text the
 /// reload is about to replace), or an edit it said it applied and has not sent.
 async fn wait_for_editor_text(state: &State, key: &DocKey) {
-    let mut changes = state.documents.subscribe();
-    let awaiting =
-        |state: &State| state.documents.lock().get(key).is_some_and(|document| document.awaits_editor_text());
-    let _ = tokio::time::timeout(EDITOR_TEXT_WAIT, async {
-        while awaiting(state) {
-            if changes.changed().await.is_err() {
-                return;
-            }
-        }
-    })
-    .await;
+    state
+        .documents
+        .wait_until(EDITOR_TEXT_WAIT, |store| store.get(key).is_none_or(|document| !document.awaits_editor_text()))
+        .await;
 }
 
 pub async fn str_replace(

@@ -321,18 +321,7 @@ const PLAIN_CLIENT_SETTLE: Duration = Duration::from_millis(700);
 
 /// Whether the document's version moves from `version` within `wait`.
 async fn version_moves(state: &State, key: &DocKey, version: i32, wait: Duration) -> bool {
-    let mut changes = state.documents.subscribe();
-    let moved = |state: &State| state.documents.lock().get(key).is_none_or(|document| document.version != version);
-    tokio::time::timeout(wait, async {
-        while !moved(state) {
-            if changes.changed().await.is_err() {
-                return;
-            }
-        }
-    })
-    .await
-    .is_ok()
-        && moved(state)
+    state.documents.wait_until(wait, |store| store.get(key).is_none_or(|document| document.version != version)).await
 }
 
 /// The buffer as it is now.

@@ -58,6 +58,20 @@ impl SharedDocuments {
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.generation.subscribe()
     }
+
+    /// Waits (at most `limit`) until `holds` is true of the store; says whether it is.
+    pub async fn wait_until(&self, limit: std::time::Duration, holds: impl Fn(&DocumentStore) -> bool) -> bool {
+        let mut changes = self.subscribe();
+        let _ = tokio::time::timeout(limit, async {
+            while !holds(&self.lock()) {
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        })
+        .await;
+        holds(&self.lock())
+    }
 }
 
 /// What the server knows about the connected editor.
