@@ -385,3 +385,64 @@ async fn an_editor_that_quits_during_the_review_answers_diff_rejected() {
     let answer = claude.answer_to(waiting).await;
     assert_eq!(texts(&answer), vec!["DIFF_REJECTED", "tab-q"], "never TAB_CLOSED, so Claude Code writes nothing");
 }
+
+/// The decision an editor tells before it applies the kept hunks (`verbatim/reviewDecided`).
+async fn tell_decision(editor: &ScriptedEditor, request: &common::ApplyRequest, kept: &[bool]) {
+    let about = &request.params["verbatim"];
+    let hunks: Vec<Value> =
+        kept.iter().enumerate().map(|(index, accepted)| json!({"index": index, "accepted": accepted})).collect();
+    editor
+        .connection
+        .notify("verbatim/reviewDecided", json!({"id": about["id"], "offer": about["offer"], "hunks": hunks}))
+        .await;
+}
+
+#[tokio::test]
+async fn the_decision_answers_claude_code_before_the_editor_has_applied_it() {
+    let editor = ScriptedEditor::start().await;
+    let buffer = format!("// typed\n{DISK}");
+    let uri = editor.open("early.txt", DISK, &buffer).await;
+    let path = editor.path("early.txt");
+    let mut claude = Claude::connect(&editor).await;
+    editor.set_review(Review::Manual);
+    let proposal = DISK.replace("two\n", "TWO\n").replace("seven\n", "SEVEN\n");
+    let call = claude.send_request("tools/call", open_diff(&path, &proposal, "tab-early")).await;
+    let request = editor.next_review().await;
+    tell_decision(&editor, &request, &[false, true]).await;
+    // Answered while the editor has neither answered the applyEdit nor changed the buffer.
+    let answer = texts(&claude.answer_to(call).await);
+    assert_eq!(answer, vec!["FILE_SAVED".to_owned(), DISK.replace("seven\n", "SEVEN\n")]);
+    assert_eq!(editor.buffer(&uri), buffer);
+
+    editor.decide(request, Review::AcceptHunks { keep: vec![1], reason: None, report: true }).await;
+    editor.wait_for_buffer(&uri, &buffer.replace("seven\n", "SEVEN\n")).await;
+    std::fs::write(&path, &answer[1]).unwrap();
+    let change = editor.next_external_change().await;
+    assert_eq!(change["kind"], "synced", "{change}");
+    assert_eq!(editor.buffer(&uri), buffer.replace("seven\n", "SEVEN\n"));
+}
+
+#[tokio::test]
+async fn a_decision_the_editor_then_fails_to_apply_comes_back_as_a_change_on_disk_to_review() {
+    let editor = ScriptedEditor::start().await;
+    let uri = editor.open("late.txt", DISK, DISK).await;
+    let path = editor.path("late.txt");
+    let mut claude = Claude::connect(&editor).await;
+    editor.set_review(Review::Manual);
+    let proposal = DISK.replace("seven\n", "SEVEN\n");
+    let call = claude.send_request("tools/call", open_diff(&path, &proposal, "tab-late")).await;
+    let request = editor.next_review().await;
+    tell_decision(&editor, &request, &[true]).await;
+    let answer = texts(&claude.answer_to(call).await);
+    assert_eq!(answer, vec!["FILE_SAVED".to_owned(), proposal.clone()]);
+    // The person typed in the instant between deciding and the edit: the editor refuses it.
+    editor.type_text(&uri, "one\n", "one!\n").await;
+    editor.decide(request, Review::Reject(Some("the document changed during review".into()))).await;
+    // The edit is not offered again (Claude Code has its answer), and its write is no
+    // announced one: it is merged into the buffer, over the typing, for review.
+    std::fs::write(&path, &answer[1]).unwrap();
+    let merge = editor.next_review().await;
+    assert_eq!(merge.params["verbatim"]["origin"], "disk", "{}", merge.params);
+    editor.decide(merge, Review::Accept).await;
+    editor.wait_for_buffer(&uri, &DISK.replace("one\n", "one!\n").replace("seven\n", "SEVEN\n")).await;
+}

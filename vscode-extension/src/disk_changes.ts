@@ -7,7 +7,7 @@
  * The re-read ("resync") of a document runs when the person has decided on a
  * merged change (applied or discarded), and at once for `conflict` and
  * `synced` (for `synced` only when the file holds the buffer's text, or when
- * Claude Code wrote it after the person accepted its edit: see
+ * the agent (Claude Code, Gemini CLI) wrote it after the person accepted its edit: see
  * `ExpectedWrites`). It and the `workspace/applyEdit` requests for the same document
  * take turns: an agent's edit that arrives meanwhile waits until the buffer
  * holds the person's text again (and is refused as stale if it was planned
@@ -19,7 +19,7 @@ import type { ApplyWorkspaceEditParams, ApplyWorkspaceEditResult, ResponseError 
 
 import { errorMessage } from "./errors";
 import { applyReplacement, ExpectedWrites, externalChangeAction, restoringEdit } from "./external";
-import { CLAUDE_CODE_AGENT, type ApplyEditVerbatim, type ExternalChangeParams } from "./lsp_ext";
+import { writesTheFileItself, type ApplyEditVerbatim, type ExternalChangeParams } from "./lsp_ext";
 import { editedDocuments, isDiskEdit } from "./review";
 
 /** How long a revert may take to reach the extension host's copy of the document. */
@@ -36,7 +36,7 @@ const OWN_SAVE_MS = 500;
 export class DiskChanges {
     /** Per document URI: the resync running or queued, which edits of that document wait for. */
     private readonly lanes = new Map<string, Promise<void>>();
-    /** The documents whose file Claude Code is about to write, with the text the person kept of its edit. */
+    /** The documents whose file an agent (Claude Code, Gemini CLI) is about to write, with the text the person kept of its edit. */
     private readonly expectedWrites = new ExpectedWrites();
 
     constructor(private readonly log: vscode.LogOutputChannel) {}
@@ -48,9 +48,9 @@ export class DiskChanges {
         if (action.resync) {
             // `synced` also follows VS Code's own save, after which the person may have typed
             // again: VS Code's record of the file is then up to date and nothing is needed.
-            // Claude Code's write of what the person kept is another matter: the file changed behind VS Code.
+            // The agent's write of what the person kept is another matter: the file changed behind VS Code.
             const agentWrote = params.kind === "synced" && this.expectedWrites.take(params.uri);
-            const why = agentWrote ? "Claude Code wrote the text you kept of its edit" : `the file changed on disk (${params.kind})`;
+            const why = agentWrote ? "the agent wrote the text you kept of its edit" : `the file changed on disk (${params.kind})`;
             this.queueResync(params.uri, why, params.kind === "synced" && !agentWrote);
         }
         if (action.show) void this.show(params, action.compare);
@@ -68,8 +68,9 @@ export class DiskChanges {
         const documents = editedDocuments(params);
         await Promise.all(documents.map((document) => this.lanes.get(document.uri)));
         const result = await next(params);
-        if ("applied" in result && result.applied && (params as { verbatim?: Partial<ApplyEditVerbatim> }).verbatim?.agent === CLAUDE_CODE_AGENT) {
-            // Before the answer leaves: Claude Code writes the file only once it has it.
+        const agent = (params as { verbatim?: Partial<ApplyEditVerbatim> }).verbatim?.agent;
+        if ("applied" in result && result.applied && writesTheFileItself(agent)) {
+            // Before the answer leaves: the agent writes the file only once it has it.
             for (const { uri } of documents) this.expectedWrites.expect(uri);
         }
         if (isDiskEdit(params)) {

@@ -49,13 +49,14 @@ export function externalChangeAction(params: Pick<ExternalChangeParams, "kind" |
     }
 }
 
-/** How long after an accepted edit of Claude Code's the extension waits for Claude Code to write the file. */
+/** How long after an accepted edit of Claude Code's or Gemini CLI's the extension waits for the agent to write the file. */
 export const EXPECTED_WRITE_MS = 60_000;
 
 /**
  * The documents whose file an agent is about to write with the text the
- * person kept. Claude Code writes the file itself once the person has
- * accepted its edit (docs/protocol.md, "Claude Code's IDE protocol"), and the
+ * person kept. Claude Code and Gemini CLI write the file themselves once the
+ * person has accepted their edit (docs/protocol.md, "Claude Code's IDE
+ * protocol", "Gemini CLI's IDE companion"), and the
  * server then sends `synced`, even when the buffer holds more than the file
  * (the person's other unsaved changes). VS Code's record of the file is out
  * of date all the same, so such a document is re-read whatever its buffer

@@ -54,6 +54,8 @@ export interface Hunk extends ProposalHunk {
 export interface Proposal {
     /** Stays the same when the server offers the edit again (`verbatim.id`), so a new offer replaces the old one. */
     key: string;
+    /** The server's number for the edit (`verbatim.id`), when it sent one. */
+    id: number | undefined;
     /** Which offer of the edit this is, from 1 (0 when the server did not say). */
     offer: number;
     /** "<agent>: <summary>", as the server labels it. */
@@ -115,6 +117,7 @@ export function readProposal(params: ApplyWorkspaceEditParams): Proposal | undef
     const hunks = validHunks(verbatim?.hunks, documents) ?? groupHunks(documents);
     return {
         key: typeof verbatim?.id === "number" ? `id ${verbatim.id}` : `label ${label} ${uris}`,
+        id: typeof verbatim?.id === "number" ? verbatim.id : undefined,
         offer: typeof verbatim?.offer === "number" ? verbatim.offer : 0,
         label,
         origin,

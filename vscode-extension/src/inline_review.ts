@@ -25,8 +25,9 @@
  * take a file created without its text. Accepted, its file operations and
  * text edits are applied in the server's order in one `workspace.applyEdit`,
  * and a created file is saved, since its text is nowhere else (except for
- * Claude Code's, which writes the file itself once it has the answer: a save
- * of ours could meet its write, and stop at "The content of the file is newer").
+ * Claude Code's and Gemini CLI's, which write the file themselves once they
+ * have the answer: a save of ours could meet their write, and stop at "The
+ * content of the file is newer").
  *
  * Edits wait in a queue, shown one at a time in arrival order. When the
  * person types in a document under review, the edit is refused once the
@@ -72,7 +73,7 @@ import {
 } from "./hunks";
 import { hunkMarks, readDiffMaxLines, usesFastPath, type HunkMarks } from "./inline_marks";
 import { LensRefetch } from "./lens_refetch";
-import { CLAUDE_CODE_AGENT } from "./lsp_ext";
+import { writesTheFileItself, type ReviewDecidedParams } from "./lsp_ext";
 
 export const PROPOSAL_SCHEME = "verbatim-proposal";
 /** How long a document must be still after the person typed before its edit is refused, to be offered again. */
@@ -119,6 +120,8 @@ interface Review {
     /** Cache of what the proposal documents show, per file index, until a decision changes. */
     views: Map<number, ProposalView>;
     arrivedAt: number;
+    /** Tells the server the decision, just before the kept hunks are applied (`verbatim/reviewDecided`), through the connection of the current offer. */
+    tellDecided: ((params: ReviewDecidedParams) => void) | undefined;
 }
 
 /** A hunk named by a CodeLens or a command argument. */
@@ -208,7 +211,11 @@ export class InlineReview implements vscode.Disposable {
      * when the edit is not one this review shows (it changes nothing, or holds
      * a change the review does not know): the caller hands it to VS Code.
      */
-    async review(params: ApplyWorkspaceEditParams, token: vscode.CancellationToken): Promise<ApplyWorkspaceEditResult | undefined> {
+    async review(
+        params: ApplyWorkspaceEditParams,
+        token: vscode.CancellationToken,
+        tellDecided?: (params: ReviewDecidedParams) => void,
+    ): Promise<ApplyWorkspaceEditResult | undefined> {
         const arrivedAt = Date.now();
         const proposal = readProposal(params);
         if (proposal === undefined) return undefined;
@@ -235,6 +242,7 @@ export class InlineReview implements vscode.Disposable {
             let review: Review;
             if (earlier !== undefined) {
                 review = earlier;
+                review.tellDecided = tellDecided;
                 this.takeNewOffer(review, proposal, bases, versions, resolve);
             } else {
                 review = {
@@ -253,6 +261,7 @@ export class InlineReview implements vscode.Disposable {
                     newOfferTimer: undefined,
                     views: new Map(),
                     arrivedAt,
+                    tellDecided,
                 };
                 this.reviews.push(review);
                 this.lensesChanged.fire(); // "Edit 1 of 2" on the review shown.
@@ -436,6 +445,11 @@ export class InlineReview implements vscode.Disposable {
         // Taken off the queue first: the change this applies is not the person's typing.
         review.answer = undefined;
         this.remove(review);
+        // An agent that writes the file itself needs only the decision: it is answered before VS Code applies the edit.
+        const decided = answerFor(review.proposal, review.decisions, reason, review.whole).hunks;
+        if (review.proposal.id !== undefined && decided !== undefined && decided.length > 0) {
+            review.tellDecided?.({ id: review.proposal.id, offer: review.proposal.offer, hunks: decided });
+        }
         let applied = false;
         let failure: string | undefined;
         try {
@@ -470,9 +484,9 @@ export class InlineReview implements vscode.Disposable {
      * is nowhere else (the agent, and any tool, reads the disk).
      */
     private async saveCreated(review: Review, steps: readonly EditStep[]): Promise<void> {
-        if (review.proposal.agent === CLAUDE_CODE_AGENT) {
+        if (writesTheFileItself(review.proposal.agent)) {
             // Its write comes back as `synced`, and the re-read leaves the document clean (disk_changes.ts).
-            if (steps.some((step) => step.kind === "create")) this.log.info(`[review] "${review.proposal.label}": Claude Code writes the new file itself`);
+            if (steps.some((step) => step.kind === "create")) this.log.info(`[review] "${review.proposal.label}": ${review.proposal.agent} writes the new file itself`);
             return;
         }
         for (const step of steps) {

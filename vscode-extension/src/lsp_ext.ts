@@ -505,10 +505,39 @@ export interface HunkAnswer {
     reason?: string;
 }
 
+/** `verbatim/reviewDecided`: the decision on an edit, sent just before the kept hunks are applied. */
+export interface ReviewDecidedParams {
+    /** The edit's `verbatim.id`. */
+    id: number;
+    /** Its `verbatim.offer`. */
+    offer: number;
+    /** Every hunk of the edit. */
+    hunks: HunkDecision[];
+}
+
+/**
+ * Editor → server: the person decided every hunk of an edit, and the editor is
+ * about to apply the kept ones. The server answers an agent that writes the
+ * file itself (Claude Code's and Gemini CLI's `openDiff`) at once; the answer to
+ * `workspace/applyEdit` still follows, as always.
+ */
+export const reviewDecided = new NotificationType<ReviewDecidedParams>("verbatim/reviewDecided");
+
 // --- Claude Code's IDE protocol ------------------------------------------------
 
 /** The agent name of a Claude Code connection to the server's IDE endpoint (`verbatim.agent` of its edits). */
 export const CLAUDE_CODE_AGENT = "Claude Code";
+/** The agent name of a Gemini CLI (or Qwen Code) connection to the server's IDE companion endpoint. */
+export const GEMINI_CLI_AGENT = "Gemini CLI";
+
+/**
+ * Whether an edit's agent writes the file itself once the person has decided
+ * (Claude Code's and Gemini CLI's `openDiff`): the extension then neither saves
+ * a file it creates nor waits to see whether the disk agrees with the buffer.
+ */
+export function writesTheFileItself(agent: string | undefined): boolean {
+    return agent === CLAUDE_CODE_AGENT || agent === GEMINI_CLI_AGENT;
+}
 
 export interface SelectionChangedParams {
     uri: string;

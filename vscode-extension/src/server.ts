@@ -238,7 +238,11 @@ export class Server implements vscode.Disposable {
     ): Promise<ApplyWorkspaceEditResult> {
         const result = await this.diskChanges.handleApplyEdit(withReviewMode(params, this.reviewMode), async (edit) => {
             if (this.config().reviewUi === "inline" && opensPreview(edit)) {
-                const answer = await this.inlineReview.review(edit, token);
+                const answer = await this.inlineReview.review(edit, token, (decided) => {
+                    client.sendNotification(lsp_ext.reviewDecided, decided).catch((error: unknown) => {
+                        this.log.warn(`[review] telling the server the decision failed: ${errorMessage(error)}`);
+                    });
+                });
                 if (answer !== undefined) return answer;
             }
             return this.stalePreviews.watch(edit, () => applyAsLanguageClient(client, edit));

@@ -22,6 +22,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use ropey::Rope;
+use tokio::sync::OwnedMutexGuard;
 use verbatim_engine::disk::{DiskError, read_text};
 use verbatim_engine::doc_key::DocKey;
 use verbatim_engine::merge;
@@ -30,7 +31,8 @@ use verbatim_engine::transplant::transplant;
 
 use crate::service::access::Access;
 use crate::service::apply::{Origin, PlannedDocument};
-use crate::service::edits::deliver_as;
+use crate::service::edits::{Outcome, deliver_as};
+use crate::service::error::ProtocolError;
 use crate::service::external::describe;
 use crate::service::registry::AgentInfo;
 use crate::service::state::State;
@@ -94,7 +96,7 @@ async fn try_review(state: &Arc<State>, agent: &AgentInfo, request: DiffRequest<
         return Err("no editor is connected".into());
     }
     let label = workspace.label(&key);
-    let _lane = state.lock_lanes(std::slice::from_ref(&key)).await;
+    let lane = state.lock_lanes(std::slice::from_ref(&key)).await;
     let start = snapshot(state, &key, &label)?;
 
     let merged = merge::merge(&start.disk, &start.buffer.to_string(), request.proposal);
@@ -134,11 +136,20 @@ async fn try_review(state: &Arc<State>, agent: &AgentInfo, request: DiffRequest<
         rebased_from: None,
     };
     let predicted = planned.predicted.clone();
-    let outcome = deliver_as(state, agent, Origin::Ide, std::slice::from_ref(&planned), &summary, None)
-        .await
-        .map_err(|error| error.message)?;
-    let (before, after) = outcome.texts.into_iter().next().unwrap_or((start.buffer.clone(), None));
-    let after = after.unwrap_or(predicted);
+    // The person's decision answers the agent as soon as the editor tells it, before the
+    // editor has applied it (VS Code); the delivery is confirmed after that.
+    let mut decided = state.early_decisions.listen(&key);
+    let mut delivery = Delivery::start(state, agent, planned, summary);
+    let (before, after, unconfirmed) = tokio::select! {
+        biased;
+        outcome = delivery.outcome() => {
+            let outcome = outcome?;
+            let (before, after) = outcome.texts.into_iter().next().unwrap_or((start.buffer.clone(), None));
+            (before, after.unwrap_or(predicted), None)
+        }
+        early = decided.decided() => (early.before, early.after.clone(), Some((early.id, early.after, delivery))),
+    };
+    drop(decided);
     // The disk under the buffer now: a save during the review moved it.
     let disk = state.documents.lock().get(&key).and_then(|document| document.disk_baseline());
     let disk = disk.map_or(start.disk, |disk| disk.to_string());
@@ -151,6 +162,10 @@ async fn try_review(state: &Arc<State>, agent: &AgentInfo, request: DiffRequest<
         );
     }
     crate::service::external::expect_write(state, &key, transplanted.text.clone());
+    if let Some((id, after, delivery)) = unconfirmed {
+        let confirm = Confirm { id, key, label, after, disk, written: transplanted.text.clone() };
+        tokio::spawn(confirm.run(Arc::clone(state), lane, delivery));
+    }
     let modified = transplanted.text != request.proposal;
     Ok(DiffOutcome::Accepted { text: transplanted.text, modified })
 }
@@ -194,5 +209,79 @@ fn snapshot(state: &State, key: &DocKey, label: &str) -> Result<Start, String> {
                 Ok(Start { editor_uri: key.to_uri(), buffer: Rope::new(), disk: String::new(), rev: None, open: None })
             }
         },
+    }
+}
+
+/// The delivery of the review's edit, run as a task of its own so that it can outlive
+/// an agent answered from the person's decision. Dropped before that, it is stopped
+/// (the editor is told to withdraw the review).
+struct Delivery {
+    task: Option<tokio::task::JoinHandle<Result<Outcome, ProtocolError>>>,
+}
+
+impl Delivery {
+    fn start(state: &Arc<State>, agent: &AgentInfo, planned: PlannedDocument, summary: String) -> Self {
+        let (state, agent) = (Arc::clone(state), agent.clone());
+        let task = tokio::spawn(async move {
+            deliver_as(&state, &agent, Origin::Ide, std::slice::from_ref(&planned), &summary, None).await
+        });
+        Self { task: Some(task) }
+    }
+
+    async fn outcome(&mut self) -> Result<Outcome, String> {
+        let Some(task) = self.task.as_mut() else { return std::future::pending().await };
+        let outcome = task.await;
+        self.task = None;
+        match outcome {
+            Ok(outcome) => outcome.map_err(|error| error.message),
+            Err(error) => Err(format!("the review ended unexpectedly ({error})")),
+        }
+    }
+}
+
+impl Drop for Delivery {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+/// An agent answered from the person's decision: once the editor has applied it, the
+/// edit is over. If the editor did not apply it (the person typed in the instant
+/// between deciding and the edit), the agent's write is no longer expected: it reaches
+/// the buffer as a change on disk, merged and offered for review, never lost.
+struct Confirm {
+    id: u64,
+    key: DocKey,
+    label: String,
+    /// What the buffer is to hold.
+    after: Rope,
+    /// The disk text the agent's write replaces.
+    disk: String,
+    /// What the agent writes.
+    written: String,
+}
+
+impl Confirm {
+    async fn run(self, state: Arc<State>, lane: Vec<OwnedMutexGuard<()>>, mut delivery: Delivery) {
+        let outcome = delivery.outcome().await;
+        state.early_decisions.settled(self.id);
+        drop(lane);
+        let why = match &outcome {
+            Ok(outcome) => match outcome.texts.first() {
+                Some((_, Some(live))) if *live != self.after => {
+                    Some("the buffer holds other text than the person kept".to_owned())
+                }
+                _ => None,
+            },
+            Err(why) => Some(why.clone()),
+        };
+        let Some(why) = why else { return };
+        tracing::warn!(
+            document = %self.label,
+            "the editor did not apply the hunks the person kept ({why}); the agent's write of them is offered as a change on disk"
+        );
+        crate::service::external::unexpect_write(state, self.key, self.disk, &self.written).await;
     }
 }

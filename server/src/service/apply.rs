@@ -28,6 +28,7 @@ use verbatim_engine::plan::Replacement;
 use verbatim_engine::proposal_hunks::{self, ProposalHunk};
 use verbatim_engine::rev::Rev;
 
+use crate::service::early_decision::OfferedDocument;
 use crate::service::error::{ErrorKind, ProtocolError};
 use crate::service::protocol::ExternalChanges;
 use crate::service::registry::AgentInfo;
@@ -273,6 +274,19 @@ pub async fn apply_through_editor(
         .collect();
     let (edit, hunk_edits) = to_proto::workspace_edit(&changes_for_editor, &options)
         .map_err(|message| ProtocolError::new(ErrorKind::EditorError, message))?;
+    // An agent that writes the file itself is answered once the person has decided.
+    let _decided_early = (origin == Origin::Ide && link.options.verbatim_extensions).then(|| {
+        let offered = documents
+            .iter()
+            .zip(&hunks)
+            .map(|(document, hunks)| OfferedDocument {
+                key: document.key.clone(),
+                base: document.base.clone(),
+                hunks: hunks.clone(),
+            })
+            .collect();
+        state.early_decisions.offered(pending_id, offer.count, offered)
+    });
     tracing::info!(agent = %agent.name, pending_id, offer = offer.count, "sending workspace/applyEdit: {label}");
 
     let mut params = serde_json::to_value(ApplyWorkspaceEditParams { edit, label: Some(label) }).unwrap_or_default();

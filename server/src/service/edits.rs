@@ -540,6 +540,8 @@ pub(crate) async fn deliver_as(
         if let Err(error) = &applied
             && error.kind == ErrorKind::Stale
             && rebases < MAX_REBASES_IN_REVIEW
+            // The agent already has its answer from the person's decision.
+            && !offer.id.is_some_and(|id| state.early_decisions.answered_early(id))
         {
             match rebase_onto_current(state, &planned) {
                 Ok(Some(moved)) => {

@@ -587,6 +587,25 @@ pub fn expect_write(state: &Arc<State>, key: &DocKey, text: String) {
     });
 }
 
+/// An announced write whose decision the editor then failed to apply to the buffer
+/// (the agent was answered from the decision, [`crate::service::early_decision`]): the
+/// write is no longer expected, so it reaches the buffer as any change on disk does,
+/// merged and offered for review. If it arrived already and was taken as expected, the
+/// baseline goes back to `before` and the disk is compared again.
+pub async fn unexpect_write(state: Arc<State>, key: DocKey, before: String, written: &str) {
+    lock(&state.external.expected_writes).remove(&key);
+    let taken = state
+        .documents
+        .lock()
+        .get(&key)
+        .and_then(|document| document.disk_baseline())
+        .is_some_and(|baseline| baseline == written);
+    if taken {
+        state.documents.update(|store| store.set_disk_baseline(&key, Some(Rope::from_str(&before))));
+        on_disk_change(state, key, None).await;
+    }
+}
+
 /// The announced write arrived: the disk holds the person's decision now, whatever
 /// else they have unsaved.
 async fn written_as_expected(state: &State, link: &EditorLink, key: &DocKey, live: &Live, disk: &str, label: &str) {

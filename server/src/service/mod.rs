@@ -5,6 +5,7 @@
 pub mod access;
 pub mod apply;
 pub mod diagnostics;
+pub mod early_decision;
 pub mod editor_context;
 pub mod edits;
 pub mod error;

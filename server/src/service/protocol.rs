@@ -27,6 +27,9 @@ pub mod method {
     pub const SELECTION_CHANGED: &str = "verbatim/selectionChanged";
     /// Editor → server: the person sends a file or lines to Claude Code.
     pub const AT_MENTION: &str = "verbatim/atMention";
+    /// Editor → server: the person decided every hunk of an edit, and the editor is about
+    /// to apply the ones they kept.
+    pub const REVIEW_DECIDED: &str = "verbatim/reviewDecided";
     /// Server → editor: save an open document (Claude Code's `saveDocument`).
     pub const SAVE_DOCUMENT: &str = "verbatim/saveDocument";
 
@@ -568,6 +571,25 @@ pub struct SelectionChangedParams {
     #[serde(default)]
     pub text: String,
     pub range: Range,
+}
+
+/// `verbatim/reviewDecided`: the decision on offer `offer` of edit `id` (its
+/// `verbatim.id` and `verbatim.offer`), sent just before the editor applies the kept hunks.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewDecidedParams {
+    pub id: u64,
+    pub offer: u32,
+    /// Every hunk of the edit, by its number in the whole edit.
+    pub hunks: Vec<HunkDecision>,
+}
+
+/// One hunk of a decision: kept or left out.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HunkDecision {
+    pub index: usize,
+    pub accepted: bool,
 }
 
 /// `verbatim/atMention`: a file, or lines of it, sent to Claude Code.

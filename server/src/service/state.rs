@@ -115,6 +115,9 @@ pub struct State {
     pub external: crate::service::external::ExternalChangesState,
     /// The person's selection and what they send to agents.
     pub context: crate::service::editor_context::EditorContext,
+    /// The offers of edits an agent writes itself, whose decision is wanted before the
+    /// editor has applied it.
+    pub early_decisions: crate::service::early_decision::EarlyDecisions,
     /// Held while a `workspace/applyEdit` waits for a plain client's answer: such a
     /// client gets one at a time (Eglot, asked again while its y/n prompt is open, may
     /// never answer the first).
@@ -142,6 +145,7 @@ impl Default for State {
             journal: Journal::from_env(),
             external: crate::service::external::ExternalChangesState::default(),
             context: crate::service::editor_context::EditorContext::default(),
+            early_decisions: crate::service::early_decision::EarlyDecisions::default(),
             plain_apply_lane: tokio::sync::Mutex::new(()),
         }
     }

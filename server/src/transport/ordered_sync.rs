@@ -61,7 +61,7 @@ impl<S: tower_lsp_server::LanguageServer> Service<Request> for OrderedSync<S> {
                 apply_sync(&self.state, &method, params.unwrap_or(Value::Null));
                 Box::pin(std::future::ready(Ok(None)))
             }
-            method::SELECTION_CHANGED | method::AT_MENTION => {
+            method::SELECTION_CHANGED | method::AT_MENTION | method::REVIEW_DECIDED => {
                 let (method, _, params) = request.into_parts();
                 apply_context(&self.state, &method, params.unwrap_or(Value::Null));
                 Box::pin(std::future::ready(Ok(None)))
@@ -143,6 +143,7 @@ fn apply_context(state: &State, method: &str, params: Value) {
         method::SELECTION_CHANGED => {
             serde_json::from_value(params).map(|params| state.context.selection_changed(params))
         }
+        method::REVIEW_DECIDED => serde_json::from_value(params).map(|params| state.early_decisions.decided(&params)),
         _ => serde_json::from_value(params).map(|params| state.context.at_mention(params)),
     };
     if let Err(error) = result {
