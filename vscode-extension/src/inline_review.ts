@@ -442,14 +442,14 @@ export class InlineReview implements vscode.Disposable {
         const edit = new vscode.WorkspaceEdit();
         const steps = editSteps(review.proposal, review.decisions);
         for (const step of steps) addStep(edit, step);
-        // Taken off the queue first: the change this applies is not the person's typing.
-        review.answer = undefined;
-        this.remove(review);
         // An agent that writes the file itself needs only the decision: it is answered before VS Code applies the edit.
         const decided = answerFor(review.proposal, review.decisions, reason, review.whole).hunks;
         if (review.proposal.id !== undefined && decided !== undefined && decided.length > 0) {
             review.tellDecided?.({ id: review.proposal.id, offer: review.proposal.offer, hunks: decided });
         }
+        // Taken off the queue first: the change this applies is not the person's typing.
+        review.answer = undefined;
+        this.remove(review);
         let applied = false;
         let failure: string | undefined;
         try {

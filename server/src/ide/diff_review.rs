@@ -147,7 +147,7 @@ async fn try_review(state: &Arc<State>, agent: &AgentInfo, request: DiffRequest<
             let (before, after) = outcome.texts.into_iter().next().unwrap_or((start.buffer.clone(), None));
             (before, after.unwrap_or(predicted), None)
         }
-        early = decided.decided() => (early.before, early.after.clone(), Some((early.id, early.after, delivery))),
+        early = decided.decided() => (early.before, early.after.clone(), Some((early.id, early.after, early.at, delivery))),
     };
     drop(decided);
     // The disk under the buffer now: a save during the review moved it.
@@ -162,7 +162,12 @@ async fn try_review(state: &Arc<State>, agent: &AgentInfo, request: DiffRequest<
         );
     }
     crate::service::external::expect_write(state, &key, transplanted.text.clone());
-    if let Some((id, after, delivery)) = unconfirmed {
+    if let Some((id, after, decided_at, delivery)) = unconfirmed {
+        tracing::debug!(
+            document = %label,
+            "answered from the person's decision {} µs after it arrived, before the editor applied it",
+            decided_at.elapsed().as_micros()
+        );
         let confirm = Confirm { id, key, label, after, disk, written: transplanted.text.clone() };
         tokio::spawn(confirm.run(Arc::clone(state), lane, delivery));
     }

@@ -32,6 +32,8 @@ pub struct Decided {
     pub id: u64,
     pub before: Rope,
     pub after: Rope,
+    /// When the editor's decision arrived.
+    pub at: std::time::Instant,
 }
 
 /// One document of an offer: what it was planned against, and its hunks.
@@ -102,6 +104,7 @@ impl EarlyDecisions {
 
     /// `verbatim/reviewDecided`: the editor is about to apply the hunks it names as kept.
     pub fn decided(&self, params: &ReviewDecidedParams) {
+        let at = std::time::Instant::now();
         let mut inner = self.lock();
         let Some(offered) = inner.offers.get(&params.id) else {
             tracing::trace!(id = params.id, "verbatim/reviewDecided for an edit not decided early: ignored");
@@ -126,7 +129,7 @@ impl EarlyDecisions {
             .zip(kept)
             .map(|(document, kept)| {
                 let after = proposal_hunks::apply_subset(&document.base, &document.hunks, &kept);
-                (document.key.clone(), Decided { id: params.id, before: document.base.clone(), after })
+                (document.key.clone(), Decided { id: params.id, before: document.base.clone(), after, at })
             })
             .collect();
         for (key, decided) in decided {
