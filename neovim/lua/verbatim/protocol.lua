@@ -36,6 +36,10 @@ M.methods = {
   at_mention = "verbatim/atMention",
   --- Server to editor request, for Claude Code's `saveDocument` tool.
   save_document = "verbatim/saveDocument",
+  --- Editor to server notification, optional: the person decided every hunk
+  --- of an edit and the editor is about to apply the kept ones. This plugin
+  --- applies an edit at once and does not send it (VS Code's extension does).
+  review_decided = "verbatim/reviewDecided",
 }
 
 --- Error codes by `data.kind`.
@@ -98,6 +102,11 @@ M.DISK_ANNOTATION_PREFIX = "verbatim/disk/"
 ---@class verbatim.AtMentionParams The params of `verbatim/atMention`.
 ---@field uri string
 ---@field range? lsp.Range the lines sent; absent: the whole file
+
+---@class verbatim.ReviewDecidedParams The params of `verbatim/reviewDecided`.
+---@field id integer the edit's `verbatim.id`
+---@field offer integer its `verbatim.offer`
+---@field hunks { index: integer, accepted: boolean }[] every hunk of the edit
 
 ---@class verbatim.SaveDocumentParams The params of `verbatim/saveDocument`.
 ---@field uri string
