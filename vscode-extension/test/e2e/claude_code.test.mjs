@@ -372,6 +372,10 @@ describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { 
             const pressed = await pressTimed(page, "Control+Alt+Shift+Y");
             const answered = await waitFor("the server's log of the answer", () => loggedAt(/openDiff: accepted/, pressed - 5));
             await waitForDisk(name, numberedFile(lines).replace(bigTarget(lines), `${bigTarget(lines)} (edited)`));
+            assert.ok(
+                loggedAt(/answered from the person's decision .* document=big/, pressed - 5) !== undefined,
+                "Claude Code was answered from the decision the extension told (verbatim/reviewDecided), before VS Code applied the edit",
+            );
             // Where the time goes, from the extension's log: the review opened (its diff, or the file's own
             // editor with the hunks marked); the key reached the extension before the edit was applied.
             const opened = loggedAt(new RegExp(`\\[review\\] "Claude Code: edit ${name}": shown`), received) ?? NaN;

@@ -490,6 +490,10 @@ describe("Gemini CLI connected to Verbatim as its IDE companion (code-server, re
             const answer = await waitFor("the server's log of ide/diffAccepted", () => loggedAt(/openDiff: accepted; the CLI writes the file/, sent, k));
             expected = expected.replace(bigTarget(k), `${bigTarget(k)} (edited)`);
             await waitForDisk(BIG, expected);
+            assert.ok(
+                loggedAt(/answered from the person's decision .* document=big/, pressed - 5) !== undefined,
+                "Gemini CLI was answered from the decision the extension told (verbatim/reviewDecided), before VS Code applied the edit",
+            );
             // Where the time goes, from the extension's log: the server's part (→ workspace/applyEdit), the
             // review opened in the file's editor, and the key reaching the extension.
             const applyEdit = loggedAt(new RegExp(`sending workspace/applyEdit: Gemini CLI: edit ${BIG.replace(".", "\\.")}`), at) ?? NaN;
