@@ -442,10 +442,10 @@ export class InlineReview implements vscode.Disposable {
         const edit = new vscode.WorkspaceEdit();
         const steps = editSteps(review.proposal, review.decisions);
         for (const step of steps) addStep(edit, step);
+        const decided = answerFor(review.proposal, review.decisions, reason, review.whole);
         // An agent that writes the file itself needs only the decision: it is answered before VS Code applies the edit.
-        const decided = answerFor(review.proposal, review.decisions, reason, review.whole).hunks;
-        if (review.proposal.id !== undefined && decided !== undefined && decided.length > 0) {
-            review.tellDecided?.({ id: review.proposal.id, offer: review.proposal.offer, hunks: decided });
+        if (review.proposal.id !== undefined && decided.hunks !== undefined && decided.hunks.length > 0) {
+            review.tellDecided?.({ id: review.proposal.id, offer: review.proposal.offer, hunks: decided.hunks });
         }
         // Taken off the queue first: the change this applies is not the person's typing.
         review.answer = undefined;
@@ -464,7 +464,7 @@ export class InlineReview implements vscode.Disposable {
             answer({ applied: false, failureReason: this.applyFailure(review, failure) });
             return;
         }
-        answer(answerFor(review.proposal, review.decisions, reason, review.whole));
+        answer(decided);
         // Only after the answer: the server checks a created file's text in its buffer, which VS Code closes once it is saved.
         await this.saveCreated(review, steps);
     }

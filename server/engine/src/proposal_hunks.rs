@@ -110,6 +110,21 @@ pub fn apply_subset(base: &Rope, hunks: &[ProposalHunk], accepted: &[bool]) -> R
     plan::apply(base, &edits)
 }
 
+/// The person's decisions, numbered across a whole edit (`(index, kept)`), as one list
+/// per document of `counts[d]` hunks; `None` when they do not fit (an index out of
+/// range, or a hunk left undecided).
+pub fn kept_per_document(
+    decisions: impl IntoIterator<Item = (usize, bool)>,
+    counts: &[usize],
+) -> Option<Vec<Vec<bool>>> {
+    let mut flat: Vec<Option<bool>> = vec![None; counts.iter().sum()];
+    for (index, kept) in decisions {
+        *flat.get_mut(index)? = Some(kept);
+    }
+    let mut flat = flat.into_iter();
+    counts.iter().map(|&count| flat.by_ref().take(count).collect()).collect()
+}
+
 /// Which hunks `live` holds, when it is `base` with some of `hunks` applied and
 /// nothing else changed; `None` otherwise. Where both readings fit a hunk, the one
 /// that explains the rest of the text wins (tried with the hunk applied first).
@@ -191,6 +206,20 @@ impl Search<'_> {
 
 fn shifted(offset: usize, delta: isize) -> Option<usize> {
     offset.checked_add_signed(delta)
+}
+
+#[cfg(test)]
+mod kept_tests {
+    use super::kept_per_document;
+
+    #[test]
+    fn decisions_numbered_across_the_edit_are_split_per_document() {
+        let decisions = [(2, true), (0, false), (1, true)];
+        assert_eq!(kept_per_document(decisions, &[1, 2]), Some(vec![vec![false], vec![true, true]]));
+        assert_eq!(kept_per_document([(0, true)], &[1, 1]), None, "a hunk left undecided");
+        assert_eq!(kept_per_document([(0, true), (5, true)], &[1]), None, "an index out of range");
+        assert_eq!(kept_per_document([], &[]), Some(vec![]));
+    }
 }
 
 #[cfg(test)]

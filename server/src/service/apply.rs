@@ -406,14 +406,8 @@ pub async fn apply_through_editor(
 /// The hunks the editor says it kept, per document; `None` when it does not say,
 /// or says something that does not fit the proposal (then the text decides).
 fn kept_hunks(answer: &EditorAnswer, hunks: &[Vec<ProposalHunk>]) -> Option<Vec<Vec<bool>>> {
-    let reported = answer.hunks.as_ref()?;
-    let total: usize = hunks.iter().map(Vec::len).sum();
-    let mut flat: Vec<Option<bool>> = vec![None; total];
-    for hunk in reported {
-        *flat.get_mut(hunk.index)? = Some(hunk.accepted);
-    }
-    let mut flat = flat.into_iter();
-    hunks.iter().map(|hunks| hunks.iter().map(|_| flat.next().flatten()).collect()).collect()
+    let reported = answer.hunks.as_ref()?.iter().map(|hunk| (hunk.index, hunk.accepted));
+    proposal_hunks::kept_per_document(reported, &hunks.iter().map(Vec::len).collect::<Vec<_>>())
 }
 
 /// Sends `workspace/applyEdit` and resolves to the editor's answer. If the returned

@@ -119,7 +119,9 @@ impl EarlyDecisions {
             );
             return;
         }
-        let Some(kept) = kept_per_document(params, &offered.documents) else {
+        let decisions = params.hunks.iter().map(|hunk| (hunk.index, hunk.accepted));
+        let counts: Vec<usize> = offered.documents.iter().map(|document| document.hunks.len()).collect();
+        let Some(kept) = proposal_hunks::kept_per_document(decisions, &counts) else {
             tracing::warn!(id = params.id, "verbatim/reviewDecided names hunks the offer does not have: ignored");
             return;
         };
@@ -151,18 +153,6 @@ impl EarlyDecisions {
     pub fn settled(&self, id: u64) {
         self.lock().answered.remove(&id);
     }
-}
-
-/// Which hunks of each document the decision keeps; `None` when it does not fit the
-/// offer (an index out of range, or a hunk it leaves undecided).
-fn kept_per_document(params: &ReviewDecidedParams, documents: &[OfferedDocument]) -> Option<Vec<Vec<bool>>> {
-    let total: usize = documents.iter().map(|document| document.hunks.len()).sum();
-    let mut flat = vec![None; total];
-    for hunk in &params.hunks {
-        *flat.get_mut(hunk.index)? = Some(hunk.accepted);
-    }
-    let mut flat = flat.into_iter();
-    documents.iter().map(|document| document.hunks.iter().map(|_| flat.next().flatten()).collect()).collect()
 }
 
 /// Forgets an offer once its request is over.
@@ -204,6 +194,11 @@ impl Drop for Listener<'_> {
         let mut inner = self.decisions.lock();
         if inner.listeners.get(&self.key).is_some_and(|(number, _)| *number == self.number) {
             inner.listeners.remove(&self.key);
+        }
+        // A decision sent but never taken (the editor's answer came first): nobody was
+        // answered from it.
+        if let Ok(decided) = self.receiver.try_recv() {
+            inner.answered.remove(&decided.id);
         }
     }
 }
@@ -266,6 +261,19 @@ mod tests {
         decisions.decided(&params(7, 2, &[true, true]));
         let waited = tokio::time::timeout(std::time::Duration::from_millis(20), listener.decided()).await;
         assert!(waited.is_err(), "no decision reached the listener");
+    }
+
+    #[test]
+    fn a_decision_the_review_never_took_answered_nobody() {
+        let decisions = EarlyDecisions::default();
+        let offered = document("one\n", &[(0, 3, "ONE")]);
+        let key = offered.key.clone();
+        let _offer = decisions.offered(7, 1, vec![offered]);
+        let listener = decisions.listen(&key);
+        decisions.decided(&params(7, 1, &[true]));
+        assert!(decisions.answered_early(7));
+        drop(listener);
+        assert!(!decisions.answered_early(7), "the editor's answer came first: the edit may be offered again");
     }
 
     #[test]

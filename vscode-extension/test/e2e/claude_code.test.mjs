@@ -23,7 +23,7 @@ import { pathToFileURL } from "node:url";
 
 import { ClaudeSession, installClaudeCode, ModelServer, modelEnvironment, seedHome, toolResults, messageText } from "./claude_cli.mjs";
 import { IdeClient } from "./ide_client.mjs";
-import { extensionDir, launchEditor, numberedFile, numberedLine, requiredEnv, scenarioSteps, waitFor, withTimeout } from "./harness.mjs";
+import { extensionDir, launchEditor, numberedFile, numberedLine, requiredEnv, REVIEW_SELECTORS, scenarioSteps, waitFor, withTimeout } from "./harness.mjs";
 import { pressTimed, watchShown } from "./page_clock.mjs";
 
 const output = path.join(requiredEnv("VERBATIM_TEST_OUTPUT"), "claude-code");
@@ -146,10 +146,7 @@ describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { 
     const waitForDisk = (name, text) => waitFor(`${name} on disk to hold ${JSON.stringify(text)}`, () => existsSync(file(name)) && onDisk(name) === text);
     const dirtyTab = (name) => page.locator(`.tabs-container .tab.dirty[data-resource-name="${name}"]:not([aria-label*="↔"])`);
     const diff = () => page.locator(".monaco-diff-editor").first();
-    const lenses = (text) =>
-        page.locator(".monaco-diff-editor .editor.modified .codelens-decoration a").filter({ hasText: new RegExp(`^\\W*${text}\\s*$`) });
-    const fileLenses = (text) =>
-        page.locator(".monaco-editor:not(.monaco-diff-editor *) .codelens-decoration a").filter({ hasText: new RegExp(`^\\W*${text}\\s*$`) });
+    const lenses = (text) => page.locator(REVIEW_SELECTORS.diffLens).filter({ hasText: new RegExp(`^\\W*${text}\\s*$`) });
     const reviewTab = () => page.locator(".tabs-container .tab", { hasText: "Claude Code:" }).first();
     /** "The content of the file is newer": VS Code's save conflict, as a notification or a dialog. */
     const saveConflict = () => page.locator(".notification-toast, .monaco-dialog-box", { hasText: "newer" });
@@ -356,13 +353,8 @@ describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { 
             // Up to 5,000 lines (verbatim.review.diffMaxLines) in a diff; above, in the file's own editor.
             const inEditor = lines > 5_000;
             // The title bar's Accept All comes with the review itself; the lenses after VS Code's fetch delay.
-            const titleShown = await watchShown(page, "title", '.editor-actions [aria-label*="Accept All Hunks"]');
-            const lensesShown = await watchShown(
-                page,
-                "lenses",
-                inEditor ? ".monaco-editor:not(.monaco-diff-editor *) .codelens-decoration a" : ".monaco-diff-editor .editor.modified .codelens-decoration a",
-                "Accept All",
-            );
+            const titleShown = await watchShown(page, "title", REVIEW_SELECTORS.titleAcceptAll);
+            const lensesShown = await watchShown(page, "lenses", inEditor ? REVIEW_SELECTORS.fileLens : REVIEW_SELECTORS.diffLens, "Accept All");
             const sent = Date.now();
             await claude.send(`Edit ${name}.`);
             const shown = await withTimeout(titleShown.at(), "the title bar's Accept All", 60_000);

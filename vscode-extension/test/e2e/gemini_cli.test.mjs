@@ -27,7 +27,7 @@ import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 
 import { agentsDir, installClaudeCode } from "./claude_cli.mjs";
-import { launchEditor, numberedFile, numberedLine, requiredEnv, scenarioSteps, waitFor, withTimeout } from "./harness.mjs";
+import { launchEditor, numberedFile, numberedLine, requiredEnv, REVIEW_SELECTORS, scenarioSteps, waitFor, withTimeout } from "./harness.mjs";
 import { pressTimed, watchShown } from "./page_clock.mjs";
 
 const output = path.join(requiredEnv("VERBATIM_TEST_OUTPUT"), "gemini-cli");
@@ -272,12 +272,8 @@ describe("Gemini CLI connected to Verbatim as its IDE companion (code-server, re
     const waitForDisk = (name, text) => waitFor(`${name} on disk to hold ${JSON.stringify(text)}`, () => existsSync(file(name)) && onDisk(name) === text);
     const dirtyTab = (name) => page.locator(`.tabs-container .tab.dirty[data-resource-name="${name}"]:not([aria-label*="↔"])`);
     const diff = () => page.locator(".monaco-diff-editor").first();
-    const lenses = (text) =>
-        page.locator(".monaco-diff-editor .editor.modified .codelens-decoration a").filter({ hasText: new RegExp(`^\\W*${text}\\s*$`) });
-    const fileLenses = (text) =>
-        page.locator(".monaco-editor:not(.monaco-diff-editor *) .codelens-decoration a").filter({ hasText: new RegExp(`^\\W*${text}\\s*$`) });
+    const lenses = (text) => page.locator(REVIEW_SELECTORS.diffLens).filter({ hasText: new RegExp(`^\\W*${text}\\s*$`) });
     const reviewTab = () => page.locator(".tabs-container .tab", { hasText: "Gemini CLI:" }).first();
-    const titleAcceptAll = () => page.locator('.editor-actions [aria-label*="Accept All Hunks"]').first();
     const extensionLog = () => editor.extensionLog();
 
     /** When the extension's log first has a line matching `pattern` at or after `since` (epoch ms), from VS Code's timestamp; `nth` counts matches. */
@@ -467,8 +463,8 @@ describe("Gemini CLI connected to Verbatim as its IDE companion (code-server, re
         // Above verbatim.review.diffMaxLines (5,000), the review is in the file's own editor; each edit's
         // watch is armed while the last one's buttons are still there.
         const watch = async (k) => ({
-            title: await watchShown(page, `title${k}`, '.editor-actions [aria-label*="Accept All Hunks"]', undefined, { afterGone: k > 0 }),
-            lenses: await watchShown(page, `lenses${k}`, ".monaco-editor:not(.monaco-diff-editor *) .codelens-decoration a", "Accept All", { afterGone: k > 0 }),
+            title: await watchShown(page, `title${k}`, REVIEW_SELECTORS.titleAcceptAll, undefined, { afterGone: k > 0 }),
+            lenses: await watchShown(page, `lenses${k}`, REVIEW_SELECTORS.fileLens, "Accept All", { afterGone: k > 0 }),
         });
         let watches = await watch(0);
         const sent = Date.now();

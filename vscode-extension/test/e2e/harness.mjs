@@ -115,6 +115,13 @@ export function withTimeout(promise, what, ms = 30_000) {
     return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** Where a review's buttons are on the page: its lenses in a diff's proposal side and in a file's own editor, and Accept All in the editor's title bar. */
+export const REVIEW_SELECTORS = {
+    diffLens: ".monaco-diff-editor .editor.modified .codelens-decoration a",
+    fileLens: ".monaco-editor:not(.monaco-diff-editor *) .codelens-decoration a",
+    titleAcceptAll: '.editor-actions [aria-label*="Accept All Hunks"]',
+};
+
 /** Line `n` (from 1) of a generated file: every line is distinct, so any one can be quoted. */
 export function numberedLine(n) {
     return `line ${String(n).padStart(6, "0")}: the quick brown fox jumps over the lazy dog`;
