@@ -11,8 +11,10 @@
 //! quote, voted for by tokens and by [`trigram`]s), [`patch`] (patch dialects parsed) and [`hunk`] (their hunks planned),
 //! [`diff`] (minimal edits and unified diffs), [`proposal_hunks`] (what a reviewer keeps or leaves out), [`problems`] (what an edit changed in a language server's problems), [`merge`] (a change on disk merged into a buffer), [`transplant`] (a reviewed edit of a buffer moved onto the disk text), [`file_format`] (encodings and BOMs,
 //! byte exact), [`disk`] (files that are not open), [`workspace`] (which files are in
-//! reach).
+//! reach), [`agent_tools`] (the agents' own edit tools as text functions, for their
+//! pre-write hooks).
 
+pub mod agent_tools;
 pub mod diff;
 pub mod disk;
 pub mod doc_key;

@@ -145,6 +145,16 @@ pub enum Command {
     /// its own edit tool, whose permission prompt asks you; --trust-headless lets Verbatim
     /// write such files itself. `verbatim setup --check` checks every agent.
     Setup(SetupArgs),
+    /// Review an agent's own edit in the editor before it writes: the pre-write hook of
+    /// codex, claude-code, gemini-cli or qwen-code (`verbatim setup AGENT --write`
+    /// installs it).
+    ///
+    /// Reads the hook's JSON on stdin and answers on stdout in that agent's terms: allow
+    /// when the person kept every hunk, allow with changed input that writes exactly what
+    /// they kept (and tells the model what was left out and why), or deny with their
+    /// reason. When no editor with Verbatim serves the file, or anything fails, it prints
+    /// nothing (no decision: the agent's own flow goes on), explains on stderr, and exits 0.
+    Hook(HookArgs),
     /// Serve the Model Context Protocol on stdio: tools for reading and editing files.
     Mcp {
         #[command(flatten)]
@@ -158,6 +168,17 @@ pub enum Command {
         #[arg(long)]
         log_file: Option<PathBuf>,
     },
+}
+
+/// `verbatim hook`.
+#[derive(Debug, Clone, Args)]
+pub struct HookArgs {
+    /// The agent whose hook this is: codex, claude-code, gemini-cli or qwen-code.
+    pub agent: String,
+    /// Withdraw a review the person has not decided after this many seconds, and tell
+    /// the agent nothing was written (keep it below the agent's hook timeout).
+    #[arg(long, value_name = "SECS", default_value_t = verbatim::frontend::hook::DEFAULT_REVIEW_SECS)]
+    pub review_timeout: u64,
 }
 
 /// `verbatim setup`.

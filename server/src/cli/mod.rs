@@ -94,12 +94,13 @@ pub fn run(command: args::Command) -> ExitCode {
         Command::ReplaceRange(args) => args.output.json,
         Command::Editors { json } => *json,
         Command::Log(args) => args.json,
-        Command::Lsp { .. } | Command::Mcp { .. } | Command::Setup(_) => false,
+        Command::Lsp { .. } | Command::Mcp { .. } | Command::Setup(_) | Command::Hook(_) => false,
     };
     let outcome = match command {
         Command::Editors { json } => editors(json),
         Command::Log(args) => log(&args),
         Command::Setup(args) => setup(&args),
+        Command::Hook(args) => return hook(&args),
         other => call(other),
     };
     match outcome {
@@ -107,6 +108,53 @@ pub fn run(command: args::Command) -> ExitCode {
         Err(failure) => failure.report(json_output),
     }
 }
+
+/// `verbatim hook`: always exits 0; no decision is an empty stdout.
+fn hook(args: &args::HookArgs) -> ExitCode {
+    use std::io::Read;
+    let Some(agent) = verbatim::frontend::hook::HookAgent::parse(&args.agent) else {
+        output::note(&format!(
+            "verbatim hook: unknown agent {:?}: use codex, claude-code, gemini-cli or qwen-code; no decision",
+            args.agent
+        ));
+        return ExitCode::from(exit::OK);
+    };
+    let mut input = String::new();
+    if let Err(error) = std::io::stdin().take(HOOK_INPUT_LIMIT).read_to_string(&mut input) {
+        output::note(&format!("verbatim hook: cannot read the hook's input ({error}); no decision"));
+        return ExitCode::from(exit::OK);
+    }
+    let options = match frontend_options(&RouteArgs {
+        socket: None,
+        headless: false,
+        agent: None,
+        root: Vec::new(),
+        git_commit: false,
+        no_headless_writes: true,
+    }) {
+        Ok(options) => options,
+        Err(message) => {
+            output::note(&format!("verbatim hook: {message}; no decision"));
+            return ExitCode::from(exit::OK);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            output::note(&format!("verbatim hook: cannot start the async runtime ({error}); no decision"));
+            return ExitCode::from(exit::OK);
+        }
+    };
+    let answer = runtime.block_on(verbatim::frontend::hook::run(agent, &input, options, args.review_timeout));
+    if !answer.stderr.is_empty() {
+        output::note(&answer.stderr);
+    }
+    output::out(&answer.stdout);
+    ExitCode::from(exit::OK)
+}
+
+/// The most of a hook's input read (a whole-file Write of a large file fits).
+const HOOK_INPUT_LIMIT: u64 = 256 * 1024 * 1024;
 
 fn call(command: args::Command) -> Result<(), Failure> {
     use args::Command;
@@ -197,7 +245,12 @@ fn call(command: args::Command) -> Result<(), Failure> {
                 output::out(&render::documents(&documents));
             }
         }
-        Command::Lsp { .. } | Command::Mcp { .. } | Command::Editors { .. } | Command::Log(_) | Command::Setup(_) => {
+        Command::Lsp { .. }
+        | Command::Mcp { .. }
+        | Command::Editors { .. }
+        | Command::Log(_)
+        | Command::Setup(_)
+        | Command::Hook(_) => {
             return Err(Failure::Internal("this command is not an agent call".into()));
         }
     }

@@ -1,6 +1,7 @@
 //! The agent front-ends: [`mcp`] (`verbatim mcp`) here, the CLI in the binary
 //! (`src/cli/`), and what they share: [`client`] (the agent side of the socket),
-//! [`routing`] (which server serves a file), [`render`] (results as text), and this
+//! [`routing`] (which server serves a file), [`render`] (results as text), [`hook`]
+//! (`verbatim hook`, the agents' pre-write hooks), and this
 //! module's [`Frontend`]: a protocol call, routed to the editor that serves its file
 //! (as an agent on that server's socket) or, when no editor does, run headless on disk
 //! by the same engine.
@@ -12,6 +13,7 @@
 //! so it goes to the editor serving the working directory.
 
 pub mod client;
+pub mod hook;
 pub mod mcp;
 pub mod render;
 pub mod routing;

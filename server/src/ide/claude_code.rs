@@ -1,5 +1,5 @@
 //! Claude Code's IDE tools, served to one connection: `openDiff` as a Verbatim review
-//! ([`crate::ide::diff_review`]), the editor queries ([`crate::ide::editor_queries`]),
+//! ([`crate::ide::proposal`]), the editor queries ([`crate::ide::editor_queries`]),
 //! and the `selection_changed` / `at_mentioned` notifications. Answers are shaped as
 //! Claude Code reads them (`FILE_SAVED` + the text, `DIFF_REJECTED` + the tab name;
 //! JSON in text blocks for the queries).
@@ -15,9 +15,9 @@ use tokio_util::sync::CancellationToken;
 
 use verbatim_engine::position::PositionEncoding;
 
-use crate::ide::diff_review::{self, DiffOutcome, DiffRequest};
 use crate::ide::editor_queries::{self, Show};
 use crate::ide::mcp::{self, Outgoing, ToolFuture, ToolResult, Tools};
+use crate::ide::proposal::{self, DiffOutcome};
 use crate::service::editor_context::{ContextEvent, Selection};
 use crate::service::registry::AgentInfo;
 use crate::service::state::State;
@@ -88,9 +88,8 @@ impl ClaudeCodeIde {
             previous.cancel();
         }
         let agent = self.agent();
-        let request = DiffRequest { path: Path::new(path), proposal };
         let outcome = tokio::select! {
-            outcome = diff_review::review(&self.state, &agent, request) => outcome,
+            outcome = proposal::review_file(&self.state, &agent, Path::new(path), proposal) => outcome,
             () = withdrawn.cancelled() => DiffOutcome::Rejected { why: "Claude Code closed the tab".into() },
             () = cancel.cancelled() => DiffOutcome::Rejected { why: "Claude Code cancelled the call".into() },
         };

@@ -1,5 +1,5 @@
 //! Gemini CLI's IDE companion tools (Qwen Code speaks the same), served to one
-//! session: `openDiff` as a Verbatim review ([`crate::ide::diff_review`]) whose
+//! session: `openDiff` as a Verbatim review ([`crate::ide::proposal`]) whose
 //! outcome follows as `ide/diffAccepted` / `ide/diffRejected`, `closeDiff`, and the
 //! editor's context as `ide/contextUpdate`.
 //!
@@ -20,9 +20,9 @@ use tokio_util::sync::CancellationToken;
 
 use verbatim_engine::position::PositionEncoding;
 
-use crate::ide::diff_review::{self, DiffOutcome, DiffRequest};
 use crate::ide::editor_queries;
 use crate::ide::mcp::{self, Outgoing, ToolFuture, ToolResult, Tools};
+use crate::ide::proposal::{self, DiffOutcome};
 use crate::service::editor_context::{ContextEvent, Selection};
 use crate::service::registry::AgentInfo;
 use crate::service::state::State;
@@ -115,9 +115,8 @@ impl GeminiCliIde {
         let (state, outgoing) = (self.state.clone(), self.outgoing.clone());
         let (pending, ended, closed) = (self.pending.clone(), self.ended.clone(), self.closed.clone());
         tokio::spawn(async move {
-            let request = DiffRequest { path: &path, proposal: &proposal };
             let outcome = tokio::select! {
-                outcome = diff_review::review(&state, &agent, request) => Some(outcome),
+                outcome = proposal::review_file(&state, &agent, &path, &proposal) => Some(outcome),
                 () = withdraw.cancelled() => None,
                 () = closed.cancelled() => None,
             };

@@ -1,8 +1,10 @@
 //! The agents' own IDE protocols: an agent that writes files itself (Claude Code, and
 //! Gemini CLI, Qwen Code) asks the editor before it writes, and Verbatim answers as the IDE.
 //!
-//! - [`diff_review`]: the shared core, an agent's whole-file proposal reviewed in the
-//!   live buffer and turned into the text the agent is to write;
+//! - [`proposal`]: the shared core, an agent's proposal of whole new file texts
+//!   (`openDiff`, or a pre-write hook's `verbatim/propose`) reviewed in the live
+//!   buffers and turned into the texts the agent is to write;
+//! - [`propose`]: `verbatim/propose`, the pre-write hooks' way in to that core;
 //! - [`editor_queries`]: what the editor has open, dirty, selected, diagnosed;
 //! - [`mcp`]: the small part of MCP these protocols speak, over any transport;
 //! - [`claude_code`]: Claude Code's tools and notifications;
@@ -13,7 +15,8 @@
 //! move messages and own no review logic; nothing here imports a transport.
 
 pub mod claude_code;
-pub mod diff_review;
 pub mod editor_queries;
 pub mod gemini_cli;
 pub mod mcp;
+pub mod proposal;
+pub mod propose;

@@ -2,7 +2,7 @@
 //! the hunks they kept (`verbatim/reviewDecided`).
 //!
 //! An agent that writes the file itself once the person has decided (Claude Code's and
-//! Gemini CLI's `openDiff`, [`crate::ide::diff_review`]) needs only the decision: the
+//! Gemini CLI's `openDiff`, [`crate::ide::proposal`]) needs only the decision: the
 //! text it is to write is the disk text plus the kept hunks. Waiting for the editor to
 //! apply them and send its `didChange` first costs what the editor takes to apply an
 //! edit (VS Code: 90–160 ms at 1,000–10,000 lines in code-server). So the server keeps
@@ -34,6 +34,8 @@ pub struct Decided {
     pub after: Rope,
     /// When the editor's decision arrived.
     pub at: std::time::Instant,
+    /// The person's words for what they left out.
+    pub reason: Option<String>,
 }
 
 /// One document of an offer: what it was planned against, and its hunks.
@@ -131,7 +133,10 @@ impl EarlyDecisions {
             .zip(kept)
             .map(|(document, kept)| {
                 let after = proposal_hunks::apply_subset(&document.base, &document.hunks, &kept);
-                (document.key.clone(), Decided { id: params.id, before: document.base.clone(), after, at })
+                (
+                    document.key.clone(),
+                    Decided { id: params.id, before: document.base.clone(), after, at, reason: params.reason.clone() },
+                )
             })
             .collect();
         for (key, decided) in decided {
@@ -227,6 +232,7 @@ mod tests {
             id,
             offer,
             hunks: kept.iter().enumerate().map(|(index, &accepted)| HunkDecision { index, accepted }).collect(),
+            reason: None,
         }
     }
 
@@ -257,7 +263,7 @@ mod tests {
         let mut listener = decisions.listen(&key);
         decisions.decided(&params(7, 1, &[true]));
         decisions.decided(&params(8, 2, &[true]));
-        decisions.decided(&ReviewDecidedParams { id: 7, offer: 2, hunks: vec![] });
+        decisions.decided(&ReviewDecidedParams { id: 7, offer: 2, hunks: vec![], reason: None });
         decisions.decided(&params(7, 2, &[true, true]));
         let waited = tokio::time::timeout(std::time::Duration::from_millis(20), listener.decided()).await;
         assert!(waited.is_err(), "no decision reached the listener");

@@ -32,12 +32,15 @@ pub mod method {
     pub const REVIEW_DECIDED: &str = "verbatim/reviewDecided";
     /// Server → editor: save an open document (Claude Code's `saveDocument`).
     pub const SAVE_DOCUMENT: &str = "verbatim/saveDocument";
+    /// Agent → server: whole new texts an agent will write itself once the person has
+    /// reviewed them (an agent's pre-write hook, `verbatim hook`).
+    pub const PROPOSE: &str = "verbatim/propose";
 
     /// The methods an agent may call, as announced in its `initialize` result.
-    pub const AGENT_METHODS: [&str; 8] =
-        [DOCUMENTS, READ, STR_REPLACE, REPLACE_RANGE, BATCH_EDIT, WRITE, STATUS, APPLY_PATCH];
+    pub const AGENT_METHODS: [&str; 9] =
+        [DOCUMENTS, READ, STR_REPLACE, REPLACE_RANGE, BATCH_EDIT, WRITE, STATUS, APPLY_PATCH, PROPOSE];
     /// The methods that change documents (refused on read-only connections, but for dry runs).
-    pub const WRITE_METHODS: [&str; 5] = [STR_REPLACE, REPLACE_RANGE, BATCH_EDIT, WRITE, APPLY_PATCH];
+    pub const WRITE_METHODS: [&str; 6] = [STR_REPLACE, REPLACE_RANGE, BATCH_EDIT, WRITE, APPLY_PATCH, PROPOSE];
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -159,6 +162,83 @@ pub struct ApplyPatchParams {
     pub diagnostics: Option<DiagnosticsLevel>,
     #[serde(default)]
     pub diagnostics_timeout_ms: Option<u64>,
+}
+
+/// `verbatim/propose`: whole new texts of files an agent will write itself after the
+/// person's review (the agents' pre-write hooks).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProposeParams {
+    /// Every file the agent's tool would write: one review.
+    pub files: Vec<ProposedFile>,
+    pub summary: String,
+    /// `always`: the agent would have asked the person, so the editor reviews the change
+    /// whatever its own review setting; `editor` (the default): the agent would not
+    /// have asked, so the editor's review setting decides.
+    #[serde(default)]
+    pub review: ProposeReview,
+    /// The agent's session (a hook's `session_id`), for the journal.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// The agent's turn (Codex's `turn_id`, Claude Code's `prompt_id`), for the journal.
+    #[serde(default)]
+    pub turn: Option<String>,
+}
+
+/// One file of a proposal.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProposedFile {
+    pub uri: String,
+    /// The whole new text; `null` when the file is to be deleted.
+    pub text: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ProposeReview {
+    Always,
+    #[default]
+    Editor,
+}
+
+/// The result of `verbatim/propose`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ProposeResult {
+    /// `accepted` (every hunk kept as proposed), `partial` (some left out, or changed by
+    /// the person) or `rejected` (nothing is to be written).
+    pub decision: ProposeDecision,
+    /// Per file, what the agent is to write (empty when rejected).
+    pub files: Vec<ProposedOutcome>,
+    /// The person's reason for what they left out or rejected, in their words.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
+    /// What happened, in words an agent's model can read.
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ProposeDecision {
+    Accepted,
+    Partial,
+    Rejected,
+}
+
+/// What one file of a proposal is to hold.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ProposedOutcome {
+    pub uri: String,
+    /// The text the agent is to write: the file on disk plus the hunks the person kept
+    /// (never the person's other unsaved changes); `null` for a deleted file.
+    pub text: Option<String>,
+    /// The text is exactly the proposal.
+    pub as_proposed: bool,
+    /// What the person left out, as a unified diff from `text` to the proposal.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub left_out: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -582,6 +662,9 @@ pub struct ReviewDecidedParams {
     pub offer: u32,
     /// Every hunk of the edit, by its number in the whole edit.
     pub hunks: Vec<HunkDecision>,
+    /// The person's words for what they left out or rejected.
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 /// One hunk of a decision: kept or left out.

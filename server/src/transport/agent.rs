@@ -28,7 +28,8 @@ use crate::service::edits;
 use crate::service::error::{ErrorKind, ProtocolError};
 use crate::service::patching;
 use crate::service::protocol::{
-    ApplyPatchParams, BatchEditParams, PROTOCOL_VERSION, ReplaceRangeParams, StrReplaceParams, WriteParams, method,
+    ApplyPatchParams, BatchEditParams, PROTOCOL_VERSION, ProposeParams, ReplaceRangeParams, StrReplaceParams,
+    WriteParams, method,
 };
 use crate::service::registry::AgentInfo;
 use crate::service::state::State;
@@ -65,6 +66,7 @@ impl AgentSession {
             .custom_method(method::BATCH_EDIT, AgentSession::batch_edit)
             .custom_method(method::WRITE, AgentSession::write)
             .custom_method(method::APPLY_PATCH, AgentSession::apply_patch)
+            .custom_method(method::PROPOSE, AgentSession::propose)
             .finish();
         (EmptyParamsAsNone { inner: service }, socket)
     }
@@ -154,6 +156,18 @@ impl AgentSession {
             let params: ApplyPatchParams = edits::parse_params(method::APPLY_PATCH, params)?;
             self.may_write(method::APPLY_PATCH, params.dry_run)?;
             patching::apply_patch(&self.state, &agent, params).await
+        })
+        .await
+    }
+}
+
+impl AgentSession {
+    async fn propose(&self, params: Value) -> jsonrpc::Result<Value> {
+        let agent = self.agent();
+        guarded(async {
+            let params: ProposeParams = edits::parse_params(method::PROPOSE, params)?;
+            self.may_write(method::PROPOSE, false)?;
+            crate::ide::propose::propose(&self.state, &agent, params).await
         })
         .await
     }
