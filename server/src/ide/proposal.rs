@@ -90,6 +90,9 @@ pub enum ProposalOutcome {
         files: Vec<FileOutcome>,
         /// The person's words for what they left out.
         reason: Option<String>,
+        /// Lines the proposal changes that the person has changed too, unsaved: never
+        /// offered, the person's lines stay (`a.txt: lines 8-9`).
+        kept_back: Vec<String>,
     },
     /// Nothing is to be written.
     Rejected {
@@ -182,10 +185,11 @@ struct Planned {
 /// The proposal planned, the lanes of its files held.
 struct Prepared {
     lane: Vec<OwnedMutexGuard<()>>,
-    keys: Vec<DocKey>,
     starts: Vec<Start>,
     planned: Vec<Planned>,
     summary: String,
+    /// Lines left as the person has them (see [`ProposalOutcome::Decided`]).
+    kept_back: Vec<String>,
 }
 
 fn not_reviewed(why: impl Into<String>) -> ProposalOutcome {
@@ -258,7 +262,7 @@ async fn prepare(state: &Arc<State>, agent: &AgentInfo, proposal: Proposal<'_>) 
     if !conflicted.is_empty() {
         summary.push_str(&format!("; {} stay as you have them (you changed them too)", conflicted.join("; ")));
     }
-    Ok(Prepared { lane, keys, starts, planned, summary })
+    Ok(Prepared { lane, starts, planned, summary, kept_back: conflicted })
 }
 
 /// The review's edit of one file, or `None` when the proposal changes nothing the
@@ -314,7 +318,7 @@ fn plan_delete(start: &Start, key: &DocKey, label: &str) -> PlannedDocument {
 
 impl Prepared {
     async fn run(self, state: &Arc<State>, agent: &AgentInfo, proposal: Proposal<'_>) -> ProposalOutcome {
-        let Self { lane, keys, starts, planned, summary } = self;
+        let Self { lane, starts, planned, summary, kept_back } = self;
         let proposed = |index: usize| proposal.files[index].text.map(ToOwned::to_owned);
         // Files the proposal leaves as the disk has them: nothing to review or write.
         let mut files: Vec<FileOutcome> = starts
@@ -327,7 +331,7 @@ impl Prepared {
             })
             .collect();
         if planned.is_empty() {
-            return ProposalOutcome::Decided { files, reason: None };
+            return ProposalOutcome::Decided { files, reason: None, kept_back };
         }
         let origin = if proposal.always_review { Origin::Ide } else { Origin::Agent };
         let documents: Vec<PlannedDocument> = planned.iter().map(|planned| planned.document.clone()).collect();
@@ -399,7 +403,6 @@ impl Prepared {
                 tokio::spawn(confirm.run(Arc::clone(state), lane, delivery));
             }
         }
-        let _ = keys;
         if !written_any {
             // The person kept none of it.
             return ProposalOutcome::Rejected {
@@ -411,7 +414,7 @@ impl Prepared {
                 by_person: true,
             };
         }
-        ProposalOutcome::Decided { files, reason }
+        ProposalOutcome::Decided { files, reason, kept_back }
     }
 }
 

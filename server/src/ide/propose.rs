@@ -61,14 +61,14 @@ fn answer(outcome: ProposalOutcome, uris: impl Iterator<Item = String>) -> Resul
             };
             Ok(ProposeResult { decision: ProposeDecision::Rejected, files: Vec::new(), reason, message })
         }
-        ProposalOutcome::Decided { files, reason } => {
+        ProposalOutcome::Decided { files, reason, kept_back } => {
             let as_proposed = files.iter().all(FileOutcome::as_proposed);
             let outcomes: Vec<ProposedOutcome> =
                 files.into_iter().zip(uris).map(|(file, uri)| outcome_of(file, uri)).collect();
             let message = if as_proposed {
                 "The person accepted this change in the editor.".to_owned()
             } else {
-                partial_message(&outcomes, reason.as_deref())
+                partial_message(&outcomes, reason.as_deref(), &kept_back)
             };
             let decision = if as_proposed { ProposeDecision::Accepted } else { ProposeDecision::Partial };
             Ok(ProposeResult { decision, files: outcomes, reason, message })
@@ -89,13 +89,21 @@ fn outcome_of(file: FileOutcome, uri: String) -> ProposedOutcome {
 }
 
 /// What the model is told when only part of its change is written.
-fn partial_message(files: &[ProposedOutcome], reason: Option<&str>) -> String {
+fn partial_message(files: &[ProposedOutcome], reason: Option<&str>, kept_back: &[String]) -> String {
     let mut message = String::from(
         "The person reviewed this change in the editor and kept only part of it; only that part is written. ",
     );
+    if !kept_back.is_empty() {
+        message.push_str(&format!(
+            "Some of it was not offered because the person has unsaved changes on the same lines, which stay as \
+             they have them ({}). ",
+            kept_back.join("; ")
+        ));
+    }
     match reason {
         Some(reason) if !reason.trim().is_empty() => message.push_str(&format!("Their reason: {reason}. ")),
-        _ => message.push_str("They gave no reason. "),
+        _ if kept_back.is_empty() => message.push_str("They gave no reason. "),
+        _ => {}
     }
     message.push_str("Left out (a diff from what is written to what you proposed):\n");
     for file in files.iter().filter(|file| !file.as_proposed) {
@@ -121,6 +129,7 @@ mod tests {
         let outcome = ProposalOutcome::Decided {
             files: vec![file("A\nb\nc\n", "A\nb\nC\n")],
             reason: Some("c stays lower case".into()),
+            kept_back: Vec::new(),
         };
         let result = answer(outcome, ["file:///w/a.txt".to_owned()].into_iter()).expect("decided");
         assert_eq!(result.decision, ProposeDecision::Partial);
@@ -144,7 +153,7 @@ mod tests {
 
     #[test]
     fn every_file_as_proposed_is_accepted() {
-        let outcome = ProposalOutcome::Decided { files: vec![file("x\n", "x\n")], reason: None };
+        let outcome = ProposalOutcome::Decided { files: vec![file("x\n", "x\n")], reason: None, kept_back: Vec::new() };
         let result = answer(outcome, ["file:///w/a.txt".to_owned()].into_iter()).expect("decided");
         assert_eq!(result.decision, ProposeDecision::Accepted);
         assert_eq!(result.files[0].left_out, None);

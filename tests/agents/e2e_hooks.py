@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+"""End to end: each agent's OWN edit tool reviewed in a real Neovim 0.11 before it writes,
+through the agent's pre-write hook (`verbatim hook AGENT`), installed by
+`verbatim setup AGENT --write` and nothing else. The real CLIs from npm (Codex, Claude
+Code, Gemini CLI), each driven by a scripted model on 127.0.0.1.
+
+    tests/agents/e2e_hooks.py [--only SUBSTRING] [--keep]
+
+Needs what tests/agents/e2e_agents.py needs (it shares its harness). Prints one
+`ok`/`not ok` line per case and `N passed, N failed`; exits 1 if any failed.
+
+Cases (what each proves):
+- codex exec, Neovim confirm: an apply_patch of two hunks to a file whose buffer has
+  an unsaved line. While the review waits the disk is unchanged; the person keeps one
+  hunk and leaves the other out with a reason. The disk then holds exactly the disk text
+  plus the kept hunk, the buffer that plus the unsaved line, still modified, no second
+  review, and the model's next request carries the person's reason.
+- codex exec, a full rejection: nothing written, the reason in the model's next request.
+- codex exec, a patch that adds a file and updates another: one review, both written.
+- codex exec, Neovim auto (Codex never asks, the editor does not either): the change
+  lands in the live buffer at once, merged over the unsaved line, and on disk.
+- codex exec, no editor: the hook gives no decision, Codex writes as it would alone.
+- claude -p --permission-mode acceptEdits, Neovim confirm: its Edit reviewed, one hunk
+  left out with a reason; the model reads the reason, the disk holds the kept hunk.
+- gemini -p --yolo, Neovim confirm: its replace rejected with a reason; nothing written,
+  the model reads the reason.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import e2e_agents as harness  # noqa: E402
+from e2e_agents import (CLAUDE_ENV, CODEX_CONFIG, GEMINI_SETTINGS, NODE, Case, Failure, Neovim,  # noqa: E402
+                        agent_bin, check, mismatches, read, requests, setup_ok, wait_until, write)
+
+NVIM_EXTRA = r"""
+function e2e.accept_all()
+  local item = require("verbatim.queue").items[1]
+  return require("verbatim.queue").accept(item)
+end
+function e2e.reject(reason)
+  local item = require("verbatim.queue").items[1]
+  require("verbatim.queue").reject(item, reason)
+  return true
+end
+function e2e.modified(path)
+  return vim.bo[vim.fn.bufnr(path)].modified
+end
+"""
+
+EIGHT = "first\nsecond\nthird\nfourth\nfifth\nsixth\nseventh\neighth\n"
+# The person's unsaved line sits away from both hunks.
+EIGHT_UNSAVED = "first\nsecond\nthird\nfourth\nmine, unsaved\nfifth\nsixth\nseventh\neighth\n"
+TWO_HUNKS = "*** Begin Patch\n*** Update File: b.txt\n@@\n-first\n+FIRST\n@@\n-eighth\n+EIGHTH\n*** End Patch\n"
+
+
+def neovim(case, files, review):
+    nvim = Neovim(case, files, review=review,
+                  env={"VERBATIM_RUNTIME_DIR": None, "XDG_RUNTIME_DIR": case.xdg_runtime})
+    nvim.lua(NVIM_EXTRA.replace("\n", " ") + " return true")
+    return nvim
+
+
+def codex_case(case):
+    case.codex_home = os.path.join(case.root, "codex-home")
+    case.xdg_runtime = os.path.join(case.root, "xdg")
+    os.makedirs(case.xdg_runtime, mode=0o700)
+
+
+def codex_env(case, port):
+    write(os.path.join(case.codex_home, "config.toml"), CODEX_CONFIG.format(port=port))
+    return case.env(CODEX_HOME=case.codex_home, SCRIPTED_KEY="any", XDG_RUNTIME_DIR=case.xdg_runtime,
+                    VERBATIM_RUNTIME_DIR=None)
+
+
+def codex_exec(case, script, prompt="patch b.txt"):
+    """Sets Codex up with `verbatim setup codex --user --write` (the hook and its trust
+    included) and runs `codex exec`; returns (model log, completed process)."""
+    port, log = case.model(script, module="model_protocols.py")
+    env = codex_env(case, port)
+    setup_ok(case, "codex", "--user", "--write", env=env)
+    done = subprocess.run([agent_bin("codex"), "exec", "--skip-git-repo-check", prompt], cwd=case.project, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    check(done.returncode == 0, f"codex exec exited {done.returncode}: {done.stdout[-3000:]}{done.stderr[-3000:]}")
+    check(not mismatches(log), f"{mismatches(log)}\n{done.stderr[-3000:]}")
+    return log, done
+
+
+def person(nvim, act, then=None):
+    """A reviewer in another thread: waits for the review, checks `then`, acts."""
+    errors = []
+
+    def run():
+        try:
+            wait_until(lambda: nvim.lua("return e2e.pending()") > 0, "the change offered for review", timeout=120)
+            if then:
+                then()
+            act()
+        except Exception as error:  # noqa: BLE001 - reported by the case
+            errors.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, errors
+
+
+def last_request_text(log):
+    return json.dumps(requests(log)[-1]["body"])
+
+
+def case_codex_partial(case):
+    codex_case(case)
+    b = case.path("b.txt")
+    write(b, EIGHT)
+    nvim = neovim(case, ["b.txt"], "confirm")
+    check(nvim.lua(f"return e2e.set_text({json.dumps(b)}, {json.dumps(EIGHT_UNSAVED)})"), "b.txt has unsaved changes")
+    seen = {}
+
+    def disk_unchanged():
+        seen["disk"] = read(b)
+        seen["pending"] = nvim.lua("return e2e.pending()")
+
+    thread, errors = person(nvim, lambda: nvim.lua('return e2e.accept_leaving_out(2, "eighth stays lower case")'),
+                            then=disk_unchanged)
+    log, _ = codex_exec(case, [
+        {"custom_tool_call": {"name": "apply_patch", "input": TWO_HUNKS}},
+        {"expect": ["eighth stays lower case", "-eighth", "+EIGHTH"], "text": "Done."},
+    ])
+    thread.join(5)
+    check(not errors, f"the reviewer: {errors}")
+    check(seen.get("disk") == EIGHT, f"the disk while the review waited: {seen.get('disk')!r}")
+    check(seen.get("pending") == 1, f"one review: {seen.get('pending')}")
+    check(read(b) == EIGHT.replace("first", "FIRST"), f"the disk: {read(b)!r}")
+    wait_until(lambda: nvim.buffer("b.txt") == EIGHT_UNSAVED.replace("first", "FIRST"), "the buffer with the kept hunk")
+    check(nvim.lua(f"return e2e.modified({json.dumps(b)})"), "the buffer is still modified (the unsaved line)")
+    time.sleep(1.5)  # a second review would come from the disk watcher within its debounce
+    check(nvim.lua("return e2e.pending()") == 0, "no second review of Codex's write")
+    check("eighth stays lower case" in last_request_text(log), "the model's next request carries the reason")
+
+
+def case_codex_rejected(case):
+    codex_case(case)
+    b = case.path("b.txt")
+    write(b, EIGHT)
+    nvim = neovim(case, ["b.txt"], "confirm")
+    thread, errors = person(nvim, lambda: nvim.lua('return e2e.reject("not this file, use c.txt")'))
+    log, _ = codex_exec(case, [
+        {"custom_tool_call": {"name": "apply_patch", "input": TWO_HUNKS}},
+        {"expect": ["The person rejected this change in the editor: not this file, use c.txt"], "text": "Understood."},
+    ])
+    thread.join(5)
+    check(not errors, f"the reviewer: {errors}")
+    check(read(b) == EIGHT, f"nothing written: {read(b)!r}")
+    check(nvim.buffer("b.txt") == EIGHT, f"the buffer: {nvim.buffer('b.txt')!r}")
+
+
+def case_codex_two_files_one_review(case):
+    codex_case(case)
+    b = case.path("b.txt")
+    write(b, EIGHT)
+    nvim = neovim(case, ["b.txt"], "confirm")
+    patch = ("*** Begin Patch\n*** Add File: c.txt\n+brand new\n*** Update File: b.txt\n@@\n-first\n+FIRST\n"
+             "*** End Patch\n")
+    counts = {}
+
+    def count():
+        time.sleep(0.5)
+        counts["pending"] = nvim.lua("return e2e.pending()")
+
+    thread, errors = person(nvim, lambda: nvim.lua("return e2e.accept_all()"), then=count)
+    codex_exec(case, [
+        {"custom_tool_call": {"name": "apply_patch", "input": patch}},
+        {"text": "Both done."},
+    ])
+    thread.join(5)
+    check(not errors, f"the reviewer: {errors}")
+    check(counts.get("pending") == 1, f"one review for both files: {counts.get('pending')}")
+    check(read(b) == EIGHT.replace("first", "FIRST"), f"b.txt: {read(b)!r}")
+    check(read(case.path("c.txt")) == "brand new\n", f"c.txt: {read(case.path('c.txt'))!r}")
+
+
+def case_codex_auto(case):
+    codex_case(case)
+    b = case.path("b.txt")
+    write(b, EIGHT)
+    nvim = neovim(case, ["b.txt"], "auto")
+    check(nvim.lua(f"return e2e.set_text({json.dumps(b)}, {json.dumps(EIGHT_UNSAVED)})"), "b.txt has unsaved changes")
+    codex_exec(case, [
+        {"custom_tool_call": {"name": "apply_patch", "input": TWO_HUNKS}},
+        {"expect": ["Success"], "text": "Done."},
+    ])
+    expected = EIGHT.replace("first", "FIRST").replace("eighth", "EIGHTH")
+    check(read(b) == expected, f"the disk: {read(b)!r}")
+    wait_until(lambda: nvim.buffer("b.txt") == EIGHT_UNSAVED.replace("first", "FIRST").replace("eighth", "EIGHTH"),
+               "the change in the buffer, over the unsaved line")
+    check(nvim.lua(f"return e2e.modified({json.dumps(b)})"), "the buffer is still modified")
+
+
+def case_codex_no_editor(case):
+    codex_case(case)
+    b = case.path("b.txt")
+    write(b, EIGHT)
+    _, done = codex_exec(case, [
+        {"custom_tool_call": {"name": "apply_patch", "input": TWO_HUNKS}},
+        {"expect": ["Success"], "text": "Done."},
+    ])
+    check("hook: PreToolUse Completed" in done.stderr, f"the hook ran: {done.stderr[-2000:]}")
+    check(read(b) == EIGHT.replace("first", "FIRST").replace("eighth", "EIGHTH"), f"the disk: {read(b)!r}")
+
+
+def case_claude_accept_edits_partial(case):
+    case.xdg_runtime = os.path.join(case.root, "xdg")
+    os.makedirs(case.xdg_runtime, mode=0o700)
+    b = case.path("b.txt")
+    write(b, EIGHT)
+    nvim = neovim(case, ["b.txt"], "confirm")
+    setup_ok(case, "claude-code", "--write", env=case.env(XDG_RUNTIME_DIR=case.xdg_runtime, VERBATIM_RUNTIME_DIR=None))
+    thread, errors = person(nvim, lambda: nvim.lua('return e2e.accept_leaving_out(1, "keep first as it is")'))
+    port, log = case.model([
+        {"tool_use": {"name": "Read", "input": {"file_path": b}}},
+        {"tool_use": {"name": "Edit", "input": {"file_path": b, "old_string": EIGHT, "new_string":
+                                                EIGHT.replace("first", "FIRST").replace("eighth", "EIGHTH")}}},
+        {"expect": ["keep first as it is"], "text": "Done."},
+    ])
+    env = case.env(ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}", XDG_RUNTIME_DIR=case.xdg_runtime,
+                   VERBATIM_RUNTIME_DIR=None, **CLAUDE_ENV)
+    done = subprocess.run([agent_bin("claude-code"), "-p", "Edit b.txt", "--output-format", "json",
+                           "--permission-mode", "acceptEdits"], cwd=case.project, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    thread.join(5)
+    check(not errors, f"the reviewer: {errors}")
+    check(done.returncode == 0, f"claude -p exited {done.returncode}: {done.stdout[-2000:]}{done.stderr[-2000:]}")
+    check(not mismatches(log), f"{mismatches(log)}")
+    check(read(b) == EIGHT.replace("eighth", "EIGHTH"), f"the disk holds the kept hunk only: {read(b)!r}")
+    wait_until(lambda: nvim.buffer("b.txt") == EIGHT.replace("eighth", "EIGHTH"), "the buffer")
+    time.sleep(1.5)
+    check(nvim.lua("return e2e.pending()") == 0, "no second review of Claude Code's write")
+
+
+def case_gemini_yolo_rejected(case):
+    case.xdg_runtime = os.path.join(case.root, "xdg")
+    os.makedirs(case.xdg_runtime, mode=0o700)
+    write(os.path.join(case.home, ".gemini/settings.json"), json.dumps(GEMINI_SETTINGS))
+    b = case.path("b.txt")
+    write(b, EIGHT)
+    nvim = neovim(case, ["b.txt"], "confirm")
+    env = case.env(XDG_RUNTIME_DIR=case.xdg_runtime, VERBATIM_RUNTIME_DIR=None)
+    setup_ok(case, "gemini-cli", "--trust", "--write", env=env)
+    thread, errors = person(nvim, lambda: nvim.lua('return e2e.reject("second must stay as it is")'))
+    port, log = case.model([
+        {"tool_call": {"name": "replace", "input": {"file_path": b, "instruction": "Shout second",
+                                                    "old_string": "second", "new_string": "SECOND"}}},
+        {"expect": ["The person rejected this change in the editor: second must stay as it is"], "text": "OK."},
+    ], module="model_protocols.py")
+    env = case.env(GEMINI_API_KEY="any", GOOGLE_GEMINI_BASE_URL=f"http://127.0.0.1:{port}", REMOTE_CONTAINERS="true",
+                   XDG_RUNTIME_DIR=case.xdg_runtime, VERBATIM_RUNTIME_DIR=None)
+    done = subprocess.run([NODE, agent_bin("gemini-cli"), "-p", "Shout second in b.txt", "--yolo"], cwd=case.project,
+                          env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    thread.join(5)
+    check(not errors, f"the reviewer: {errors}")
+    check(done.returncode == 0, f"gemini -p exited {done.returncode}: {done.stdout[-2000:]}{done.stderr[-2000:]}")
+    check(not mismatches(log), f"{mismatches(log)}")
+    check(read(b) == EIGHT, f"nothing written: {read(b)!r}")
+
+
+CASES = [
+    ("codex exec, Neovim confirm: one hunk kept, one left out with a reason", case_codex_partial),
+    ("codex exec, Neovim confirm: rejected with a reason, nothing written", case_codex_rejected),
+    ("codex exec: a patch that adds a file and updates another is one review", case_codex_two_files_one_review),
+    ("codex exec, Neovim auto: lands in the live buffer at once", case_codex_auto),
+    ("codex exec, no editor: no decision, Codex writes as usual", case_codex_no_editor),
+    ("claude -p acceptEdits, Neovim confirm: its Edit reviewed, the reason reaches the model",
+     case_claude_accept_edits_partial),
+    ("gemini -p --yolo, Neovim confirm: its replace rejected, the reason reaches the model", case_gemini_yolo_rejected),
+]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", help="run only the cases whose name contains this")
+    parser.add_argument("--keep", action="store_true", help="keep every case's directory")
+    args = parser.parse_args()
+    harness.install_neovim()
+    subprocess.run([os.path.join(HERE, "install.sh"), "--all"], check=True)
+    passed = failed = 0
+    for index, (name, run) in enumerate(CASES, 1):
+        if args.only and args.only not in name:
+            continue
+        case = Case(run.__name__.removeprefix("case_"), args.keep)
+        started = time.monotonic()
+        ok = False
+        try:
+            run(case)
+            ok = True
+        except Exception as error:  # noqa: BLE001 - every failure is reported
+            detail = str(error) if isinstance(error, Failure) else traceback.format_exc()
+            print(f"not ok {index} - {name} ({time.monotonic() - started:.1f} s)\n#   " + detail.replace("\n", "\n#   "))
+        finally:
+            case.close(failed=not ok)
+        if ok:
+            passed += 1
+            print(f"ok {index} - {name} ({time.monotonic() - started:.1f} s)")
+        else:
+            failed += 1
+        sys.stdout.flush()
+    print(f"# e2e_hooks: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
