@@ -32,17 +32,19 @@ pub(super) fn object_at<'a>(root: &'a mut Map<String, Value>, key: &str) -> &'a 
 }
 
 /// Merges into a JSON file's text (or a new one); every other key stays as it was.
+/// `change` refuses with the reason when what is there cannot take the entry (a key
+/// of the person's that holds something else): nothing is written then.
 pub(super) fn merge_json(
     path: &Path,
     text: Option<&str>,
-    change: impl FnOnce(&mut Map<String, Value>),
+    change: impl Fn(&mut Map<String, Value>) -> Result<(), String>,
 ) -> Result<String, SetupError> {
     let mut root = match text.map(str::trim) {
         None | Some("") => Map::new(),
         Some(text) => match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(map)) => map,
             Ok(_) => {
-                return Err(unmergeable(path, "it is JSON, but not an object", change));
+                return Err(unmergeable(path, "it is JSON, but not an object", &change));
             }
             Err(error) => {
                 let why = if text.contains("//") || text.contains("/*") {
@@ -50,12 +52,14 @@ pub(super) fn merge_json(
                 } else {
                     format!("it is not valid JSON: {error}")
                 };
-                return Err(unmergeable(path, &why, change));
+                return Err(unmergeable(path, &why, &change));
             }
         },
     };
     let before = root.clone();
-    change(&mut root);
+    if let Err(why) = change(&mut root) {
+        return Err(unmergeable(path, &why, &change));
+    }
     if text.is_some() && root == before {
         // Already configured: leave the file byte for byte as it is.
         return Ok(text.unwrap_or_default().to_owned());
@@ -66,9 +70,14 @@ pub(super) fn merge_json(
     Ok(out)
 }
 
-pub(super) fn unmergeable(path: &Path, why: &str, change: impl FnOnce(&mut Map<String, Value>)) -> SetupError {
+pub(super) fn unmergeable(
+    path: &Path,
+    why: &str,
+    change: &impl Fn(&mut Map<String, Value>) -> Result<(), String>,
+) -> SetupError {
     let mut entry = Map::new();
-    change(&mut entry);
+    // The entry alone, as it would be in a new file, to add by hand.
+    let _ = change(&mut entry);
     let by_hand = serde_json::to_string_pretty(&Value::Object(entry)).unwrap_or_default();
     SetupError::Unmergeable { path: path.to_owned(), why: why.to_owned(), by_hand }
 }

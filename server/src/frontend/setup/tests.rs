@@ -2,7 +2,29 @@
 
 use super::*;
 
+/// Claude Code's hook group as `setup` writes it.
+static CLAUDE_HOOK: std::sync::LazyLock<Value> = std::sync::LazyLock::new(
+    || json!({"matcher": "Edit|Write|MultiEdit", "hooks": [{"type": "command", "command": "verbatim hook claude-code", "timeout": 600}]}),
+);
+
+/// A `verbatim` on the hook's PATH that answers as `verbatim hook` does to an input
+/// that is no edit: nothing on stdout, exit 0.
+fn fake_verbatim(dir: &Path, script: &str) -> Vec<(OsString, OsString)> {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let path = bin.join("verbatim");
+    std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let search = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    vec![(OsString::from("PATH"), search)]
+}
+
 fn options(agent: Agent, scope: Scope, dir: &Path) -> SetupOptions {
+    std::fs::create_dir_all(dir.join("project")).unwrap();
     SetupOptions {
         agent,
         scope,
@@ -14,6 +36,8 @@ fn options(agent: Agent, scope: Scope, dir: &Path) -> SetupOptions {
         diagnostics: false,
         trust_headless: false,
         trust_folder: false,
+        hook: true,
+        hook_env: fake_verbatim(dir, "cat >/dev/null"),
     }
 }
 
@@ -47,7 +71,7 @@ fn claude_code_in_a_fresh_project_gets_the_server_and_on_request_the_deny_rule()
             .unwrap();
     assert_eq!(
         settings,
-        json!({"enabledMcpjsonServers": ["verbatim"], "permissions": {"allow": ["mcp__verbatim"], "deny": ["Edit"]}})
+        json!({"enabledMcpjsonServers": ["verbatim"], "permissions": {"allow": ["mcp__verbatim"], "deny": ["Edit"]}, "hooks": {"PreToolUse": [CLAUDE_HOOK.clone()]}})
     );
     assert!(!dir.path().join("project/.claude/settings.json").exists(), "the shared settings stay as they are");
 }
@@ -79,7 +103,7 @@ fn existing_settings_keep_every_other_key_and_server() {
             .unwrap();
     assert_eq!(
         settings,
-        json!({"permissions": {"allow": ["Bash(ls)", "mcp__verbatim"], "deny": ["Read(.env)", "Edit"]}, "model": "opus", "enabledMcpjsonServers": ["verbatim"]})
+        json!({"permissions": {"allow": ["Bash(ls)", "mcp__verbatim"], "deny": ["Read(.env)", "Edit"]}, "model": "opus", "enabledMcpjsonServers": ["verbatim"], "hooks": {"PreToolUse": [CLAUDE_HOOK.clone()]}})
     );
 }
 
@@ -138,7 +162,11 @@ fn by_default_the_builtin_edit_stays_allowed_and_verbatim_s_tools_need_no_prompt
     assert!(dir.path().join("home/.claude.json").exists());
     let settings: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("home/.claude/settings.json")).unwrap()).unwrap();
-    assert_eq!(settings, json!({"permissions": {"allow": ["mcp__verbatim"]}}), "no deny rule, no dialog key");
+    assert_eq!(
+        settings,
+        json!({"permissions": {"allow": ["mcp__verbatim"]}, "hooks": {"PreToolUse": [CLAUDE_HOOK.clone()]}}),
+        "no deny rule, no dialog key; the hook"
+    );
 }
 
 #[test]
@@ -190,7 +218,7 @@ fn gemini_cli_gets_the_server_with_its_timeout() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("home/.gemini/settings.json")).unwrap()).unwrap();
     assert_eq!(
         settings,
-        json!({"theme": "dark", "mcpServers": {"verbatim": {"command": "verbatim", "args": ["mcp", "--no-headless-writes"], "timeout": 600000, "trust": true}}})
+        json!({"theme": "dark", "mcpServers": {"verbatim": {"command": "verbatim", "args": ["mcp", "--no-headless-writes"], "timeout": 600000, "trust": true}}, "hooks": {"BeforeTool": [{"matcher": "replace|write_file", "hooks": [{"type": "command", "command": "verbatim hook gemini-cli", "timeout": 600000}]}]}})
     );
 }
 
@@ -208,7 +236,10 @@ fn codex_toml_keeps_comments_and_order_and_is_idempotent() {
         format!(
             "{text}\n[mcp_servers.verbatim]\ncommand = \"verbatim\"\nargs = [\"mcp\", \"--no-headless-writes\"]\n\
              tool_timeout_sec = 600\ndefault_tools_approval_mode = \"approve\"\n\
-             env_vars = [\"XDG_RUNTIME_DIR\", \"VERBATIM_RUNTIME_DIR\", \"XDG_STATE_HOME\", \"VERBATIM_STATE_DIR\"]\n"
+             env_vars = [\"XDG_RUNTIME_DIR\", \"VERBATIM_RUNTIME_DIR\", \"XDG_STATE_HOME\", \"VERBATIM_STATE_DIR\"]\n\n\
+             [hooks.state.\"{}/home/.codex/hooks.json:pre_tool_use:0:0\"]\n\
+             trusted_hash = \"sha256:aa4152c711e307223f0eaf343c3a6c7deade20ea39001d27dd7eb90ca59c1296\"\n",
+            dir.path().display()
         )
     );
     assert!(matches!(
@@ -225,6 +256,7 @@ fn the_agents_own_variables_move_their_files() {
         codex_home: Some(dir.path().join("codex-home")),
         gemini_cli_home: Some(dir.path().join("gemini-home")),
         gemini_trusted_folders: None,
+        qwen_home: Some(dir.path().join("qwen-home")),
     };
     let with = |agent, scope| SetupOptions { dirs: dirs.clone(), ..options(agent, scope, dir.path()) };
     setup_twice(&with(Agent::ClaudeCode, Scope::User));
@@ -234,6 +266,8 @@ fn the_agents_own_variables_move_their_files() {
     assert!(dir.path().join("codex-home/config.toml").exists());
     setup_twice(&with(Agent::GeminiCli, Scope::User));
     assert!(dir.path().join("gemini-home/.gemini/settings.json").exists());
+    setup_twice(&with(Agent::QwenCode, Scope::User));
+    assert!(dir.path().join("qwen-home/settings.json").exists());
     assert!(!dir.path().join("home").exists(), "nothing in HOME when the agents' variables point elsewhere");
 }
 
@@ -303,6 +337,7 @@ fn check_all_reports_every_agent_fresh_half_and_fully_set_up() {
         options(Agent::ClaudeCode, Scope::Project, dir.path()),
         options(Agent::Codex, Scope::User, dir.path()),
         SetupOptions { trust_folder: true, ..options(Agent::GeminiCli, Scope::User, dir.path()) },
+        options(Agent::QwenCode, Scope::Project, dir.path()),
     ] {
         write(&plan(&options).unwrap()).unwrap();
     }
@@ -310,4 +345,135 @@ fn check_all_reports_every_agent_fresh_half_and_fully_set_up() {
     assert!(all, "{lines:#?}");
     assert!(lines.iter().any(|line| line == "gemini-cli: set up (user)"), "{lines:#?}");
     assert!(!lines.iter().any(|line| line.contains("fix:")), "{lines:#?}");
+}
+
+fn json_file(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn the_hook_is_appended_after_the_person_s_hooks_on_the_same_event_and_a_second_run_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let theirs = json!({"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]});
+    let stop = json!([{"hooks": [{"type": "command", "command": "notify.sh"}]}]);
+    for (agent, path, event) in [
+        (Agent::ClaudeCode, "project/.claude/settings.local.json", "PreToolUse"),
+        (Agent::GeminiCli, "project/.gemini/settings.json", "BeforeTool"),
+        (Agent::QwenCode, "project/.qwen/settings.json", "PreToolUse"),
+        (Agent::Codex, "home/.codex/hooks.json", "PreToolUse"),
+    ] {
+        let scope = if agent == Agent::Codex { Scope::User } else { Scope::Project };
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, json!({"hooks": {event: [theirs.clone()], "Stop": stop.clone()}}).to_string()).unwrap();
+        let options = SetupOptions { trust_folder: agent == Agent::GeminiCli, ..options(agent, scope, dir.path()) };
+        setup_twice(&options);
+        let hooks = &json_file(&path)["hooks"];
+        assert_eq!(hooks[event], json!([theirs.clone(), hook::group(&options)]), "{agent:?}");
+        assert_eq!(hooks["Stop"], stop, "{agent:?}: the other events stay");
+    }
+    // Codex: the trust is of our hook in its place, after the person's group.
+    let config = std::fs::read_to_string(dir.path().join("home/.codex/config.toml")).unwrap();
+    let key = format!("{}/home/.codex/hooks.json:pre_tool_use:1:0", dir.path().display());
+    assert_eq!(
+        codex_trust::recorded(&config, &key).0.as_deref(),
+        Some("sha256:aa4152c711e307223f0eaf343c3a6c7deade20ea39001d27dd7eb90ca59c1296")
+    );
+}
+
+#[test]
+fn a_group_of_ours_that_changed_is_set_back_in_place_and_trusted_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = options(Agent::Codex, Scope::User, dir.path());
+    setup_twice(&options);
+    let path = dir.path().join("home/.codex/hooks.json");
+    let mut hooks = json_file(&path);
+    hooks["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"] = json!(60);
+    std::fs::write(&path, hooks.to_string()).unwrap();
+    let (configured, lines) = check(&options).unwrap();
+    assert!(!configured);
+    assert!(
+        lines.iter().any(|line| line.starts_with("missing") && line.contains("of another version of it")),
+        "{lines:#?}"
+    );
+    assert!(lines.contains(&"fix:    verbatim setup codex --user --write".to_owned()), "{lines:#?}");
+    setup_twice(&options);
+    assert_eq!(json_file(&path)["hooks"]["PreToolUse"], json!([hook::group(&options)]));
+}
+
+#[test]
+fn no_hook_leaves_it_out_does_not_remove_one_and_check_does_not_require_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let without = SetupOptions { hook: false, ..options(Agent::Codex, Scope::User, dir.path()) };
+    let plan = setup_twice(&without);
+    assert_eq!(plan.changes.len(), 1, "config.toml only");
+    assert!(!dir.path().join("home/.codex/hooks.json").exists());
+    assert!(!std::fs::read_to_string(dir.path().join("home/.codex/config.toml")).unwrap().contains("hooks"));
+    let with = options(Agent::Codex, Scope::User, dir.path());
+    let (configured, lines) = check(&with).unwrap();
+    assert!(!configured);
+    assert!(lines.iter().any(|line| line.starts_with("missing") && line.contains("the pre-write hook")), "{lines:#?}");
+    setup_twice(&with);
+    let plan = setup_twice(&without);
+    assert!(plan.changes.iter().all(|change| !change.changes_anything()));
+    assert!(dir.path().join("home/.codex/hooks.json").exists(), "--no-hook removes nothing");
+}
+
+#[test]
+fn qwen_code_gets_the_server_and_the_hook_in_its_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = options(Agent::QwenCode, Scope::Project, dir.path());
+    setup_twice(&options);
+    assert_eq!(
+        json_file(&dir.path().join("project/.qwen/settings.json")),
+        json!({
+            "mcpServers": {"verbatim": {"command": "verbatim", "args": ["mcp", "--no-headless-writes"], "timeout": 600000, "trust": true}},
+            "hooks": {"PreToolUse": [{"matcher": "edit|write_file", "hooks": [{"type": "command", "command": "verbatim hook qwen-code", "timeout": 600}]}]}
+        })
+    );
+    setup_twice(&super::tests::options(Agent::QwenCode, Scope::User, dir.path()));
+    assert!(dir.path().join("home/.qwen/settings.json").exists());
+}
+
+#[test]
+fn check_runs_the_hook_and_says_what_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = options(Agent::ClaudeCode, Scope::Project, dir.path());
+    write(&plan(&options).unwrap()).unwrap();
+    let failing = [
+        ("echo '{\"decision\": \"allow\"}'", "wrote to stdout"),
+        ("echo 'no editor' >&2; exit 3", "exited with exit status: 3 (stderr: no editor)"),
+        ("exit 127", "is it on the agent's PATH"),
+    ];
+    for (script, said) in failing {
+        let broken = SetupOptions { hook_env: fake_verbatim(dir.path(), script), ..options.clone() };
+        let (configured, lines) = check(&broken).unwrap();
+        assert!(!configured, "{script}");
+        assert!(lines.iter().any(|line| line.starts_with("failed ") && line.contains(said)), "{said}: {lines:#?}");
+        assert!(
+            lines.iter().any(|line| line.starts_with("fix:    make `verbatim hook claude-code` work")),
+            "{lines:#?}"
+        );
+    }
+    // The hook gets the harmless input on stdin, in the project, with the agent's variables.
+    let log = dir.path().join("input.json");
+    let logging = format!("cat > {}; echo \"$CLAUDE_PROJECT_DIR\" > {}.dir", log.display(), log.display());
+    let observed = SetupOptions { hook_env: fake_verbatim(dir.path(), &logging), ..options.clone() };
+    assert!(check(&observed).unwrap().0);
+    assert_eq!(json_file(&log), hook::check_input(&options));
+    assert_eq!(json_file(&log)["tool_name"], "verbatim_setup_check");
+    let project_dir = std::fs::read_to_string(format!("{}.dir", log.display())).unwrap();
+    assert_eq!(project_dir.trim(), options.project.display().to_string());
+}
+
+#[test]
+fn hooks_that_are_not_an_object_are_not_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = options(Agent::GeminiCli, Scope::Project, dir.path());
+    std::fs::create_dir_all(dir.path().join("project/.gemini")).unwrap();
+    let text = r#"{"hooks": {"BeforeTool": "mine"}}"#;
+    std::fs::write(dir.path().join("project/.gemini/settings.json"), text).unwrap();
+    let error = plan(&options).unwrap_err();
+    assert!(error.to_string().contains("\"hooks\".\"BeforeTool\" is not a list"), "{error}");
+    assert!(error.to_string().contains("verbatim hook gemini-cli"), "the entry to add by hand: {error}");
 }
