@@ -135,7 +135,11 @@ pub enum Command {
     },
     /// Show the journal of writes for the workspace of the current directory.
     Log(LogArgs),
-    /// Point an agent at verbatim: claude-code, codex or gemini-cli.
+    /// Point an agent at verbatim: claude-code, codex, gemini-cli or qwen-code.
+    ///
+    /// Sets up Verbatim's MCP server and the agent's pre-write hook (`verbatim hook
+    /// AGENT`, which has the agent's own edits reviewed in the editor before they are
+    /// written; --no-hook leaves it out; for Codex, its trust is recorded in config.toml).
     ///
     /// Shows the change to the agent's configuration as a diff; writes it only with --write.
     /// Merges into existing files and keeps every other key (TOML comments too); a second
@@ -184,7 +188,7 @@ pub struct HookArgs {
 /// `verbatim setup`.
 #[derive(Debug, Clone, Args)]
 pub struct SetupArgs {
-    /// claude-code, codex or gemini-cli. Without one, --check checks them all.
+    /// claude-code, codex, gemini-cli or qwen-code. Without one, --check checks them all.
     pub agent: Option<String>,
     /// Configure this project (the current directory): the default.
     #[arg(long, conflicts_with = "user")]
@@ -219,8 +223,15 @@ pub struct SetupArgs {
     /// Gemini CLI turns off a project's MCP servers in a folder it does not trust.
     #[arg(long)]
     pub trust: bool,
+    /// Leave out the pre-write hook (`verbatim hook AGENT`, run by the agent before its
+    /// own edit tool writes, so that the edit is reviewed in the editor first). It does
+    /// not remove a hook that is already there: delete it from the file setup names.
+    /// With --check: the hook is not required.
+    #[arg(long)]
+    pub no_hook: bool,
     /// Report what is configured and what is missing, and the command that fixes it;
-    /// exits 2 if anything is missing. Without an agent: every agent.
+    /// exits 2 if anything is missing. Runs the pre-write hook on a harmless input to
+    /// see that it works. Without an agent: every agent.
     #[arg(long)]
     pub check: bool,
 }

@@ -445,15 +445,16 @@ fn editors(json_output: bool) -> Result<(), Failure> {
 fn setup(args: &args::SetupArgs) -> Result<(), Failure> {
     use verbatim::frontend::setup::{self, Agent, AgentDirs, Scope, SetupOptions};
     let agent = match args.agent.as_deref() {
-        Some(name) => Some(Agent::parse(name).ok_or_else(|| {
-            Failure::Usage(format!("unknown agent `{name}`: expected claude-code, codex or gemini-cli"))
-        })?),
+        Some(name) => Some(
+            Agent::parse(name)
+                .ok_or_else(|| Failure::Usage(format!("unknown agent `{name}`: expected {}", Agent::NAMES)))?,
+        ),
         None if args.check => None,
         None => {
-            return Err(Failure::Usage(
-                "name the agent to set up: claude-code, codex or gemini-cli (or --check alone to check them all)"
-                    .into(),
-            ));
+            return Err(Failure::Usage(format!(
+                "name the agent to set up: {} (or --check alone to check them all)",
+                Agent::NAMES
+            )));
         }
     };
     let project = std::env::current_dir()
@@ -472,6 +473,8 @@ fn setup(args: &args::SetupArgs) -> Result<(), Failure> {
         diagnostics: args.diagnostics,
         trust_headless: args.trust_headless,
         trust_folder: args.trust,
+        hook: !args.no_hook,
+        hook_env: Vec::new(),
     };
     let failed = |error: setup::SetupError| Failure::Usage(error.to_string());
     let Some(agent) = agent else {

@@ -15,7 +15,16 @@
 //! - Gemini CLI: `.gemini/settings.json` or `$GEMINI_CLI_HOME/.gemini/settings.json`,
 //!   the entry with `"trust": true` (else `gemini -p` offers none of its tools), and,
 //!   with `--trust`, the folder in `trustedFolders.json` (a project's servers stay off
-//!   in a folder not trusted).
+//!   in a folder not trusted);
+//! - Qwen Code: `.qwen/settings.json` or `$QWEN_HOME/settings.json` (else
+//!   `~/.qwen/settings.json`), the entry as Gemini CLI's (Qwen Code is its fork).
+//!
+//! Beside the server, `setup` installs the agent's pre-write hook, `verbatim hook
+//! AGENT` ([`hook`]), so that the agent's own edit tool is reviewed in the editor
+//! before it writes: in the same settings file (Claude Code's permissions file, Gemini
+//! CLI's and Qwen Code's settings), or for Codex in `$CODEX_HOME/hooks.json`, with
+//! Codex's trust of it recorded in `config.toml` ([`codex_trust`]). `--no-hook` leaves
+//! it out.
 //!
 //! Writes on disk without an editor have no review: unless the person passes
 //! `--trust-headless`, the server is started with `--no-headless-writes`, and such a
@@ -30,8 +39,18 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use verbatim_engine::diff::unified_diff_of_texts;
+
+pub mod codex_trust;
+pub mod hook;
+mod ide;
+mod json_merge;
+
+use std::ffi::OsString;
+
+use ide::ide_lines;
+use json_merge::{merge_json, object_at, push_unique};
 
 /// How long an agent should wait for one tool call: a person may be reviewing.
 pub const TOOL_TIMEOUT_SECS: u64 = 600;
@@ -49,16 +68,21 @@ pub enum Agent {
     ClaudeCode,
     Codex,
     GeminiCli,
+    QwenCode,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::GeminiCli];
+    pub const ALL: [Agent; 4] = [Agent::ClaudeCode, Agent::Codex, Agent::GeminiCli, Agent::QwenCode];
+
+    /// Every agent's name, for messages.
+    pub const NAMES: &str = "claude-code, codex, gemini-cli or qwen-code";
 
     pub fn parse(name: &str) -> Option<Self> {
         match name {
             "claude-code" | "claude" => Some(Self::ClaudeCode),
             "codex" => Some(Self::Codex),
             "gemini-cli" | "gemini" => Some(Self::GeminiCli),
+            "qwen-code" | "qwen" => Some(Self::QwenCode),
             _ => None,
         }
     }
@@ -68,6 +92,7 @@ impl Agent {
             Self::ClaudeCode => "claude-code",
             Self::Codex => "codex",
             Self::GeminiCli => "gemini-cli",
+            Self::QwenCode => "qwen-code",
         }
     }
 
@@ -100,6 +125,8 @@ pub struct AgentDirs {
     pub gemini_cli_home: Option<PathBuf>,
     /// `$GEMINI_CLI_TRUSTED_FOLDERS_PATH`.
     pub gemini_trusted_folders: Option<PathBuf>,
+    /// `$QWEN_HOME`: Qwen Code's user directory (else `~/.qwen`).
+    pub qwen_home: Option<PathBuf>,
 }
 
 impl AgentDirs {
@@ -111,6 +138,7 @@ impl AgentDirs {
             codex_home: var("CODEX_HOME"),
             gemini_cli_home: var("GEMINI_CLI_HOME"),
             gemini_trusted_folders: var("GEMINI_CLI_TRUSTED_FOLDERS_PATH"),
+            qwen_home: var("QWEN_HOME"),
         }
     }
 }
@@ -140,6 +168,11 @@ pub struct SetupOptions {
     pub trust_headless: bool,
     /// Gemini CLI: trust the project folder (`trustedFolders.json`).
     pub trust_folder: bool,
+    /// Install (and `--check` requires) the pre-write hook.
+    pub hook: bool,
+    /// Variables set on top of this process's environment when `--check` runs the
+    /// hook (the agent runs it with its own environment, which is the person's).
+    pub hook_env: Vec<(OsString, OsString)>,
 }
 
 /// One file's change.
@@ -206,6 +239,8 @@ struct Files {
     settings: Option<PathBuf>,
     /// Gemini CLI's trusted folders.
     trusted_folders: Option<PathBuf>,
+    /// Where the pre-write hook goes: one of the files above, or Codex's `hooks.json`.
+    hooks: PathBuf,
 }
 
 fn files(options: &SetupOptions) -> Result<Files, SetupError> {
@@ -215,34 +250,54 @@ fn files(options: &SetupOptions) -> Result<Files, SetupError> {
     let gemini_dir = dirs.gemini_cli_home.as_ref().unwrap_or(home).join(".gemini");
     let trusted_folders =
         Some(dirs.gemini_trusted_folders.clone().unwrap_or_else(|| gemini_dir.join("trustedFolders.json")));
+    // Settings that hold both the server and the hook.
+    let both = |settings: PathBuf, trusted_folders: Option<PathBuf>| Files {
+        servers: settings.clone(),
+        settings: None,
+        trusted_folders,
+        hooks: settings,
+    };
     Ok(match (options.agent, options.scope) {
-        (Agent::ClaudeCode, Scope::Project) => Files {
-            servers: project.join(".mcp.json"),
-            settings: Some(project.join(".claude/settings.local.json")),
-            trusted_folders: None,
-        },
-        (Agent::ClaudeCode, Scope::User) => Files {
-            servers: claude_user(".claude.json", home.join(".claude.json")),
-            settings: Some(claude_user("settings.json", home.join(".claude/settings.json"))),
-            trusted_folders: None,
-        },
-        (Agent::Codex, Scope::User) => Files {
-            servers: dirs.codex_home.as_ref().map_or_else(|| home.join(".codex"), PathBuf::clone).join("config.toml"),
-            settings: None,
-            trusted_folders: None,
-        },
+        (Agent::ClaudeCode, Scope::Project) => {
+            let settings = project.join(".claude/settings.local.json");
+            Files {
+                servers: project.join(".mcp.json"),
+                settings: Some(settings.clone()),
+                trusted_folders: None,
+                hooks: settings,
+            }
+        }
+        (Agent::ClaudeCode, Scope::User) => {
+            let settings = claude_user("settings.json", home.join(".claude/settings.json"));
+            Files {
+                servers: claude_user(".claude.json", home.join(".claude.json")),
+                settings: Some(settings.clone()),
+                trusted_folders: None,
+                hooks: settings,
+            }
+        }
+        (Agent::Codex, Scope::User) => {
+            let codex_home = dirs.codex_home.as_ref().map_or_else(|| home.join(".codex"), PathBuf::clone);
+            Files {
+                servers: codex_home.join("config.toml"),
+                settings: None,
+                trusted_folders: None,
+                hooks: codex_home.join("hooks.json"),
+            }
+        }
         (Agent::Codex, Scope::Project) => {
             return Err(SetupError::Unsupported(
-                "Codex reads its MCP servers from its own config.toml ($CODEX_HOME, else ~/.codex): run `verbatim \
-                 setup codex --user`."
+                "Codex reads its MCP servers, and the trust of its hooks, from its own config.toml ($CODEX_HOME, \
+                 else ~/.codex); a project's .codex/ only once the project is trusted there: run `verbatim setup \
+                 codex --user`."
                     .into(),
             ));
         }
-        (Agent::GeminiCli, Scope::Project) => {
-            Files { servers: project.join(".gemini/settings.json"), settings: None, trusted_folders }
-        }
-        (Agent::GeminiCli, Scope::User) => {
-            Files { servers: gemini_dir.join("settings.json"), settings: None, trusted_folders }
+        (Agent::GeminiCli, Scope::Project) => both(project.join(".gemini/settings.json"), trusted_folders),
+        (Agent::GeminiCli, Scope::User) => both(gemini_dir.join("settings.json"), trusted_folders),
+        (Agent::QwenCode, Scope::Project) => both(project.join(".qwen/settings.json"), None),
+        (Agent::QwenCode, Scope::User) => {
+            both(dirs.qwen_home.as_ref().map_or_else(|| home.join(".qwen"), PathBuf::clone).join("settings.json"), None)
         }
     })
 }
@@ -273,23 +328,10 @@ fn server_entry(options: &SetupOptions) -> Value {
     match options.agent {
         // `trust`: no confirmation per call, and `gemini -p` offers the tools at all.
         // The editor's review is the gate; headless writes are refused unless trusted.
-        Agent::GeminiCli => {
+        Agent::GeminiCli | Agent::QwenCode => {
             json!({"command": options.command, "args": args, "timeout": TOOL_TIMEOUT_SECS * 1000, "trust": true})
         }
         _ => json!({"command": options.command, "args": args}),
-    }
-}
-
-/// Adds `item` to the array at `key` of `map` (made an array if it is not one).
-fn push_unique(map: &mut Map<String, Value>, key: &str, item: &str) {
-    let list = map.entry(key).or_insert_with(|| json!([]));
-    if !list.is_array() {
-        *list = json!([]);
-    }
-    if let Value::Array(entries) = list
-        && !entries.iter().any(|entry| entry == item)
-    {
-        entries.push(json!(item));
     }
 }
 
@@ -303,9 +345,20 @@ pub fn plan(options: &SetupOptions) -> Result<Plan, SetupError> {
     }
     let files = files(options)?;
     let mut plan = Plan::default();
+    let hook_in_servers = options.hook && files.hooks == files.servers;
     let before = read(&files.servers)?;
     let after = if options.agent == Agent::Codex {
-        merge_codex(&files.servers, before.as_deref(), options)?
+        // hooks.json first: the trust recorded in config.toml is of the hook as merged.
+        let trust = if options.hook {
+            let hooks_before = read(&files.hooks)?;
+            let hooks_after = merge_json(&files.hooks, hooks_before.as_deref(), |root| hook::merge(root, options))?;
+            let trust = codex_hook_trust(options, &hooks_after);
+            plan.changes.push(FileChange { path: files.hooks.clone(), before: hooks_before, after: hooks_after });
+            trust
+        } else {
+            None
+        };
+        merge_codex(&files.servers, before.as_deref(), options, trust.as_ref())?
     } else {
         merge_json(&files.servers, before.as_deref(), |root| {
             let servers = object_at(root, "mcpServers");
@@ -314,9 +367,15 @@ pub fn plan(options: &SetupOptions) -> Result<Plan, SetupError> {
             if servers.get("verbatim") != Some(&entry) {
                 servers.insert("verbatim".into(), entry);
             }
+            if hook_in_servers { hook::merge(root, options) } else { Ok(()) }
         })?
     };
+    // Codex reads config.toml first; its hooks.json is listed before it only because
+    // the trust is computed from it.
     plan.changes.push(FileChange { path: files.servers, before, after });
+    if options.hook {
+        plan.notes.push(hook_note(options, &files.hooks));
+    }
     let headless_note = |tool: &str| {
         if options.trust_headless {
             "--trust-headless: where no editor with Verbatim serves a file, Verbatim writes it on disk at once, with \
@@ -362,6 +421,7 @@ pub fn plan(options: &SetupOptions) -> Result<Plan, SetupError> {
                             .into(),
                     );
                 }
+                let hook_in_settings = options.hook && files.hooks == settings;
                 let before = read(&settings)?;
                 let after = merge_json(&settings, before.as_deref(), |root| {
                     if project {
@@ -372,6 +432,7 @@ pub fn plan(options: &SetupOptions) -> Result<Plan, SetupError> {
                     if options.deny_builtin_edit {
                         push_unique(permissions, "deny", "Edit");
                     }
+                    if hook_in_settings { hook::merge(root, options) } else { Ok(()) }
                 })?;
                 plan.changes.push(FileChange { path: settings, before, after });
             }
@@ -399,6 +460,7 @@ pub fn plan(options: &SetupOptions) -> Result<Plan, SetupError> {
                         if root.get(&folder).and_then(Value::as_str) != Some("TRUST_FOLDER") {
                             root.insert(folder.clone(), json!("TRUST_FOLDER"));
                         }
+                        Ok(())
                     })?;
                     plan.changes.push(FileChange { path: trusted, before, after });
                 } else if !folder_trusted(&trusted, &options.project) {
@@ -412,8 +474,47 @@ pub fn plan(options: &SetupOptions) -> Result<Plan, SetupError> {
                 }
             }
         }
+        Agent::QwenCode => {
+            plan.notes.push(format!(
+                "timeout = {}: Qwen Code waits that long (ms) for a tool, so a person can review an edit. \"trust\": \
+                 true: Qwen Code calls Verbatim's tools without a confirmation.",
+                TOOL_TIMEOUT_SECS * 1000
+            ));
+            plan.notes.push(headless_note("Qwen Code's own edit tool"));
+        }
     }
     Ok(plan)
+}
+
+/// Codex's trust entry for our hook in `hooks.json`'s text as merged.
+fn codex_hook_trust(options: &SetupOptions, hooks_json: &str) -> Option<codex_trust::Trust> {
+    let Ok(Value::Object(root)) = serde_json::from_str::<Value>(hooks_json) else { return None };
+    let (group, handler) = hook::find(&root, options.agent)?;
+    let key_path = codex_trust::hooks_file_key_path(options.dirs.codex_home.as_deref(), &options.home);
+    codex_trust::trust_of(&root, &key_path, group, handler)
+}
+
+/// What the hook does, where it is, and how to leave it out.
+fn hook_note(options: &SetupOptions, hooks_file: &Path) -> String {
+    let spec = hook::HookSpec::of(options.agent);
+    let unit = if options.agent == Agent::GeminiCli { "ms" } else { "s" };
+    let trust = if options.agent == Agent::Codex {
+        " Codex runs a hook only once it is trusted: setup records that trust in config.toml (hooks.state), as \
+         Codex's own /hooks does, since `codex exec` skips an untrusted hook without a word."
+    } else {
+        ""
+    };
+    format!(
+        "Pre-write hook in {}: `{}` runs before the agent's own edit tools ({} on {}, timeout {} {unit}), so that \
+         their edits are reviewed in the editor before they are written; where no editor serves the file it answers \
+         nothing and the agent goes on as without it.{trust} --no-hook leaves it out (and does not remove one \
+         already there).",
+        hooks_file.display(),
+        hook::command(options),
+        spec.event,
+        spec.matcher,
+        spec.timeout,
+    )
 }
 
 /// Whether Gemini CLI's trusted folders trust `folder` (or a parent of it).
@@ -467,6 +568,14 @@ struct Requirement {
     path: PathBuf,
     what: String,
     met: bool,
+    /// What fixes it when `setup` itself does not (else the `setup` command).
+    fix: Option<String>,
+}
+
+impl Requirement {
+    fn new(path: PathBuf, what: impl Into<String>, met: bool) -> Self {
+        Self { path, what: what.into(), met, fix: None }
+    }
 }
 
 fn json_at(path: &Path) -> Value {
@@ -493,6 +602,7 @@ fn requirements(options: &SetupOptions) -> Result<Vec<Requirement>, SetupError> 
                 path: files.servers.clone(),
                 what: "the verbatim MCP server ([mcp_servers.verbatim], args = [\"mcp\", …])".into(),
                 met: first_arg.as_deref() == Some("mcp"),
+                fix: None,
             });
             let approve = table
                 .and_then(|table| table.get("default_tools_approval_mode")?.as_str().map(str::to_owned))
@@ -501,6 +611,7 @@ fn requirements(options: &SetupOptions) -> Result<Vec<Requirement>, SetupError> 
                 path: files.servers.clone(),
                 what: "default_tools_approval_mode = \"approve\" (else `codex exec` refuses every call)".into(),
                 met: approve,
+                fix: None,
             });
             let forwards = table
                 .and_then(|table| {
@@ -511,26 +622,36 @@ fn requirements(options: &SetupOptions) -> Result<Vec<Requirement>, SetupError> 
                 })
                 .unwrap_or(false);
             out.push(Requirement {
-                path: files.servers,
+                path: files.servers.clone(),
                 what: "env_vars with XDG_RUNTIME_DIR (so the server finds the editor)".into(),
                 met: forwards,
+                fix: None,
             });
         }
-        Agent::ClaudeCode | Agent::GeminiCli => {
+        Agent::ClaudeCode | Agent::GeminiCli | Agent::QwenCode => {
             let servers = json_at(&files.servers);
             let entry = &servers["mcpServers"]["verbatim"];
             out.push(Requirement {
                 path: files.servers.clone(),
                 what: "the verbatim MCP server (mcpServers.verbatim)".into(),
                 met: starts_mcp(entry.get("args")),
+                fix: None,
             });
+            if options.agent == Agent::QwenCode {
+                out.push(Requirement::new(
+                    files.servers.clone(),
+                    "\"trust\": true on it (else Qwen Code confirms every call)",
+                    entry["trust"] == true,
+                ));
+            }
             if options.agent == Agent::GeminiCli {
                 out.push(Requirement {
                     path: files.servers.clone(),
                     what: "\"trust\": true on it (else `gemini -p` offers none of its tools)".into(),
                     met: entry["trust"] == true,
+                    fix: None,
                 });
-                if let Some(trusted) = files.trusted_folders.filter(|_| options.scope == Scope::Project) {
+                if let Some(trusted) = files.trusted_folders.clone().filter(|_| options.scope == Scope::Project) {
                     out.push(Requirement {
                         what: format!(
                             "{} trusted (else Gemini CLI keeps the project's MCP servers off)",
@@ -538,10 +659,11 @@ fn requirements(options: &SetupOptions) -> Result<Vec<Requirement>, SetupError> 
                         ),
                         met: folder_trusted(&trusted, &options.project),
                         path: trusted,
+                        fix: None,
                     });
                 }
             }
-            if let Some(settings) = files.settings {
+            if let Some(settings) = files.settings.clone() {
                 let settings_json = json_at(&settings);
                 if options.scope == Scope::Project {
                     out.push(Requirement {
@@ -549,24 +671,98 @@ fn requirements(options: &SetupOptions) -> Result<Vec<Requirement>, SetupError> 
                         what: "enabledMcpjsonServers has \"verbatim\" (no \"New MCP server found\" dialog)".into(),
                         met: lists(&settings_json["enabledMcpjsonServers"], "verbatim")
                             || settings_json["enableAllProjectMcpServers"] == true,
+                        fix: None,
                     });
                 }
                 out.push(Requirement {
                     path: settings.clone(),
                     what: format!("permissions.allow has \"{CLAUDE_ALLOW_RULE}\" (no prompt per call)"),
                     met: lists(&settings_json["permissions"]["allow"], CLAUDE_ALLOW_RULE),
+                    fix: None,
                 });
                 if options.deny_builtin_edit {
                     out.push(Requirement {
                         path: settings,
                         what: "permissions.deny has \"Edit\"".into(),
                         met: lists(&settings_json["permissions"]["deny"], "Edit"),
+                        fix: None,
                     });
                 }
             }
         }
     }
+    if options.hook {
+        out.extend(hook_requirements(options, &files));
+    }
     Ok(out)
+}
+
+/// The hook is there and, for Codex, trusted (that it runs is checked apart: it takes
+/// a process).
+fn hook_requirements(options: &SetupOptions, files: &Files) -> Vec<Requirement> {
+    let spec = hook::HookSpec::of(options.agent);
+    let root = match json_at(&files.hooks) {
+        Value::Object(root) => root,
+        _ => serde_json::Map::new(),
+    };
+    let found = hook::find(&root, options.agent);
+    let mut out = vec![Requirement::new(
+        files.hooks.clone(),
+        format!(
+            "the pre-write hook (hooks.{}, matcher \"{}\": `{}`)",
+            spec.event,
+            spec.matcher,
+            hook::command(options)
+        ),
+        found.is_some(),
+    )];
+    if options.agent == Agent::Codex
+        && let Some((group, handler)) = found
+    {
+        let key_path = codex_trust::hooks_file_key_path(options.dirs.codex_home.as_deref(), &options.home);
+        let trust = codex_trust::trust_of(&root, &key_path, group, handler);
+        let config = read(&files.servers).ok().flatten().unwrap_or_default();
+        let key = codex_trust::key(&key_path, group, handler);
+        let (recorded, disabled) = codex_trust::recorded(&config, &key);
+        let trusted = trust.as_ref().is_some_and(|trust| recorded.as_deref() == Some(trust.hash.as_str()));
+        let mut requirement = Requirement::new(
+            files.servers.clone(),
+            format!(
+                "Codex trusts the hook (hooks.state.\"{key}\".trusted_hash{}; `codex exec` skips an untrusted hook)",
+                if recorded.is_some() && !trusted { " is of another version of it" } else { "" }
+            ),
+            trusted && !disabled,
+        );
+        if disabled {
+            requirement.what = format!("the hook is turned off in Codex (hooks.state.\"{key}\".enabled = false)");
+            requirement.fix =
+                Some(format!("remove `enabled = false` from [hooks.state.\"{key}\"] in {}", files.servers.display()));
+        }
+        out.push(requirement);
+    }
+    out
+}
+
+/// The hook runs: `--check` runs it on a harmless input and wants no decision.
+fn hook_run_requirement(options: &SetupOptions) -> Option<Requirement> {
+    let files = files(options).ok()?;
+    let Value::Object(root) = json_at(&files.hooks) else { return None };
+    let command = hook::configured_command(&root, options.agent)?;
+    let result = hook::run(&command, options, &options.hook_env);
+    let what = match &result {
+        Ok(()) => format!("the hook runs: `{command}` answers a harmless input with no decision, exit 0"),
+        Err(why) => format!(
+            "the hook does not run as a hook must (`{command}`, a harmless input, in {}): {why}",
+            options.project.display()
+        ),
+    };
+    let fix = result.is_err().then(|| {
+        format!(
+            "make `{command}` work in a shell of yours (is `verbatim` on the PATH {} runs with, and as recent as this one?)",
+            options.agent.name()
+        )
+    });
+    Some(Requirement { path: files.hooks, what, met: result.is_ok(), fix })
 }
 
 /// The command that sets up `options` (for `fix:` lines).
@@ -581,6 +777,9 @@ fn fix_command(options: &SetupOptions) -> String {
     if options.agent == Agent::GeminiCli && options.scope == Scope::Project {
         command.push_str(" --trust");
     }
+    if !options.hook {
+        command.push_str(" --no-hook");
+    }
     command.push_str(" --write");
     command
 }
@@ -592,20 +791,28 @@ pub fn check(options: &SetupOptions) -> Result<(bool, Vec<String>), SetupError> 
 }
 
 fn check_report(options: &SetupOptions) -> Result<CheckReport, SetupError> {
-    let requirements = requirements(options)?;
+    let mut requirements = requirements(options)?;
+    if options.hook {
+        requirements.extend(hook_run_requirement(options));
+    }
     let configured = requirements.iter().all(|requirement| requirement.met);
     let mut lines: Vec<String> = requirements
         .iter()
         .map(|requirement| {
-            format!(
-                "{} {}: {}",
-                if requirement.met { "ok     " } else { "missing" },
-                requirement.path.display(),
-                requirement.what
-            )
+            let state = match (requirement.met, requirement.fix.is_some()) {
+                (true, _) => "ok     ",
+                (false, false) => "missing",
+                (false, true) => "failed ",
+            };
+            format!("{state} {}: {}", requirement.path.display(), requirement.what)
         })
         .collect();
-    if !configured {
+    for requirement in requirements.iter().filter(|requirement| !requirement.met) {
+        if let Some(fix) = &requirement.fix {
+            lines.push(format!("fix:    {fix}"));
+        }
+    }
+    if requirements.iter().any(|requirement| !requirement.met && requirement.fix.is_none()) {
         lines.push(format!("fix:    {}", fix_command(options)));
     }
     if options.agent == Agent::ClaudeCode {
@@ -627,23 +834,26 @@ pub fn check_all(base: &SetupOptions) -> (bool, Vec<String>) {
     let mut all = true;
     let mut lines = Vec::new();
     for agent in Agent::ALL {
-        let mut best: Option<(usize, CheckReport, Scope)> = None;
+        // The scope closest to set up, by what its files hold (the hook is run once,
+        // for that scope only).
+        let mut best: Option<(usize, bool, SetupOptions)> = None;
         for &scope in agent.scopes() {
             let options = SetupOptions { agent, scope, trust_folder: false, ..base.clone() };
             let Ok(requirements) = requirements(&options) else { continue };
             let met = requirements.iter().filter(|requirement| requirement.met).count();
-            let Ok(report) = check_report(&options) else { continue };
+            let complete = met == requirements.len();
             let better = match &best {
                 None => true,
-                Some((best_met, best_report, _)) => !best_report.configured && (report.configured || met > *best_met),
+                Some((best_met, best_complete, _)) => !best_complete && (complete || met > *best_met),
             };
             if better {
-                best = Some((met, report, scope));
+                best = Some((met, complete, options));
             }
         }
-        let Some((_, report, scope)) = best else { continue };
+        let Some((_, _, options)) = best else { continue };
+        let Ok(report) = check_report(&options) else { continue };
         all &= report.configured;
-        let scope = match scope {
+        let scope = match options.scope {
             Scope::Project => "project",
             Scope::User => "user",
         };
@@ -654,115 +864,13 @@ pub fn check_all(base: &SetupOptions) -> (bool, Vec<String>) {
     (all, lines)
 }
 
-/// Which editors Claude Code can connect to as its IDE from `project` (informational:
-/// the MCP setup works without one).
-fn ide_lines(project: &Path, lock_dir: Option<&Path>) -> Vec<String> {
-    use crate::transport::ide_lock::{IDE_NAME_SUFFIX, LockContent};
-    let Some(lock_dir) = lock_dir else {
-        return vec!["info    IDE: no HOME nor CLAUDE_CONFIG_DIR, so no editor can be found".into()];
-    };
-    let mut ours = Vec::new();
-    let mut others = Vec::new();
-    for entry in std::fs::read_dir(lock_dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        let Some(port) = path
-            .file_stem()
-            .and_then(|stem| stem.to_str())
-            .filter(|_| path.extension().is_some_and(|ext| ext == "lock"))
-        else {
-            continue;
-        };
-        let Ok(lock) = serde_json::from_slice::<LockContent>(&std::fs::read(&path).unwrap_or_default()) else {
-            continue;
-        };
-        if !crate::transport::discovery::process_alive(lock.pid)
-            || !lock.workspace_folders.iter().any(|folder| project.starts_with(folder))
-        {
-            continue;
-        }
-        let line = format!("{} (port {port})", lock.ide_name);
-        if lock.ide_name.ends_with(IDE_NAME_SUFFIX) { ours.push(line) } else { others.push(line) }
-    }
-    let mut lines = Vec::new();
-    if ours.is_empty() {
-        lines.push(format!(
-            "info    IDE: no editor running Verbatim has {} open: open it in Neovim or VS Code with Verbatim, and \
-             Claude Code's own edits are reviewed there",
-            project.display()
-        ));
-    } else {
-        lines.push(format!(
-            "ok      IDE: {} serves this project: `claude` in the editor's terminal connects by itself; elsewhere \
-             `claude --ide`",
-            ours.join(", ")
-        ));
-    }
-    if !others.is_empty() {
-        lines.push(format!(
-            "info    IDE: {} too (another IDE integration, such as Anthropic's own extension): in a terminal an editor \
-             opened, Claude Code connects to that editor's port (CLAUDE_CODE_SSE_PORT); `claude --ide` or /ide lets you \
-             choose. Turn one off to leave no doubt (Verbatim: verbatim.claudeCode.enabled, or claude_code = false)",
-            others.join(", ")
-        ));
-    }
-    lines
-}
-
-fn object_at<'a>(root: &'a mut Map<String, Value>, key: &str) -> &'a mut Map<String, Value> {
-    let value = root.entry(key).or_insert_with(|| json!({}));
-    if !value.is_object() {
-        *value = json!({});
-    }
-    match value {
-        Value::Object(map) => map,
-        _ => unreachable!("just made an object"),
-    }
-}
-
-/// Merges into a JSON file's text (or a new one); every other key stays as it was.
-fn merge_json(
+/// Merges `[mcp_servers.verbatim]` into Codex's TOML; comments and order survive.
+fn merge_codex(
     path: &Path,
     text: Option<&str>,
-    change: impl FnOnce(&mut Map<String, Value>),
+    options: &SetupOptions,
+    trust: Option<&codex_trust::Trust>,
 ) -> Result<String, SetupError> {
-    let mut root = match text.map(str::trim) {
-        None | Some("") => Map::new(),
-        Some(text) => match serde_json::from_str::<Value>(text) {
-            Ok(Value::Object(map)) => map,
-            Ok(_) => {
-                return Err(unmergeable(path, "it is JSON, but not an object", change));
-            }
-            Err(error) => {
-                let why = if text.contains("//") || text.contains("/*") {
-                    "it has comments, which a JSON writer would drop".to_owned()
-                } else {
-                    format!("it is not valid JSON: {error}")
-                };
-                return Err(unmergeable(path, &why, change));
-            }
-        },
-    };
-    let before = root.clone();
-    change(&mut root);
-    if text.is_some() && root == before {
-        // Already configured: leave the file byte for byte as it is.
-        return Ok(text.unwrap_or_default().to_owned());
-    }
-    let mut out = serde_json::to_string_pretty(&Value::Object(root))
-        .map_err(|error| SetupError::Io(format!("cannot write JSON: {error}")))?;
-    out.push('\n');
-    Ok(out)
-}
-
-fn unmergeable(path: &Path, why: &str, change: impl FnOnce(&mut Map<String, Value>)) -> SetupError {
-    let mut entry = Map::new();
-    change(&mut entry);
-    let by_hand = serde_json::to_string_pretty(&Value::Object(entry)).unwrap_or_default();
-    SetupError::Unmergeable { path: path.to_owned(), why: why.to_owned(), by_hand }
-}
-
-/// Merges `[mcp_servers.verbatim]` into Codex's TOML; comments and order survive.
-fn merge_codex(path: &Path, text: Option<&str>, options: &SetupOptions) -> Result<String, SetupError> {
     let mut document =
         text.unwrap_or("").parse::<toml_edit::DocumentMut>().map_err(|error| SetupError::Unmergeable {
             path: path.to_owned(),
@@ -803,6 +911,13 @@ fn merge_codex(path: &Path, text: Option<&str>, options: &SetupOptions) -> Resul
     set("tool_timeout_sec", i64::try_from(TOOL_TIMEOUT_SECS).unwrap_or(600).into());
     set("default_tools_approval_mode", "approve".into());
     set("env_vars", toml_edit::Value::Array(toml_edit::Array::from_iter(CODEX_ENV_VARS)));
+    if let Some(trust) = trust {
+        codex_trust::record(&mut document, trust).map_err(|why| SetupError::Unmergeable {
+            path: path.to_owned(),
+            why,
+            by_hand: format!("[hooks.state.\"{}\"]\ntrusted_hash = \"{}\"\n", trust.key, trust.hash),
+        })?;
+    }
     Ok(document.to_string())
 }
 
@@ -819,337 +934,4 @@ fn codex_snippet(options: &SetupOptions) -> String {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    fn options(agent: Agent, scope: Scope, dir: &Path) -> SetupOptions {
-        SetupOptions {
-            agent,
-            scope,
-            deny_builtin_edit: false,
-            project: dir.join("project"),
-            home: dir.join("home"),
-            dirs: AgentDirs::default(),
-            command: "verbatim".into(),
-            diagnostics: false,
-            trust_headless: false,
-            trust_folder: false,
-        }
-    }
-
-    /// Plans, writes, and checks that a second plan changes nothing.
-    fn setup_twice(options: &SetupOptions) -> Plan {
-        let first = plan(options).unwrap();
-        write(&first).unwrap();
-        let second = plan(options).unwrap();
-        assert!(second.changes.iter().all(|change| !change.changes_anything()), "{second:?}");
-        assert!(check(options).unwrap().0);
-        first
-    }
-
-    #[test]
-    fn claude_code_in_a_fresh_project_gets_the_server_and_on_request_the_deny_rule() {
-        let dir = tempfile::tempdir().unwrap();
-        let options =
-            SetupOptions { deny_builtin_edit: true, ..options(Agent::ClaudeCode, Scope::Project, dir.path()) };
-        assert!(!check(&options).unwrap().0);
-        let plan = setup_twice(&options);
-        assert_eq!(
-            plan.changes[0].diff(),
-            format!(
-                "--- /dev/null\n+++ {0}/project/.mcp.json\n@@ -0,0 +1,11 @@\n+{{\n+  \"mcpServers\": {{\n+    \"verbatim\": {{\n\
-                 +      \"command\": \"verbatim\",\n+      \"args\": [\n+        \"mcp\",\n+        \"--no-headless-writes\"\n\
-                 +      ]\n+    }}\n+  }}\n+}}\n",
-                dir.path().display()
-            )
-        );
-        let settings: Value = serde_json::from_str(
-            &std::fs::read_to_string(dir.path().join("project/.claude/settings.local.json")).unwrap(),
-        )
-        .unwrap();
-        assert_eq!(
-            settings,
-            json!({"enabledMcpjsonServers": ["verbatim"], "permissions": {"allow": ["mcp__verbatim"], "deny": ["Edit"]}})
-        );
-        assert!(!dir.path().join("project/.claude/settings.json").exists(), "the shared settings stay as they are");
-    }
-
-    #[test]
-    fn existing_settings_keep_every_other_key_and_server() {
-        let dir = tempfile::tempdir().unwrap();
-        let options =
-            SetupOptions { deny_builtin_edit: true, ..options(Agent::ClaudeCode, Scope::Project, dir.path()) };
-        std::fs::create_dir_all(dir.path().join("project/.claude")).unwrap();
-        std::fs::write(
-            dir.path().join("project/.mcp.json"),
-            r#"{"mcpServers": {"other": {"command": "other-server"}}, "extra": [1, 2]}"#,
-        )
-        .unwrap();
-        std::fs::write(
-            dir.path().join("project/.claude/settings.local.json"),
-            r#"{"permissions": {"allow": ["Bash(ls)"], "deny": ["Read(.env)"]}, "model": "opus"}"#,
-        )
-        .unwrap();
-        setup_twice(&options);
-        let servers: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.path().join("project/.mcp.json")).unwrap()).unwrap();
-        assert_eq!(
-            servers,
-            json!({"mcpServers": {"other": {"command": "other-server"}, "verbatim": {"command": "verbatim", "args": ["mcp", "--no-headless-writes"]}}, "extra": [1, 2]})
-        );
-        let settings: Value = serde_json::from_str(
-            &std::fs::read_to_string(dir.path().join("project/.claude/settings.local.json")).unwrap(),
-        )
-        .unwrap();
-        assert_eq!(
-            settings,
-            json!({"permissions": {"allow": ["Bash(ls)", "mcp__verbatim"], "deny": ["Read(.env)", "Edit"]}, "model": "opus", "enabledMcpjsonServers": ["verbatim"]})
-        );
-    }
-
-    #[test]
-    fn the_keys_of_a_json_file_keep_their_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let options = SetupOptions { trust_folder: true, ..options(Agent::GeminiCli, Scope::Project, dir.path()) };
-        std::fs::create_dir_all(dir.path().join("project/.gemini")).unwrap();
-        let path = dir.path().join("project/.gemini/settings.json");
-        std::fs::write(&path, "{\n  \"theme\": \"dark\",\n  \"autoAccept\": false\n}\n").unwrap();
-        let plan = setup_twice(&options);
-        let text = std::fs::read_to_string(&path).unwrap();
-        let (theme, auto, servers) = (
-            text.find("\"theme\"").unwrap(),
-            text.find("\"autoAccept\"").unwrap(),
-            text.find("\"mcpServers\"").unwrap(),
-        );
-        assert!(theme < auto && auto < servers, "the person's keys first, as they were; the new one last:\n{text}");
-        let diff = plan.changes[0].diff();
-        assert!(!diff.contains("-  \"theme\""), "no line of the person's moves:\n{diff}");
-    }
-
-    #[test]
-    fn an_entry_written_with_its_keys_in_another_order_is_already_configured() {
-        let dir = tempfile::tempdir().unwrap();
-        let options = options(Agent::ClaudeCode, Scope::Project, dir.path());
-        std::fs::create_dir_all(dir.path().join("project")).unwrap();
-        let written = "{\n  \"mcpServers\": {\n    \"verbatim\": {\n      \"args\": [\n        \"mcp\",\n        \"--no-headless-writes\"\n      ],\n      \"command\": \"verbatim\"\n    }\n  }\n}\n";
-        std::fs::write(dir.path().join("project/.mcp.json"), written).unwrap();
-        let plan = plan(&options).unwrap();
-        assert!(!plan.changes[0].changes_anything(), "{}", plan.changes[0].diff());
-    }
-
-    #[test]
-    fn diagnostics_start_the_server_with_its_flag_and_a_second_run_drops_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let with = SetupOptions {
-            diagnostics: true,
-            trust_folder: true,
-            ..options(Agent::GeminiCli, Scope::Project, dir.path())
-        };
-        setup_twice(&with);
-        let settings: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.path().join("project/.gemini/settings.json")).unwrap())
-                .unwrap();
-        assert_eq!(settings["mcpServers"]["verbatim"]["args"], json!(["mcp", "--no-headless-writes", "--diagnostics"]));
-        // Without the flag, setup sets the entry back: it says what it will change.
-        let without = options(Agent::GeminiCli, Scope::Project, dir.path());
-        assert!(plan(&without).unwrap().changes[0].diff().contains("-        \"--diagnostics\""));
-        let codex = SetupOptions { diagnostics: true, ..options(Agent::Codex, Scope::User, dir.path()) };
-        setup_twice(&codex);
-        let toml = std::fs::read_to_string(dir.path().join("home/.codex/config.toml")).unwrap();
-        assert!(toml.contains("args = [\"mcp\", \"--no-headless-writes\", \"--diagnostics\"]"), "{toml}");
-    }
-
-    #[test]
-    fn by_default_the_builtin_edit_stays_allowed_and_verbatim_s_tools_need_no_prompt() {
-        let dir = tempfile::tempdir().unwrap();
-        let options = options(Agent::ClaudeCode, Scope::User, dir.path());
-        let plan = setup_twice(&options);
-        assert_eq!(plan.changes.len(), 2);
-        assert!(dir.path().join("home/.claude.json").exists());
-        let settings: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.path().join("home/.claude/settings.json")).unwrap())
-                .unwrap();
-        assert_eq!(settings, json!({"permissions": {"allow": ["mcp__verbatim"]}}), "no deny rule, no dialog key");
-    }
-
-    #[test]
-    fn check_names_the_editors_that_serve_the_project() {
-        let dir = tempfile::tempdir().unwrap();
-        let project = dir.path().join("project");
-        let lock = |port: u16, name: &str, pid: u32| {
-            let content = crate::transport::ide_lock::LockContent {
-                pid,
-                workspace_folders: vec![project.display().to_string()],
-                ide_name: name.into(),
-                transport: "ws".into(),
-                auth_token: "t".into(),
-            };
-            std::fs::write(dir.path().join(format!("{port}.lock")), serde_json::to_vec(&content).unwrap()).unwrap();
-        };
-        let none = ide_lines(&project.join("src"), Some(dir.path()));
-        assert!(none[0].starts_with("info    IDE: no editor running Verbatim"), "{none:?}");
-        lock(1111, "Neovim (Verbatim)", std::process::id());
-        lock(2222, "Visual Studio Code", std::process::id());
-        lock(3333, "Neovim (Verbatim)", u32::MAX - 1);
-        let lines = ide_lines(&project.join("src"), Some(dir.path()));
-        assert!(lines[0].starts_with("ok      IDE: Neovim (Verbatim) (port 1111) serves"), "{lines:?}");
-        assert!(lines[1].contains("Visual Studio Code (port 2222) too"), "{lines:?}");
-        assert_eq!(lines.len(), 2, "a dead process's lock file is not listed");
-    }
-
-    #[test]
-    fn a_json_file_with_comments_is_not_touched() {
-        let dir = tempfile::tempdir().unwrap();
-        let options = options(Agent::GeminiCli, Scope::Project, dir.path());
-        std::fs::create_dir_all(dir.path().join("project/.gemini")).unwrap();
-        let text = "{\n  // my theme\n  \"theme\": \"dark\"\n}\n";
-        std::fs::write(dir.path().join("project/.gemini/settings.json"), text).unwrap();
-        let error = plan(&options).unwrap_err();
-        assert!(error.to_string().contains("it has comments"), "{error}");
-        assert!(error.to_string().contains("\"timeout\": 600000"), "{error}");
-        assert_eq!(std::fs::read_to_string(dir.path().join("project/.gemini/settings.json")).unwrap(), text);
-    }
-
-    #[test]
-    fn gemini_cli_gets_the_server_with_its_timeout() {
-        let dir = tempfile::tempdir().unwrap();
-        let options = options(Agent::GeminiCli, Scope::User, dir.path());
-        std::fs::create_dir_all(dir.path().join("home/.gemini")).unwrap();
-        std::fs::write(dir.path().join("home/.gemini/settings.json"), r#"{"theme": "dark"}"#).unwrap();
-        setup_twice(&options);
-        let settings: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.path().join("home/.gemini/settings.json")).unwrap())
-                .unwrap();
-        assert_eq!(
-            settings,
-            json!({"theme": "dark", "mcpServers": {"verbatim": {"command": "verbatim", "args": ["mcp", "--no-headless-writes"], "timeout": 600000, "trust": true}}})
-        );
-    }
-
-    #[test]
-    fn codex_toml_keeps_comments_and_order_and_is_idempotent() {
-        let dir = tempfile::tempdir().unwrap();
-        let options = options(Agent::Codex, Scope::User, dir.path());
-        std::fs::create_dir_all(dir.path().join("home/.codex")).unwrap();
-        let text = "# my settings\nmodel = \"o4\" # the model\n\n[mcp_servers.other]\ncommand = \"other\"\n";
-        std::fs::write(dir.path().join("home/.codex/config.toml"), text).unwrap();
-        setup_twice(&options);
-        let after = std::fs::read_to_string(dir.path().join("home/.codex/config.toml")).unwrap();
-        assert_eq!(
-            after,
-            format!(
-                "{text}\n[mcp_servers.verbatim]\ncommand = \"verbatim\"\nargs = [\"mcp\", \"--no-headless-writes\"]\n\
-                 tool_timeout_sec = 600\ndefault_tools_approval_mode = \"approve\"\n\
-                 env_vars = [\"XDG_RUNTIME_DIR\", \"VERBATIM_RUNTIME_DIR\", \"XDG_STATE_HOME\", \"VERBATIM_STATE_DIR\"]\n"
-            )
-        );
-        assert!(matches!(
-            plan(&super::tests::options(Agent::Codex, Scope::Project, dir.path())),
-            Err(SetupError::Unsupported(_))
-        ));
-    }
-
-    #[test]
-    fn the_agents_own_variables_move_their_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let dirs = AgentDirs {
-            claude_config_dir: Some(dir.path().join("claude-config")),
-            codex_home: Some(dir.path().join("codex-home")),
-            gemini_cli_home: Some(dir.path().join("gemini-home")),
-            gemini_trusted_folders: None,
-        };
-        let with = |agent, scope| SetupOptions { dirs: dirs.clone(), ..options(agent, scope, dir.path()) };
-        setup_twice(&with(Agent::ClaudeCode, Scope::User));
-        assert!(dir.path().join("claude-config/.claude.json").exists());
-        assert!(dir.path().join("claude-config/settings.json").exists());
-        setup_twice(&with(Agent::Codex, Scope::User));
-        assert!(dir.path().join("codex-home/config.toml").exists());
-        setup_twice(&with(Agent::GeminiCli, Scope::User));
-        assert!(dir.path().join("gemini-home/.gemini/settings.json").exists());
-        assert!(!dir.path().join("home").exists(), "nothing in HOME when the agents' variables point elsewhere");
-    }
-
-    #[test]
-    fn gemini_cli_trusts_the_folder_only_when_asked_and_otherwise_says_it_must() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("project")).unwrap();
-        let untrusted = options(Agent::GeminiCli, Scope::Project, dir.path());
-        let shown = plan(&untrusted).unwrap();
-        assert_eq!(shown.changes.len(), 1, "no trusted folder written unless asked");
-        assert!(
-            shown.notes.iter().any(|note| note.contains("is not trusted") && note.contains("--trust")),
-            "{shown:?}"
-        );
-        write(&shown).unwrap();
-        let (configured, lines) = check(&untrusted).unwrap();
-        assert!(!configured);
-        assert!(lines.iter().any(|line| line.starts_with("missing") && line.contains("trusted")), "{lines:?}");
-        assert!(lines.iter().any(|line| line == "fix:    verbatim setup gemini-cli --trust --write"), "{lines:?}");
-
-        let trusted = SetupOptions { trust_folder: true, ..untrusted.clone() };
-        setup_twice(&trusted);
-        let folders: Value = serde_json::from_str(
-            &std::fs::read_to_string(dir.path().join("home/.gemini/trustedFolders.json")).unwrap(),
-        )
-        .unwrap();
-        assert_eq!(folders, json!({dir.path().join("project").display().to_string(): "TRUST_FOLDER"}));
-        assert!(check(&untrusted).unwrap().0, "trusted now, with or without --trust");
-        let wrong = SetupOptions { trust_folder: true, ..options(Agent::Codex, Scope::User, dir.path()) };
-        assert!(matches!(plan(&wrong), Err(SetupError::Unsupported(message)) if message.contains("gemini-cli")));
-    }
-
-    #[test]
-    fn trust_headless_starts_the_server_without_the_refusal() {
-        let dir = tempfile::tempdir().unwrap();
-        let trusting = SetupOptions { trust_headless: true, ..options(Agent::ClaudeCode, Scope::Project, dir.path()) };
-        let plan = setup_twice(&trusting);
-        assert!(plan.changes[0].after.contains("\"mcp\"\n") && !plan.changes[0].after.contains("--no-headless"));
-        assert!(plan.notes.iter().any(|note| note.starts_with("--trust-headless")), "{plan:?}");
-        // A server set up either way counts as set up.
-        assert!(check(&options(Agent::ClaudeCode, Scope::Project, dir.path())).unwrap().0);
-    }
-
-    #[test]
-    fn check_all_reports_every_agent_fresh_half_and_fully_set_up() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("project")).unwrap();
-        let base = options(Agent::ClaudeCode, Scope::Project, dir.path());
-        let (all, lines) = check_all(&base);
-        assert!(!all);
-        for fix in [
-            "fix:    verbatim setup claude-code --write",
-            "fix:    verbatim setup codex --user --write",
-            "fix:    verbatim setup gemini-cli --trust --write",
-        ] {
-            assert!(lines.iter().any(|line| line.trim() == fix), "{fix} not in {lines:#?}");
-        }
-        // Half: Claude Code's server without its permissions (as `claude mcp add` leaves it).
-        std::fs::write(
-            dir.path().join("project/.mcp.json"),
-            r#"{"mcpServers": {"verbatim": {"command": "verbatim", "args": ["mcp"]}}}"#,
-        )
-        .unwrap();
-        let (_, lines) = check_all(&base);
-        let claude: Vec<&String> = lines.iter().take_while(|line| !line.starts_with("codex")).collect();
-        assert!(claude[0].starts_with("claude-code: not set up (project)"), "{claude:#?}");
-        assert!(
-            claude.iter().any(|line| line.trim_start().starts_with("ok") && line.contains(".mcp.json")),
-            "{claude:#?}"
-        );
-        assert!(
-            claude.iter().any(|line| line.trim_start().starts_with("missing") && line.contains("settings.local.json"))
-        );
-        // Everything.
-        for options in [
-            options(Agent::ClaudeCode, Scope::Project, dir.path()),
-            options(Agent::Codex, Scope::User, dir.path()),
-            SetupOptions { trust_folder: true, ..options(Agent::GeminiCli, Scope::User, dir.path()) },
-        ] {
-            write(&plan(&options).unwrap()).unwrap();
-        }
-        let (all, lines) = check_all(&base);
-        assert!(all, "{lines:#?}");
-        assert!(lines.iter().any(|line| line == "gemini-cli: set up (user)"), "{lines:#?}");
-        assert!(!lines.iter().any(|line| line.contains("fix:")), "{lines:#?}");
-    }
-}
+mod tests;
