@@ -132,7 +132,7 @@ def case_codex_partial(case):
                             then=disk_unchanged)
     log, _ = codex_exec(case, [
         {"custom_tool_call": {"name": "apply_patch", "input": TWO_HUNKS}},
-        {"expect": ["eighth stays lower case", "-eighth", "+EIGHTH"], "text": "Done."},
+        {"text": "Done."},
     ])
     thread.join(5)
     check(not errors, f"the reviewer: {errors}")
@@ -143,7 +143,9 @@ def case_codex_partial(case):
     check(nvim.lua(f"return e2e.modified({json.dumps(b)})"), "the buffer is still modified (the unsaved line)")
     time.sleep(1.5)  # a second review would come from the disk watcher within its debounce
     check(nvim.lua("return e2e.pending()") == 0, "no second review of Codex's write")
-    check("eighth stays lower case" in last_request_text(log), "the model's next request carries the reason")
+    told = last_request_text(log)
+    check("Their reason: eighth stays lower case" in told and "+EIGHTH" in told,
+          "the model's next request carries the reason and the left-out hunk")
 
 
 def case_codex_rejected(case):
@@ -228,7 +230,7 @@ def case_claude_accept_edits_partial(case):
         {"tool_use": {"name": "Read", "input": {"file_path": b}}},
         {"tool_use": {"name": "Edit", "input": {"file_path": b, "old_string": EIGHT, "new_string":
                                                 EIGHT.replace("first", "FIRST").replace("eighth", "EIGHTH")}}},
-        {"expect": ["keep first as it is"], "text": "Done."},
+        {"text": "Done."},
     ])
     env = case.env(ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}", XDG_RUNTIME_DIR=case.xdg_runtime,
                    VERBATIM_RUNTIME_DIR=None, **CLAUDE_ENV)
@@ -239,6 +241,8 @@ def case_claude_accept_edits_partial(case):
     check(not errors, f"the reviewer: {errors}")
     check(done.returncode == 0, f"claude -p exited {done.returncode}: {done.stdout[-2000:]}{done.stderr[-2000:]}")
     check(not mismatches(log), f"{mismatches(log)}")
+    check("Their reason: keep first as it is" in json.dumps(requests(log)[-1]["body"]),
+          "the model's next request carries the reason")
     check(read(b) == EIGHT.replace("eighth", "EIGHTH"), f"the disk holds the kept hunk only: {read(b)!r}")
     wait_until(lambda: nvim.buffer("b.txt") == EIGHT.replace("eighth", "EIGHTH"), "the buffer")
     time.sleep(1.5)
