@@ -296,6 +296,41 @@ export interface ApplyPatchResult extends BatchResult {
 
 export const applyPatch = new RequestType<ApplyPatchParams, ApplyPatchResult, ErrorData>("verbatim/applyPatch");
 
+// --- verbatim/propose ----------------------------------------------------------
+
+/** One file of a proposal: its whole new text, or `null` to delete it. */
+export interface ProposedFile {
+    uri: string;
+    text: string | null;
+}
+
+export interface ProposeParams {
+    files: ProposedFile[];
+    summary: string;
+    /** `always`: the agent would have asked; `editor`: the editor's review setting decides. */
+    review?: "always" | "editor";
+    session?: string;
+    turn?: string;
+}
+
+/** What one file of a proposal is to hold. */
+export interface ProposedOutcome {
+    uri: string;
+    text: string | null;
+    asProposed: boolean;
+    leftOut?: string;
+}
+
+export interface ProposeResult {
+    decision: "accepted" | "partial" | "rejected";
+    files: ProposedOutcome[];
+    reason?: string;
+    message: string;
+}
+
+/** Agent → server: whole new texts an agent will write itself once the person has reviewed them. */
+export const propose = new RequestType<ProposeParams, ProposeResult, ErrorData>("verbatim/propose");
+
 // --- Status --------------------------------------------------------------------
 
 export interface AgentInfo {
@@ -513,6 +548,8 @@ export interface ReviewDecidedParams {
     offer: number;
     /** Every hunk of the edit. */
     hunks: HunkDecision[];
+    /** The person's words for what they left out. */
+    reason?: string;
 }
 
 /**
@@ -582,6 +619,7 @@ export const METHODS = [
     write.method,
     status.method,
     applyPatch.method,
+    propose.method,
 ] as const;
 
 // --- Errors --------------------------------------------------------------------

@@ -20,6 +20,9 @@ M.methods = {
   write = "verbatim/write",
   status = "verbatim/status",
   apply_patch = "verbatim/applyPatch",
+  --- Agent to server: whole new texts an agent will write itself after review
+  --- (the agents' pre-write hooks); the plugin never sends it.
+  propose = "verbatim/propose",
   --- Server to editor notification, sent when `statusNotifications` is on.
   status_changed = "verbatim/statusChanged",
   --- Server to editor notification: an open file changed on disk outside the
