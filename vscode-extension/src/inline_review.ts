@@ -445,7 +445,12 @@ export class InlineReview implements vscode.Disposable {
         const decided = answerFor(review.proposal, review.decisions, reason, review.whole);
         // An agent that writes the file itself needs only the decision: it is answered before VS Code applies the edit.
         if (review.proposal.id !== undefined && decided.hunks !== undefined && decided.hunks.length > 0) {
-            review.tellDecided?.({ id: review.proposal.id, offer: review.proposal.offer, hunks: decided.hunks });
+            review.tellDecided?.({
+                id: review.proposal.id,
+                offer: review.proposal.offer,
+                hunks: decided.hunks,
+                ...(decided.reason !== undefined ? { reason: decided.reason } : {}),
+            });
         }
         // Taken off the queue first: the change this applies is not the person's typing.
         review.answer = undefined;
