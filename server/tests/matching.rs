@@ -23,7 +23,7 @@ async fn a_slipped_quote_is_found_and_the_result_says_how() {
         .await
         .unwrap();
     assert_eq!(result["applied"], true);
-    assert_eq!(result["normalizations"], json!(["lineNumbers", "lineEndings", "trailingWhitespace", "indentation"]));
+    assert_eq!(result["normalizations"], json!(["lineNumbers", "lineEndings", "trailingWhitespace", "indentation", "newTextReindented"]));
     assert_eq!(editor.buffer(&uri), "fn main() {\r\n\tlet x = 2;\r\n\trun(x);\r\n\tlog(x);\r\n}\r\n");
 
     let exact = agent

@@ -202,7 +202,9 @@ export type Normalization =
     | "lineEndings"
     | "trailingWhitespace"
     | "indentation"
-    | "deletedTrailingNewline";
+    | "deletedTrailingNewline"
+    | "newTextKept"
+    | "newTextReindented";
 
 export interface EditResult extends DocumentResult {
     /** Only for an edit that went through the editor: what became of each hunk of the proposal. */
