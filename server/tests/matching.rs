@@ -17,13 +17,13 @@ async fn a_slipped_quote_is_found_and_the_result_says_how() {
         .call(
             "verbatim/strReplace",
             json!({"uri": uri, "summary": "Start at 2",
-                   "oldStr": "     2→    let x = 1;\n     3→    run(x);\n",
-                   "newStr": "     2→    let x = 2;\n     3→    run(x);\n     4→    log(x);\n"}),
+                   "oldStr": "     1→fn main() {\n     2→    let x = 1;\n     3→    run(x);\n",
+                   "newStr": "     1→fn main() {\n     2→    let x = 2;\n     3→    run(x);\n     4→    log(x);\n"}),
         )
         .await
         .unwrap();
     assert_eq!(result["applied"], true);
-    assert_eq!(result["normalizations"], json!(["lineNumbers", "lineEndings", "trailingWhitespace", "indentation", "newTextReindented"]));
+    assert_eq!(result["normalizations"], json!(["lineNumbers", "lineEndings", "trailingWhitespace", "indentation"]));
     assert_eq!(editor.buffer(&uri), "fn main() {\r\n\tlet x = 2;\r\n\trun(x);\r\n\tlog(x);\r\n}\r\n");
 
     let exact = agent

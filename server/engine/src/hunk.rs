@@ -94,8 +94,15 @@ fn plan_hunk(text: &Rope, hunk: &Hunk, window: Range<usize>, exact: bool) -> Res
         let line_start = text.line_to_byte(text.byte_to_line(start));
         text.byte_slice(line_start..start).chars().all(|c| c == ' ' || c == '\t')
     };
+    // A match after some indentation is the whole line only when the hunk's first
+    // line shifts like its other lines.
     let at_end = |found: &mut normalize::Found| {
-        found.matches.retain(|found| at_line_start(found.range.start) && (!hunk.end_of_file || found.range.end == len));
+        let quote = found.quote.clone();
+        found.matches = std::mem::take(&mut found.matches)
+            .into_iter()
+            .filter(|found| at_line_start(found.range.start) && (!hunk.end_of_file || found.range.end == len))
+            .filter_map(|found| normalize::whole_lines(text, &quote, found))
+            .collect();
     };
     let mut found = lookup.find(&quote, window.clone());
     at_end(&mut found);
@@ -104,6 +111,10 @@ fn plan_hunk(text: &Rope, hunk: &Hunk, window: Range<usize>, exact: bool) -> Res
         let unterminated = joined(&hunk.old_lines);
         let mut last_lines = lookup.find(&unterminated, window.clone());
         last_lines.matches.retain(|found| at_line_start(found.range.start) && found.range.end == len);
+        last_lines.matches = std::mem::take(&mut last_lines.matches)
+            .into_iter()
+            .filter_map(|found| normalize::whole_lines(text, &unterminated, found))
+            .collect();
         if !last_lines.matches.is_empty() {
             quote = unterminated;
             new_text = joined(&hunk.new_lines);
@@ -383,7 +394,9 @@ mod tests {
     fn hunks_use_the_ladder() {
         check(
             "if x {\r\n\ty();  \r\n}\r\n",
-            &[hunk(&["if x {"], &["    y();"], &["    y();", "    z();"])],
+            // Two levels seen, so a tab is one level of four spaces (with one level
+            // seen, the width would be a guess: not found).
+            &[hunk(&[], &["if x {", "    y();"], &["if x {", "    y();", "    z();"])],
             true,
             Ok("if x {\r\n\ty();  \r\n\tz();\r\n}\r\n"),
         );

@@ -178,7 +178,10 @@ pub fn find(text: &Rope, quote: &str, window: Range<usize>, ladder: bool) -> Fou
             })
             .collect()
     };
-    let matches = exact(quote, &[]);
+    let mut matches = exact(quote, &[]);
+    if ladder {
+        matches = matches.into_iter().map(|found| into_indentation(text, quote, found)).collect();
+    }
     if !matches.is_empty() || !ladder {
         return Found { quote: quote.to_owned(), prefixes: None, matches };
     }
@@ -194,6 +197,39 @@ pub fn find(text: &Rope, quote: &str, window: Range<usize>, ladder: bool) -> Fou
     };
     let matches = climb(text, &quote, window, prefixes.is_some());
     Found { quote, prefixes, matches }
+}
+
+/// An exact match of a quote that starts with indentation, found inside a line's
+/// indentation (after more of it): a quote that starts with indentation quotes
+/// whole lines, so this is a quote shifted as on rung 5, and the match takes the
+/// whole line when every line shifts alike (otherwise it stays as found).
+fn into_indentation(text: &Rope, quote: &str, found: Match) -> Match {
+    if !starts_with_blank(quote) {
+        return found;
+    }
+    whole_lines(text, quote, found.clone()).unwrap_or(found)
+}
+
+/// A match of a quote of whole lines (a patch hunk's old lines) that starts after
+/// some indentation: the whole line, with the quote's first line shifted like the
+/// others, or `None` when its lines do not shift alike (the quote's first line is
+/// then not the document's line). A match at a line start is returned as it is.
+pub(crate) fn whole_lines(text: &Rope, quote: &str, found: Match) -> Option<Match> {
+    let line_start = text.line_to_byte(text.byte_to_line(found.range.start));
+    if line_start == found.range.start || !text.byte_slice(line_start..found.range.start).chars().all(is_blank) {
+        return Some(found);
+    }
+    let span = text.byte_slice(line_start..found.range.end).to_string();
+    let shift = IndentShift::between(quote, &span, true)?;
+    if shift == IndentShift::Same {
+        // Nothing but blanks to compare: the match stays as found.
+        return Some(found);
+    }
+    let mut used = found.used;
+    if shift != IndentShift::Same {
+        used.insert(Normalization::Indentation);
+    }
+    Some(Match { range: line_start..found.range.end, used, shift, anchored: true })
 }
 
 /// Rungs 2 to 5: the matches of the lowest rung that has any.
@@ -644,8 +680,9 @@ impl IndentShift {
     }
 
     /// Spaces for tabs (or back): the quote uses only one of them, the document only
-    /// the other. A width that keeps every level is taken first; otherwise exactly
-    /// one common tab width must make the levels differ by a uniform prefix.
+    /// the other. A tab is as wide as one level of the side written in spaces (its
+    /// smallest step, 2, 4 or 8), and after converting, the levels must differ by a
+    /// uniform prefix.
     fn conversion(pairs: &[(&str, &str)]) -> Option<Self> {
         let kind = |indents: &mut dyn Iterator<Item = &str>| -> Option<char> {
             let mut kind = None;
@@ -676,22 +713,19 @@ impl IndentShift {
             let then = Self::by_prefix(&converted?)?;
             Some(Self::Converted { from, width, then: Box::new(then) })
         };
-        let mut level_preserving =
-            pairs.iter().filter(|(quoted, found)| !quoted.is_empty() && !found.is_empty()).map(|(quoted, found)| {
-                if from == ' ' { quoted.len() / found.len().max(1) } else { found.len() / quoted.len().max(1) }
-            });
-        if let Some(shift) = level_preserving.next().filter(|width| *width > 0).and_then(fits)
-            && matches!(&shift, Self::Converted { then, .. } if **then == Self::Same)
-        {
-            return Some(shift);
-        }
-        let mut fitting = TAB_WIDTHS.into_iter().filter_map(fits);
-        let first = fitting.next()?;
-        if fitting.next().is_some() {
-            // Two tab widths explain the quote differently: the new lines' indentation would be a guess.
+        // The width is the unit of the side written in spaces (the smallest step
+        // between its levels), never a width that merely makes the lines fit: two
+        // tabs for two spaces is a shift of levels, not a tab of one space.
+        let spaces: BTreeSet<usize> =
+            pairs.iter().map(|(quoted, found)| if from == ' ' { quoted.len() } else { found.len() }).collect();
+        // The unit is the step between two levels seen, and every level a whole
+        // number of steps. With one level seen, the unit is unknown: a width that
+        // merely keeps that level would be a guess, so nothing is converted.
+        let unit = spaces.iter().zip(spaces.iter().skip(1)).map(|(low, high)| high - low).min()?;
+        if !TAB_WIDTHS.contains(&unit) || spaces.iter().any(|len| len % unit != 0) {
             return None;
         }
-        Some(first)
+        fits(unit)
     }
 
     /// The indentation a line written as `indent` gets in the document, when the
@@ -701,12 +735,28 @@ impl IndentShift {
         match self {
             Self::Shallower(prefix) => indent.strip_prefix(prefix.as_str()).map(str::to_owned),
             Self::Converted { from, width, then } => {
+                let other = if *from == ' ' { '\t' } else { ' ' };
+                if indent.chars().all(|c| c == other) {
+                    // Already in the document's kind of indentation.
+                    return then.apply_exactly(indent);
+                }
                 if indent.chars().any(|c| c != *from) || (*from == ' ' && !indent.len().is_multiple_of(*width)) {
                     return None;
                 }
                 then.apply_exactly(&convert_indent(indent, *from, *width))
             }
             Self::Same | Self::Deeper(_) => Some(self.apply(indent)),
+        }
+    }
+
+    /// The same mapping of spaces to tabs (or back), without moving any level: how
+    /// new text kept as written is put in the document's kind of indentation.
+    fn units_only(&self) -> Self {
+        match self {
+            Self::Converted { from, width, .. } => {
+                Self::Converted { from: *from, width: *width, then: Box::new(Self::Same) }
+            }
+            Self::Same | Self::Deeper(_) | Self::Shallower(_) => Self::Same,
         }
     }
 
@@ -783,6 +833,8 @@ pub struct Surroundings<'a> {
     /// lines): they say nothing about the new lines' indentation. In a str_replace,
     /// the agent typed them twice, and how it typed them is evidence.
     pub context_written_once: bool,
+    /// The match starts where a line does.
+    pub at_line_start: bool,
 }
 
 /// The role of one line of the new text in deciding the reading.
@@ -801,14 +853,16 @@ enum Role {
 /// text's lines (all without line breaks); `anchored` says whether the first line
 /// of each starts a line of the document.
 ///
-/// The rule, for each reading (kept: the new lines as sent; reindented: moved by
-/// `shift`): a line of the new text that stands for a line of the quote (unchanged
+/// The rule, for each reading (kept: the new lines as sent, only put in the
+/// document's kind of indentation when `shift` maps spaces to tabs or back;
+/// reindented: moved by `shift`): a line of the new text that stands for a line of the quote (unchanged
 /// once indentation is ignored, or replacing it one for one) must land on that
 /// line's indentation in the document. When such lines exist they alone decide.
-/// When none do, the new lines are inserted ones: each run of them must sit at
-/// the indentation of a neighbour (the lines before and after it in the result,
-/// or around the match) or one level (the file's own unit, read from the same
-/// lines) deeper than the line before. Exactly one reading passing decides it;
+/// When none do, the new lines are inserted ones: each run of them must be
+/// well-formed after the line before it in the result (or before the match): at
+/// its level or shallower, or one level (the file's own unit, read from the same
+/// lines) deeper when that line may open a block; with no line before, it says
+/// nothing. Exactly one reading passing decides it;
 /// both or neither is [`UndecidedIndentation`]. `Ok(None)`: there is nothing to
 /// decide (no non-blank new line has any indentation question).
 pub fn decide_reading(
@@ -822,6 +876,7 @@ pub fn decide_reading(
     if *shift == IndentShift::Same {
         return Ok(None);
     }
+    let first_line_at_start = !anchored && surroundings.at_line_start;
     let counts = |index: usize, line: &str| (index > 0 || anchored) && !line.chars().all(is_blank);
     let quote = &quote[..quote.len().min(span.len())];
     let trimmed = |lines: &[&str]| -> Vec<String> {
@@ -847,6 +902,14 @@ pub fn decide_reading(
             DiffOp::Delete { .. } | DiffOp::Insert { .. } | DiffOp::Replace { .. } => {}
         }
     }
+    // A match that starts a line with a first line that did not shift like the
+    // others (it has no indentation in quote and document alike): the new line that
+    // stands for it is written where it is, so it must have none either.
+    if first_line_at_start
+        && roles.iter().zip(new).any(|(role, line)| *role == Role::Paired(0) && !leading_blanks(line).is_empty())
+    {
+        return Err(UndecidedIndentation);
+    }
     let paired: Vec<(usize, usize)> = roles
         .iter()
         .enumerate()
@@ -859,13 +922,20 @@ pub fn decide_reading(
     if paired.is_empty() && inserted.is_empty() {
         return Ok(None);
     }
+    let kept = shift.units_only();
     let written = |reading: Reading, line: &str| -> Option<String> {
         let indent = leading_blanks(line);
         match reading {
-            Reading::Kept => Some(indent.to_owned()),
+            Reading::Kept => kept.apply_exactly(indent),
             Reading::Reindented => shift.apply_exactly(indent),
         }
     };
+    // Readings that both fit and write every line alike leave nothing to decide
+    // (spaces for tabs at the same levels, say).
+    let same = paired.iter().map(|(_, j)| *j).chain(inserted.iter().copied()).all(|j| {
+        let kept = written(Reading::Kept, new[j]);
+        kept.is_some() && kept == written(Reading::Reindented, new[j])
+    });
     let fits = |reading: Reading| -> bool {
         if !paired.is_empty() {
             return paired.iter().all(|&(i, j)| written(reading, new[j]).as_deref() == Some(leading_blanks(span[i])));
@@ -881,7 +951,8 @@ pub fn decide_reading(
                 let k = at as usize;
                 match roles[k] {
                     Role::Paired(i) | Role::Context(i) if !span[i].chars().all(is_blank) => {
-                        return counts(i, span[i]).then_some(span[i]);
+                        // A first line that starts a line is the document's own, shifted or not.
+                        return (counts(i, span[i]) || (i == 0 && first_line_at_start)).then_some(span[i]);
                     }
                     Role::Inserted if !new[k].chars().all(is_blank) => return None,
                     _ => {}
@@ -905,20 +976,27 @@ pub fn decide_reading(
                 return false;
             };
             let Some(shallowest) = indents.iter().min_by_key(|indent| indent.chars().count()) else { return false };
-            let (first, last) = (run[0], run[run.len() - 1]);
+            let first = run[0];
             let before = neighbour(first, -1);
-            let after = neighbour(last, 1);
-            before.map(leading_blanks) == Some(shallowest.as_str())
-                || after.map(leading_blanks) == Some(shallowest.as_str())
-                || before
-                    .filter(|line| may_open(line))
-                    .zip(unit.as_deref())
-                    .is_some_and(|(before, unit)| *shallowest == format!("{}{unit}", leading_blanks(before)))
+            match before {
+                // At the level of the line before or shallower (a block closes), or one
+                // unit deeper than a line that may open a block.
+                Some(before) => {
+                    leading_blanks(before).starts_with(shallowest.as_str())
+                        || (may_open(before)
+                            && unit
+                                .as_deref()
+                                .is_some_and(|unit| *shallowest == format!("{}{unit}", leading_blanks(before))))
+                }
+                // Nothing before it to compare with: it tells neither reading apart.
+                None => true,
+            }
         })
     };
     match (fits(Reading::Kept), fits(Reading::Reindented)) {
         (true, false) => Ok(Some(Reading::Kept)),
         (false, true) => Ok(Some(Reading::Reindented)),
+        (true, true) if same => Ok(None),
         _ => Err(UndecidedIndentation),
     }
 }
@@ -1026,12 +1104,13 @@ pub fn adapt(
             &contents(&replacement),
             &found_match.shift,
             found_match.anchored,
-            surroundings,
+            Surroundings { at_line_start: placement.at_line_start, ..surroundings },
         )?
     } else {
         None
     };
-    let shift = if reading == Some(Reading::Kept) { &IndentShift::Same } else { &found_match.shift };
+    let kept = found_match.shift.units_only();
+    let shift = if reading == Some(Reading::Kept) { &kept } else { &found_match.shift };
     let rewriter = Rewriter {
         used,
         shift,
@@ -1054,6 +1133,9 @@ pub fn adapt(
     } else {
         vec![DiffOp::Insert { old_index: 0, new_index: 0, new_len: new_lines.len() }]
     };
+    // The first line moves with the others only when it shifted like them: a quote
+    // whose first line was not part of the shift leaves that line where it is.
+    let first_line_shifts = placement.at_line_start && found_match.anchored;
     let mut out = String::with_capacity(replacement.len() + 16);
     for op in ops {
         match op {
@@ -1065,13 +1147,13 @@ pub fn adapt(
             DiffOp::Delete { .. } => {}
             DiffOp::Insert { new_index, new_len, .. } => {
                 for line in &new_lines[new_index..new_index + new_len] {
-                    let starts_line = !out.is_empty() || placement.at_line_start;
+                    let starts_line = !out.is_empty() || first_line_shifts;
                     out.push_str(&rewriter.line(line, starts_line));
                 }
             }
             DiffOp::Replace { old_index, old_len, new_index, new_len } => {
                 for (offset, line) in new_lines[new_index..new_index + new_len].iter().enumerate() {
-                    let starts_line = !out.is_empty() || placement.at_line_start;
+                    let starts_line = !out.is_empty() || first_line_shifts;
                     // A line rewritten in place keeps the document's characters where it
                     // keeps the quote's (a curly quote, a non-breaking space).
                     let kept = (offset < old_len)
@@ -1126,11 +1208,19 @@ pub fn adapt_whole(
             matched.extend(found[..len].iter().skip(skip).map(|(content, _)| *content));
         }
         let new: Vec<&str> = split_lines(&replacement).into_iter().map(|(content, _)| content).collect();
-        decide_reading(&quote, &matched, &new, shift, anchored, surroundings)?
+        decide_reading(
+            &quote,
+            &matched,
+            &new,
+            shift,
+            anchored,
+            Surroundings { at_line_start: placement.at_line_start, ..surroundings },
+        )?
     } else {
         None
     };
-    let shift = if reading == Some(Reading::Kept) { &IndentShift::Same } else { shift };
+    let kept = shift.units_only();
+    let shift = if reading == Some(Reading::Kept) { &kept } else { shift };
     let typography = if used.contains(&Normalization::Typography) {
         let quotes: Vec<&str> = samples.iter().map(|(quote, _)| *quote).collect();
         let spans: Vec<&str> = samples.iter().map(|(_, span)| *span).collect();
@@ -1143,7 +1233,7 @@ pub fn adapt_whole(
         .into_iter()
         .enumerate()
         .map(|(index, (content, terminator))| {
-            rewriter.line(&format!("{content}{terminator}"), index > 0 || placement.at_line_start)
+            rewriter.line(&format!("{content}{terminator}"), index > 0 || (placement.at_line_start && anchored))
         })
         .collect();
     Ok(Adapted { text, reading })

@@ -254,6 +254,7 @@ impl<'a> Lookup<'a> {
             before: before.as_deref(),
             after: after.as_deref(),
             context_written_once: written_once,
+            at_line_start: false,
         };
         let placement = normalize::placement(self.text, &found_match.range);
         let adapted = normalize::adapt(found, found_match, &span, replacement, placement, surroundings)
@@ -419,8 +420,12 @@ fn plan_replace_range(text: &Rope, request: &ReplaceRange) -> Result<Planned, Pl
     ];
     let prefixes = from_found.prefixes.or(to_found.prefixes);
     let (before, after) = neighbour_lines(text, &range);
-    let surroundings =
-        normalize::Surroundings { before: before.as_deref(), after: after.as_deref(), context_written_once: false };
+    let surroundings = normalize::Surroundings {
+        before: before.as_deref(),
+        after: after.as_deref(),
+        context_written_once: false,
+        at_line_start: false,
+    };
     let adapted = normalize::adapt_whole(
         &request.new_str,
         prefixes,
@@ -783,7 +788,7 @@ mod tests {
                 "    if x {\n        y();\n    }\n",
                 "    if x {\n        z();\n    }\n",
                 Ok("fn f() {\n\tif x {\n\t\tz();\n\t}\n}\n"),
-                &["indentation", "newTextReindented"],
+                &["indentation"],
             ),
             (
                 "a:\n  b\n  c\n",
@@ -797,7 +802,7 @@ mod tests {
             // Both lines match once indentation is ignored.
             (
                 "  x();\n    x();\n",
-                "\tx();\n",
+                " x();\n",
                 "y();\n",
                 Err("ambiguous oldStr [0..7, 7..16] ignoring indentation"),
                 &[],
@@ -834,19 +839,35 @@ mod tests {
                 Ok("def f():\n    x = 1\n    y = 3\n"),
                 &["indentation", "newTextKept"],
             ),
-            // Spaces for the file's tabs, new text in the file's tabs.
+            // Spaces for the file's tabs at the same levels: the new text in either is
+            // mapped by the file's unit, and the readings agree.
             (
                 tabs,
                 "    if ok {\n        x := 1\n    }\n",
                 "\tif ok {\n\t\tx := 2\n\t}\n",
                 Ok("func f() {\n\tif ok {\n\t\tx := 2\n\t}\n}\n"),
-                &["indentation", "newTextKept"],
+                &["indentation"],
             ),
-            // Spaces for the file's tabs, new text in the quote's spaces.
             (
                 tabs,
                 "    if ok {\n        x := 1\n    }\n",
                 "    if ok {\n        x := 2\n    }\n",
+                Ok("func f() {\n\tif ok {\n\t\tx := 2\n\t}\n}\n"),
+                &["indentation"],
+            ),
+            // Spaces for tabs and one level shallower, new text in tabs as the file has it.
+            (
+                tabs,
+                "if ok {\n    x := 1\n}\n",
+                "\tif ok {\n\t\tx := 2\n\t}\n",
+                Ok("func f() {\n\tif ok {\n\t\tx := 2\n\t}\n}\n"),
+                &["indentation", "newTextKept"],
+            ),
+            // The same quote, new text in its spaces: moved by the quote's shift.
+            (
+                tabs,
+                "if ok {\n    x := 1\n}\n",
+                "if ok {\n    x := 2\n}\n",
                 Ok("func f() {\n\tif ok {\n\t\tx := 2\n\t}\n}\n"),
                 &["indentation", "newTextReindented"],
             ),
