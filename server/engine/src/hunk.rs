@@ -5,7 +5,11 @@
 //! match exactly once in its window. The window starts after the hunk's `@@` lines
 //! (each is the first line at or after the one before that equals it once trimmed,
 //! else that contains it) and, for `apply_patch`, after the hunk before it: the
-//! format lists hunks in file order. `*** End of File` requires the old lines to
+//! format lists hunks in file order. A hunk found more than once there is searched
+//! again up to the match of the next hunk, and applies only if exactly one match
+//! lies in between: the order narrows a search, it never picks. A match's new
+//! lines are indented by the rule of [`crate::normalize::decide_reading`], with
+//! context lines (written once) as the file's own. `*** End of File` requires the old lines to
 //! end the file, and since old lines are whole lines, a match must start a line
 //! (after its indentation, at most). The file's last line may lack a line break; a hunk that ends there
 //! keeps it that way. A hunk with no old lines inserts its new lines after its last
@@ -122,7 +126,7 @@ fn plan_hunk(text: &Rope, hunk: &Hunk, window: Range<usize>, exact: bool) -> Res
         }
     }
     let only = lookup.only(QuoteField::OldLines, &found, &quote, window)?;
-    let new_text = lookup.adapt(QuoteField::OldLines, &found, &only, &new_text, true)?;
+    let new_text = lookup.adapt(QuoteField::OldLines, &found, &only, &new_text, Some(&hunk.context))?;
     if text.byte_slice(only.range.clone()) == new_text.as_str() {
         return Err(PlanError::NoChange);
     }
@@ -205,7 +209,7 @@ mod tests {
 
     fn hunk(contexts: &[&str], old: &[&str], new: &[&str]) -> Hunk {
         let owned = |lines: &[&str]| lines.iter().map(|line| (*line).to_owned()).collect();
-        Hunk { line: 1, contexts: owned(contexts), old_lines: owned(old), new_lines: owned(new), end_of_file: false }
+        Hunk { line: 1, contexts: owned(contexts), old_lines: owned(old), new_lines: owned(new), ..Hunk::default() }
     }
 
     /// Plans the hunks of one file and checks the text, or the outcome of every hunk
@@ -314,7 +318,7 @@ mod tests {
             end_of_file in proptest::bool::ANY,
         ) {
             let rope = Rope::from_str(&text);
-            let hunk = Hunk { line: 1, contexts, old_lines: old, new_lines: new, end_of_file };
+            let hunk = Hunk { line: 1, contexts, old_lines: old, new_lines: new, end_of_file, context: Vec::new() };
             for in_order in [true, false] {
                 for planned in plan_hunks(&rope, std::slice::from_ref(&hunk), HunkRules { in_order, exact: false }).into_iter().flatten() {
                     for replacement in &planned.replacements {

@@ -264,7 +264,14 @@ proptest! {
             file.render(&literal_lines, file.unit, 0).unwrap_or_default()
         };
         let rope = Rope::from_str(&text);
-        let hunk = Hunk { line: 1, contexts: Vec::new(), old_lines, new_lines, end_of_file: false };
+        // The context lines, as a patch marks them.
+        let context = after
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, _, new))| !new)
+            .filter_map(|(j, (_, content, _))| block.iter().position(|(_, old)| old == content).map(|i| (i, j)))
+            .collect();
+        let hunk = Hunk { line: 1, contexts: Vec::new(), old_lines, new_lines, end_of_file: false, context };
         for in_order in [true, false] {
             let results = plan_hunks(&rope, std::slice::from_ref(&hunk), HunkRules { in_order, exact: false });
             let result = match results.into_iter().next() {

@@ -14,8 +14,9 @@
 //! 3. `\r\n`, `\r` and `\n` compare equal;
 //! 4. spaces and tabs at the end of a line are ignored;
 //! 5. indentation is ignored, provided the document's lines are indented by one
-//!    uniform shift of the quote's: deeper or shallower by the same prefix, or the
-//!    same levels written with tabs instead of spaces (or back).
+//!    uniform shift of the quote's: deeper or shallower by the same prefix, or
+//!    levels written with tabs instead of spaces (or back), a tab as wide as the
+//!    step between two levels of the side in spaces (never a guessed width).
 //!
 //! The climb stops at the first rung where the quote matches at all. What to do
 //! with those matches is the caller's rule (unique, `occurrence`, `replaceAll`):
@@ -27,7 +28,17 @@
 //! the original text, so a replacement never reaches outside what was matched.
 //! [`adapt`] then writes the replacement in the document's own terms: lines the
 //! replacement keeps from the quote are taken from the document as they are, new
-//! lines get the document's line ending, indentation shift and typography.
+//! lines get the document's line ending and typography.
+//!
+//! Their indentation is a question only when rung 5 found the quote: the new text
+//! may be written for the file as it stands, or carry the quote's shift. One
+//! place, [`decide_reading`], answers it for every path (str_replace, replaceRange,
+//! batch entries, patch hunks, SEARCH/REPLACE blocks), from the lines around the
+//! match only: new lines that stand for a quote line must land on that line's
+//! indentation in the document; with none, runs of inserted lines must be
+//! well-formed after the line before them. The one reading that fits is taken and
+//! noted ([`Reading`]: "new text kept as written" or "re-indented by the quote's
+//! shift"); both or neither is refused, never picked.
 
 use std::collections::BTreeSet;
 use std::ops::Range;
@@ -835,6 +846,66 @@ pub struct Surroundings<'a> {
     pub context_written_once: bool,
     /// The match starts where a line does.
     pub at_line_start: bool,
+    /// A patch hunk's context lines, as `(index among the quote's lines, index
+    /// among the new lines)`: they line up with each other, whatever else is equal.
+    /// Empty when the format does not mark them (the lines are then diffed).
+    pub context: &'a [(usize, usize)],
+}
+
+/// The line diff of a quote (`old` lines) and a new text (`new` lines): between
+/// the marked `context` pairs (when there are any and they fit), each stretch is
+/// diffed by `diff`, with offsets made absolute; otherwise the whole is. Between
+/// marked context lines, a removed line equal to an added one was typed twice:
+/// with `typed_twice_replaces`, such equal lines come out as replaced ones.
+fn aligned(
+    old: usize,
+    new: usize,
+    context: &[(usize, usize)],
+    typed_twice_replaces: bool,
+    diff: impl Fn(Range<usize>, Range<usize>) -> Vec<DiffOp>,
+) -> Vec<DiffOp> {
+    let fits = context.windows(2).all(|pair| pair[0].0 < pair[1].0 && pair[0].1 < pair[1].1)
+        && context.last().is_none_or(|(i, j)| *i < old && *j < new);
+    if context.is_empty() || !fits {
+        return diff(0..old, 0..new);
+    }
+    let mut ops = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    let stretch = |ops: &mut Vec<DiffOp>, old: Range<usize>, new: Range<usize>| {
+        let (old_start, new_start) = (old.start, new.start);
+        for op in diff(old, new) {
+            ops.push(match op {
+                DiffOp::Equal { old_index, new_index, len } if typed_twice_replaces => DiffOp::Replace {
+                    old_index: old_index + old_start,
+                    old_len: len,
+                    new_index: new_index + new_start,
+                    new_len: len,
+                },
+                DiffOp::Equal { old_index, new_index, len } => {
+                    DiffOp::Equal { old_index: old_index + old_start, new_index: new_index + new_start, len }
+                }
+                DiffOp::Delete { old_index, old_len, new_index } => {
+                    DiffOp::Delete { old_index: old_index + old_start, old_len, new_index: new_index + new_start }
+                }
+                DiffOp::Insert { old_index, new_index, new_len } => {
+                    DiffOp::Insert { old_index: old_index + old_start, new_index: new_index + new_start, new_len }
+                }
+                DiffOp::Replace { old_index, old_len, new_index, new_len } => DiffOp::Replace {
+                    old_index: old_index + old_start,
+                    old_len,
+                    new_index: new_index + new_start,
+                    new_len,
+                },
+            });
+        }
+    };
+    for &(context_old, context_new) in context {
+        stretch(&mut ops, i..context_old, j..context_new);
+        ops.push(DiffOp::Equal { old_index: context_old, new_index: context_new, len: 1 });
+        (i, j) = (context_old + 1, context_new + 1);
+    }
+    stretch(&mut ops, i..old, j..new);
+    ops
 }
 
 /// The role of one line of the new text in deciding the reading.
@@ -885,7 +956,9 @@ pub fn decide_reading(
     let (quote_keys, new_keys) = (trimmed(quote), trimmed(new));
     let deadline = Instant::now() + DIFF_TIMEOUT;
     let mut roles = vec![Role::Inserted; new.len()];
-    for op in capture_diff_slices_deadline(Algorithm::Myers, &quote_keys, &new_keys, Some(deadline)) {
+    for op in aligned(quote.len(), new.len(), surroundings.context, true, |old, new| {
+        capture_diff_slices_deadline(Algorithm::Myers, &quote_keys[old], &new_keys[new], Some(deadline))
+    }) {
         match op {
             DiffOp::Equal { old_index, new_index, len } => {
                 for offset in 0..len {
@@ -1129,7 +1202,9 @@ pub fn adapt(
     // of nothing but indentation).
     let ops = if quote_lines.len() == span_lines.len() {
         let deadline = Instant::now() + DIFF_TIMEOUT;
-        capture_diff_slices_deadline(Algorithm::Myers, &quote_lines, &new_lines, Some(deadline))
+        aligned(quote_lines.len(), new_lines.len(), surroundings.context, reading == Some(Reading::Kept), |old, new| {
+            capture_diff_slices_deadline(Algorithm::Myers, &quote_lines[old], &new_lines[new], Some(deadline))
+        })
     } else {
         vec![DiffOp::Insert { old_index: 0, new_index: 0, new_len: new_lines.len() }]
     };

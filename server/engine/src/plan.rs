@@ -237,15 +237,15 @@ impl<'a> Lookup<'a> {
         }
     }
 
-    /// The replacement for one match, written in the document's terms. Lines equal
-    /// in quote and replacement were `written_once` in a patch hunk (context lines).
+    /// The replacement for one match, written in the document's terms. A patch
+    /// hunk passes its `context` lines (written once; possibly unmarked, empty).
     pub(crate) fn adapt(
         &mut self,
         field: QuoteField,
         found: &Found,
         found_match: &Match,
         replacement: &str,
-        written_once: bool,
+        context: Option<&[(usize, usize)]>,
     ) -> Result<String, PlanError> {
         self.used.extend(found_match.used.iter().copied());
         let span = self.text.byte_slice(found_match.range.clone()).to_string();
@@ -253,8 +253,9 @@ impl<'a> Lookup<'a> {
         let surroundings = normalize::Surroundings {
             before: before.as_deref(),
             after: after.as_deref(),
-            context_written_once: written_once,
+            context_written_once: context.is_some(),
             at_line_start: false,
+            context: context.unwrap_or_default(),
         };
         let placement = normalize::placement(self.text, &found_match.range);
         let adapted = normalize::adapt(found, found_match, &span, replacement, placement, surroundings)
@@ -385,7 +386,7 @@ fn plan_str_replace(text: &Rope, request: &StrReplace) -> Result<Planned, PlanEr
     let replacements = selected
         .iter()
         .map(|found_match| {
-            let new_text = lookup.adapt(quote, &found, found_match, &request.new_str, false)?;
+            let new_text = lookup.adapt(quote, &found, found_match, &request.new_str, None)?;
             Ok(Replacement { range: found_match.range.clone(), new_text })
         })
         .collect::<Result<Vec<_>, PlanError>>()?;
@@ -425,6 +426,7 @@ fn plan_replace_range(text: &Rope, request: &ReplaceRange) -> Result<Planned, Pl
         after: after.as_deref(),
         context_written_once: false,
         at_line_start: false,
+        context: &[],
     };
     let adapted = normalize::adapt_whole(
         &request.new_str,
