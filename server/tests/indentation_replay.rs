@@ -14,7 +14,7 @@
 //! (an error, the file's bytes as they were) or wrong (anything else written).
 //! Nothing may be wrong and no refusal may leave a write behind. With
 //! `VERBATIM_REPLAY_DUMP=<dir>` every case is also written there (old text, new
-//! text, patch) for `tests/bench/codex_apply_patch.py` to replay through Codex's
+//! text, patch) for `tests/agents/codex_apply_patch_replay.py` to replay through Codex's
 //! own `apply_patch`.
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
