@@ -242,6 +242,11 @@ fn slipped_indentation_in_real_patches_is_applied_exactly_or_refused() {
             case += 1;
         }
     }
+    println!(
+        "indentation replay: {} changed files in the registry's history, every {step}th taken ({} at most)",
+        history.len(),
+        MAX_FILES
+    );
     for (slip, tally) in &tallies {
         println!(
             "indentation replay {slip}: {} recovered, {} refused, {} wrong, {} partial",
