@@ -25,11 +25,7 @@ use std::path::{Path, PathBuf};
 
 use common::Random;
 use serde_json::json;
-use verbatim::headless::{Headless, HeadlessOptions};
-use verbatim::service::access::Access;
-use verbatim::service::registry::AgentInfo;
 use verbatim_engine::diff::unified_diff_of_texts;
-use verbatim_engine::position::PositionEncoding;
 
 /// Version pairs' changed files replayed at most, and how large a file may be.
 const MAX_FILES: usize = 160;
@@ -150,25 +146,6 @@ fn patch(name: &str, hunks: &[Vec<(char, String)>]) -> String {
     out
 }
 
-fn headless(root: &Path) -> Headless {
-    Headless::new(HeadlessOptions {
-        agent: AgentInfo {
-            id: 0,
-            name: "replay".into(),
-            version: None,
-            connected_at: "2026-12-03T00:00:00Z".into(),
-            encoding: PositionEncoding::Utf32,
-            access: Access::ReadWrite,
-            options: Default::default(),
-        },
-        roots: vec![root.to_path_buf()],
-        cwd: root.to_path_buf(),
-        git_commit: false,
-        journal: None,
-        lock_dir: root.join(".locks"),
-    })
-}
-
 #[derive(Debug, Default, Clone, Copy)]
 struct Tally {
     recovered: usize,
@@ -187,7 +164,7 @@ fn slipped_indentation_in_real_patches_is_applied_exactly_or_refused() {
     let dump = std::env::var_os("VERBATIM_REPLAY_DUMP").map(PathBuf::from);
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
-    let headless = headless(&root);
+    let headless = common::replay_headless(&root);
     let mut random = Random(0x2026_1203_0034_0001);
     let mut tallies: BTreeMap<&str, Tally> = BTreeMap::new();
     let mut wrong = Vec::new();
