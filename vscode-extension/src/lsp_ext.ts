@@ -647,6 +647,8 @@ export interface ErrorData {
     hint?: string;
     /** `ambiguous`: what was ignored to find the matches. */
     normalizations?: Normalization[];
+    /** `ambiguous` with `reason` `"indentation"`: the matched lines as the document has them. */
+    matchedLines?: { line: number; text: string }[];
     /** `notFound`: the region most like the quote. */
     closest?: NearMiss;
     /** `notFound`: other regions nearly as close as `closest` (today at most one). */

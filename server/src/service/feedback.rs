@@ -102,8 +102,7 @@ const MAX_SHOWN_LINES: usize = 40;
 /// written for the file or as shifted like the quote: the real lines, with their
 /// indentation made visible, so that the next try is exact.
 fn undecided_indentation(quote: QuoteField, range: &Range<usize>, context: Context<'_>) -> ProtocolError {
-    let Context { text, label, encoding, .. } = context;
-    let range_json = to_proto::range(text, range, encoding);
+    let Context { text, label, .. } = context;
     let first = text.byte_to_line(range.start);
     let last = text.byte_to_line(range.end.saturating_sub(1).max(range.start));
     let lines: Vec<(usize, String)> = (first..=last.min(first + MAX_SHOWN_LINES - 1))
@@ -135,9 +134,10 @@ fn undecided_indentation(quote: QuoteField, range: &Range<usize>, context: Conte
     .with("reason", "indentation")
     .with("matchCount", 1)
     .with("hint", "quote the lines with their real indentation, and indent the new text the same way")
-    .with("lines", lines.iter().map(|(number, content)| json!({"line": number, "text": content})).collect::<Vec<_>>())
-    .with("range", json!(range_json))
-    .with("positionEncoding", encoding.as_str())
+    .with(
+        "matchedLines",
+        lines.iter().map(|(number, content)| json!({"line": number, "text": content})).collect::<Vec<_>>(),
+    )
 }
 
 /// At most this many lines are listed where a quote occurs outside its window.
