@@ -536,3 +536,29 @@ async fn a_slip_in_a_batch_entry_or_a_search_block_shows_the_real_line_and_two_a
     assert_eq!(error["error"]["data"]["alsoClose"][0]["startLine"], 8, "{json:?}");
     assert_eq!(project.text("command.go"), go);
 }
+
+/// Issue 34: a quote that lost its indentation, with new text written for the file,
+/// the same with new text that lost it too, and new text that could be read both
+/// ways: kept, moved, refused (nothing written, the real lines shown).
+#[tokio::test]
+async fn a_shifted_quote_keeps_or_moves_its_new_text_by_evidence_or_refuses() {
+    let project = Project::new();
+    let cli = &project.cli;
+    let before = "def f():\n    x = 1\n    y = 2\n";
+    let after = "def f():\n    x = 10\n    y = 2\n";
+    for (new, note) in [
+        ("    x = 10\n    y = 2", "(new text kept as written"),
+        ("x = 10\ny = 2", "(new text re-indented by the quote's shift"),
+    ] {
+        project.write("a.py", before);
+        let edit = cli.run(&["edit", "a.py", "--old", "x = 1\ny = 2", "--new", new, "-m", "t"]).await;
+        edit.expect_code(0);
+        assert!(edit.stdout.contains(note), "{edit:?}");
+        assert_eq!(project.text("a.py"), after);
+    }
+    project.write("a.py", before);
+    let refused = cli.run(&["edit", "a.py", "--old", "x = 1\ny = 2", "--new", "x = 1\n    y = 3", "-m", "t"]).await;
+    refused.expect_code(4);
+    assert!(refused.stderr.contains("    2 | ····x = 1\n    3 | ····y = 2"), "{refused:?}");
+    assert_eq!(project.text("a.py"), before);
+}

@@ -17,8 +17,8 @@ async fn a_slipped_quote_is_found_and_the_result_says_how() {
         .call(
             "verbatim/strReplace",
             json!({"uri": uri, "summary": "Start at 2",
-                   "oldStr": "     2→    let x = 1;\n     3→    run(x);\n",
-                   "newStr": "     2→    let x = 2;\n     3→    run(x);\n     4→    log(x);\n"}),
+                   "oldStr": "     1→fn main() {\n     2→    let x = 1;\n     3→    run(x);\n",
+                   "newStr": "     1→fn main() {\n     2→    let x = 2;\n     3→    run(x);\n     4→    log(x);\n"}),
         )
         .await
         .unwrap();

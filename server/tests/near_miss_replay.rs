@@ -16,11 +16,7 @@ use std::path::{Path, PathBuf};
 use common::Random;
 use serde_json::json;
 use verbatim::frontend::render::{self, Vocabulary};
-use verbatim::headless::{Headless, HeadlessOptions};
-use verbatim::service::access::Access;
 use verbatim::service::error::ErrorKind;
-use verbatim::service::registry::AgentInfo;
-use verbatim_engine::position::PositionEncoding;
 use verbatim_engine::quote::count_up_to;
 
 /// Files sampled, and quotes made from each.
@@ -89,32 +85,13 @@ fn slip(block: &str, kind: usize, random: &mut Random) -> Option<String> {
     Some(out)
 }
 
-fn headless(root: &Path) -> Headless {
-    Headless::new(HeadlessOptions {
-        agent: AgentInfo {
-            id: 0,
-            name: "replay".into(),
-            version: None,
-            connected_at: "2026-12-02T00:00:00Z".into(),
-            encoding: PositionEncoding::Utf32,
-            access: Access::ReadWrite,
-            options: Default::default(),
-        },
-        roots: vec![root.to_path_buf()],
-        cwd: root.to_path_buf(),
-        git_commit: false,
-        journal: None,
-        lock_dir: root.join(".locks"),
-    })
-}
-
 #[test]
 fn a_quote_with_one_slipped_letter_is_refused_and_shows_the_real_line() {
     let files = sources();
     assert!(!files.is_empty(), "no Rust sources to replay");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
-    let headless = headless(&root);
+    let headless = common::replay_headless(&root);
     let mut random = Random(0x2026_1202_0026_0001);
     let (mut cases, mut shown, mut two_regions) = (0usize, 0usize, 0usize);
     let mut lowest: Option<(f64, String)> = None;

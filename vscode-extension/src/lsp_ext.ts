@@ -202,7 +202,9 @@ export type Normalization =
     | "lineEndings"
     | "trailingWhitespace"
     | "indentation"
-    | "deletedTrailingNewline";
+    | "deletedTrailingNewline"
+    | "newTextKept"
+    | "newTextReindented";
 
 export interface EditResult extends DocumentResult {
     /** Only for an edit that went through the editor: what became of each hunk of the proposal. */
@@ -683,6 +685,8 @@ export interface ErrorData {
     hint?: string;
     /** `ambiguous`: what was ignored to find the matches. */
     normalizations?: Normalization[];
+    /** `ambiguous` with `reason` `"indentation"`: the matched lines as the document has them. */
+    matchedLines?: { line: number; text: string }[];
     /** `notFound`: the region most like the quote. */
     closest?: NearMiss;
     /** `notFound`: other regions nearly as close as `closest` (today at most one). */

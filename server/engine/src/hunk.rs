@@ -5,7 +5,11 @@
 //! match exactly once in its window. The window starts after the hunk's `@@` lines
 //! (each is the first line at or after the one before that equals it once trimmed,
 //! else that contains it) and, for `apply_patch`, after the hunk before it: the
-//! format lists hunks in file order. `*** End of File` requires the old lines to
+//! format lists hunks in file order. A hunk found more than once there is searched
+//! again up to the match of the next hunk, and applies only if exactly one match
+//! lies in between: the order narrows a search, it never picks. A match's new
+//! lines are indented by the rule of [`crate::normalize::decide_reading`], with
+//! context lines (written once) as the file's own. `*** End of File` requires the old lines to
 //! end the file, and since old lines are whole lines, a match must start a line
 //! (after its indentation, at most). The file's last line may lack a line break; a hunk that ends there
 //! keeps it that way. A hunk with no old lines inserts its new lines after its last
@@ -33,12 +37,21 @@ pub struct HunkRules {
 
 /// Plans every hunk of one file; one result per hunk, so that every failing hunk
 /// can be reported. The replacements of different hunks may still overlap.
+///
+/// In order (`apply_patch`), each hunk is searched after the match of the hunk
+/// before it; a hunk whose lines occur several times there is searched again
+/// between that match and the match of the next hunk that planned, and applies
+/// only if exactly one match lies in between. The order narrows a search, it never
+/// picks one of several matches.
 pub fn plan_hunks(text: &Rope, hunks: &[Hunk], rules: HunkRules) -> Vec<Result<Planned, PlanError>> {
+    let len = text.len_bytes();
     let mut start = 0;
-    hunks
+    let mut starts = Vec::with_capacity(hunks.len());
+    let mut results: Vec<Result<Planned, PlanError>> = hunks
         .iter()
         .map(|hunk| {
-            let planned = plan_hunk(text, hunk, start, rules.exact);
+            starts.push(start);
+            let planned = plan_hunk(text, hunk, start..len, rules.exact);
             if rules.in_order
                 && let Ok(planned) = &planned
             {
@@ -46,13 +59,30 @@ pub fn plan_hunks(text: &Rope, hunks: &[Hunk], rules: HunkRules) -> Vec<Result<P
             }
             planned
         })
-        .collect()
+        .collect();
+    if rules.in_order {
+        for index in 0..hunks.len() {
+            if !matches!(results[index], Err(PlanError::Ambiguous { .. })) {
+                continue;
+            }
+            let next_match = results[index + 1..].iter().find_map(|result| {
+                result.as_ref().ok()?.replacements.iter().map(|replacement| replacement.range.start).min()
+            });
+            if let Some(end) = next_match.filter(|end| *end > starts[index] && *end < len)
+                && let Ok(planned) = plan_hunk(text, &hunks[index], starts[index]..end, rules.exact)
+                && planned.replacements.iter().all(|replacement| replacement.range.end <= end)
+            {
+                results[index] = Ok(planned);
+            }
+        }
+    }
+    results
 }
 
-fn plan_hunk(text: &Rope, hunk: &Hunk, start: usize, exact: bool) -> Result<Planned, PlanError> {
+fn plan_hunk(text: &Rope, hunk: &Hunk, window: Range<usize>, exact: bool) -> Result<Planned, PlanError> {
     let len = text.len_bytes();
     let mut lookup = Lookup::new(text, exact);
-    let mut window = start.min(len)..len;
+    let mut window = window.start.min(window.end)..window.end.min(len);
     for context in &hunk.contexts {
         window.start = after_context(&mut lookup, text, context, window.clone())?;
     }
@@ -68,8 +98,15 @@ fn plan_hunk(text: &Rope, hunk: &Hunk, start: usize, exact: bool) -> Result<Plan
         let line_start = text.line_to_byte(text.byte_to_line(start));
         text.byte_slice(line_start..start).chars().all(|c| c == ' ' || c == '\t')
     };
+    // A match after some indentation is the whole line only when the hunk's first
+    // line shifts like its other lines.
     let at_end = |found: &mut normalize::Found| {
-        found.matches.retain(|found| at_line_start(found.range.start) && (!hunk.end_of_file || found.range.end == len));
+        let quote = found.quote.clone();
+        found.matches = std::mem::take(&mut found.matches)
+            .into_iter()
+            .filter(|found| at_line_start(found.range.start) && (!hunk.end_of_file || found.range.end == len))
+            .filter_map(|found| normalize::whole_lines(text, &quote, found))
+            .collect();
     };
     let mut found = lookup.find(&quote, window.clone());
     at_end(&mut found);
@@ -78,6 +115,10 @@ fn plan_hunk(text: &Rope, hunk: &Hunk, start: usize, exact: bool) -> Result<Plan
         let unterminated = joined(&hunk.old_lines);
         let mut last_lines = lookup.find(&unterminated, window.clone());
         last_lines.matches.retain(|found| at_line_start(found.range.start) && found.range.end == len);
+        last_lines.matches = std::mem::take(&mut last_lines.matches)
+            .into_iter()
+            .filter_map(|found| normalize::whole_lines(text, &unterminated, found))
+            .collect();
         if !last_lines.matches.is_empty() {
             quote = unterminated;
             new_text = joined(&hunk.new_lines);
@@ -85,7 +126,7 @@ fn plan_hunk(text: &Rope, hunk: &Hunk, start: usize, exact: bool) -> Result<Plan
         }
     }
     let only = lookup.only(QuoteField::OldLines, &found, &quote, window)?;
-    let new_text = lookup.adapt(&found, &only, &new_text);
+    let new_text = lookup.adapt(QuoteField::OldLines, &found, &only, &new_text, Some(&hunk.context))?;
     if text.byte_slice(only.range.clone()) == new_text.as_str() {
         return Err(PlanError::NoChange);
     }
@@ -168,7 +209,7 @@ mod tests {
 
     fn hunk(contexts: &[&str], old: &[&str], new: &[&str]) -> Hunk {
         let owned = |lines: &[&str]| lines.iter().map(|line| (*line).to_owned()).collect();
-        Hunk { line: 1, contexts: owned(contexts), old_lines: owned(old), new_lines: owned(new), end_of_file: false }
+        Hunk { line: 1, contexts: owned(contexts), old_lines: owned(old), new_lines: owned(new), ..Hunk::default() }
     }
 
     /// Plans the hunks of one file and checks the text, or the outcome of every hunk
@@ -277,7 +318,7 @@ mod tests {
             end_of_file in proptest::bool::ANY,
         ) {
             let rope = Rope::from_str(&text);
-            let hunk = Hunk { line: 1, contexts, old_lines: old, new_lines: new, end_of_file };
+            let hunk = Hunk { line: 1, contexts, old_lines: old, new_lines: new, end_of_file, context: Vec::new() };
             for in_order in [true, false] {
                 for planned in plan_hunks(&rope, std::slice::from_ref(&hunk), HunkRules { in_order, exact: false }).into_iter().flatten() {
                     for replacement in &planned.replacements {
@@ -290,10 +331,76 @@ mod tests {
     }
 
     #[test]
+    fn hunk_order_narrows_a_search_and_never_picks() {
+        // The second hunk's `x` occurs twice after the first hunk, but only once
+        // before the third hunk's match: it applies there.
+        let text = "a\nx\nb\nx\nc\nx\n";
+        check(
+            text,
+            &[hunk(&[], &["a"], &["A"]), hunk(&[], &["x"], &["y"]), hunk(&[], &["b"], &["B"])],
+            true,
+            Ok("A\ny\nB\nx\nc\nx\n"),
+        );
+        // Two matches between the neighbours' matches: still ambiguous.
+        check(
+            text,
+            &[hunk(&[], &["a"], &["A"]), hunk(&[], &["x"], &["y"]), hunk(&[], &["c"], &["C"])],
+            true,
+            Err(&["ok", "ambiguous oldLines [2..4, 6..8, 10..12]", "ok"]),
+        );
+        // SEARCH/REPLACE blocks have no order.
+        check(
+            text,
+            &[hunk(&[], &["a"], &["A"]), hunk(&[], &["x"], &["y"]), hunk(&[], &["b"], &["B"])],
+            false,
+            Err(&["ok", "ambiguous oldLines [2..4, 6..8, 10..12]", "ok"]),
+        );
+    }
+
+    const GO: &str = "func f() {\n\tif ok {\n\t\tx := 1\n\t\ty := 2\n\t}\n}\n";
+
+    #[test]
+    fn a_hunks_new_lines_are_kept_or_shifted_by_evidence() {
+        let expected = "func f() {\n\tif ok {\n\t\tx := 3\n\t\ty := 2\n\t}\n}\n";
+        // Context and removed lines lost a level, the added line did not: kept.
+        check(
+            GO,
+            &[hunk(&[], &["if ok {", "\tx := 1", "\ty := 2"], &["if ok {", "\t\tx := 3", "\ty := 2"])],
+            true,
+            Ok(expected),
+        );
+        // The whole hunk lost a level: shifted back.
+        check(
+            GO,
+            &[hunk(&[], &["if ok {", "\tx := 1", "\ty := 2"], &["if ok {", "\tx := 3", "\ty := 2"])],
+            true,
+            Ok(expected),
+        );
+        // A line added between two lines of the same level, context shifted, the
+        // added line as the file has it: only keeping it fits its neighbours.
+        check(
+            GO,
+            &[hunk(&[], &["\tx := 1", "\ty := 2"], &["\tx := 1", "\t\tz := 0", "\ty := 2"])],
+            true,
+            Ok("func f() {\n\tif ok {\n\t\tx := 1\n\t\tz := 0\n\t\ty := 2\n\t}\n}\n"),
+        );
+        // A line added one level deeper than both neighbours in one reading, and at
+        // their level in the other: both are well-formed, refused.
+        check(
+            "type T struct {\n}\n",
+            &[hunk(&[], &["  type T struct {", "  }"], &["  type T struct {", "  \tx int", "  }"])],
+            true,
+            Err(&["UndecidedIndentation { quote: OldLines, range: 0..18 }"]),
+        );
+    }
+
+    #[test]
     fn hunks_use_the_ladder() {
         check(
             "if x {\r\n\ty();  \r\n}\r\n",
-            &[hunk(&["if x {"], &["    y();"], &["    y();", "    z();"])],
+            // Two levels seen, so a tab is one level of four spaces (with one level
+            // seen, the width would be a guess: not found).
+            &[hunk(&[], &["if x {", "    y();"], &["if x {", "    y();", "    z();"])],
             true,
             Ok("if x {\r\n\ty();  \r\n\tz();\r\n}\r\n"),
         );

@@ -22,6 +22,8 @@ pub mod document;
 pub mod file_format;
 pub mod history;
 pub mod hunk;
+#[cfg(test)]
+mod indentation_properties;
 pub mod line_endings;
 pub mod merge;
 pub mod near_miss;

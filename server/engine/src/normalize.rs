@@ -14,8 +14,9 @@
 //! 3. `\r\n`, `\r` and `\n` compare equal;
 //! 4. spaces and tabs at the end of a line are ignored;
 //! 5. indentation is ignored, provided the document's lines are indented by one
-//!    uniform shift of the quote's: deeper or shallower by the same prefix, or the
-//!    same levels written with tabs instead of spaces (or back).
+//!    uniform shift of the quote's: deeper or shallower by the same prefix, or
+//!    levels written with tabs instead of spaces (or back), a tab as wide as the
+//!    step between two levels of the side in spaces (never a guessed width).
 //!
 //! The climb stops at the first rung where the quote matches at all. What to do
 //! with those matches is the caller's rule (unique, `occurrence`, `replaceAll`):
@@ -27,7 +28,17 @@
 //! the original text, so a replacement never reaches outside what was matched.
 //! [`adapt`] then writes the replacement in the document's own terms: lines the
 //! replacement keeps from the quote are taken from the document as they are, new
-//! lines get the document's line ending, indentation shift and typography.
+//! lines get the document's line ending and typography.
+//!
+//! Their indentation is a question only when rung 5 found the quote: the new text
+//! may be written for the file as it stands, or carry the quote's shift. One
+//! place, [`decide_reading`], answers it for every path (str_replace, replaceRange,
+//! batch entries, patch hunks, SEARCH/REPLACE blocks), from the lines around the
+//! match only: new lines that stand for a quote line must land on that line's
+//! indentation in the document; with none, runs of inserted lines must be
+//! well-formed after the line before them. The one reading that fits is taken and
+//! noted ([`Reading`]: "new text kept as written" or "re-indented by the quote's
+//! shift"); both or neither is refused, never picked.
 
 use std::collections::BTreeSet;
 use std::ops::Range;
@@ -40,7 +51,8 @@ use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
 use crate::quote::find_all;
 
 /// A way in which a quote or a replacement was adjusted. The first five are the
-/// rungs of the ladder, in order; the last is the deletion nicety of `plan.rs`.
+/// rungs of the ladder, in order; then the deletion nicety of `plan.rs`, and the
+/// two readings of a new text's indentation ([`Reading`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Normalization {
     LineNumbers,
@@ -50,6 +62,12 @@ pub enum Normalization {
     Indentation,
     /// An empty replacement of whole lines also removed the line break after them.
     DeletedTrailingNewline,
+    /// The quote was found by ignoring a shift of indentation, and the new text
+    /// already fit the file: it was written as sent.
+    NewTextKept,
+    /// The quote was found by ignoring a shift of indentation, and the new text
+    /// carried the same shift: it was moved by it.
+    NewTextReindented,
 }
 
 impl Normalization {
@@ -62,6 +80,8 @@ impl Normalization {
             Self::TrailingWhitespace => "trailingWhitespace",
             Self::Indentation => "indentation",
             Self::DeletedTrailingNewline => "deletedTrailingNewline",
+            Self::NewTextKept => "newTextKept",
+            Self::NewTextReindented => "newTextReindented",
         }
     }
 
@@ -74,6 +94,8 @@ impl Normalization {
             Self::TrailingWhitespace => "trailing whitespace",
             Self::Indentation => "indentation",
             Self::DeletedTrailingNewline => "the line break after deleted lines",
+            Self::NewTextKept => "new text kept as written (it already fit the file)",
+            Self::NewTextReindented => "new text re-indented by the quote's shift",
         }
     }
 }
@@ -111,7 +133,10 @@ impl Rules {
             Normalization::LineEndings => Self { line_endings: false, ..self },
             Normalization::TrailingWhitespace => Self { trailing_whitespace: false, ..self },
             Normalization::Indentation => Self { indentation: false, ..self },
-            Normalization::LineNumbers | Normalization::DeletedTrailingNewline => self,
+            Normalization::LineNumbers
+            | Normalization::DeletedTrailingNewline
+            | Normalization::NewTextKept
+            | Normalization::NewTextReindented => self,
         }
     }
 }
@@ -144,6 +169,9 @@ pub struct Match {
     pub used: BTreeSet<Normalization>,
     /// How the document's indentation differs from the quote's.
     pub shift: IndentShift,
+    /// The match starts a line and its first line shifts like the others, so the
+    /// first line counts when the new text's indentation is read.
+    pub anchored: bool,
 }
 
 /// Every match of `quote` in `window`: the exact ones if there are any, else (with
@@ -157,10 +185,14 @@ pub fn find(text: &Rope, quote: &str, window: Range<usize>, ladder: bool) -> Fou
                 range: start..start + quote.len(),
                 used: used.iter().copied().collect(),
                 shift: IndentShift::Same,
+                anchored: false,
             })
             .collect()
     };
-    let matches = exact(quote, &[]);
+    let mut matches = exact(quote, &[]);
+    if ladder {
+        matches = matches.into_iter().map(|found| into_indentation(text, quote, found)).collect();
+    }
     if !matches.is_empty() || !ladder {
         return Found { quote: quote.to_owned(), prefixes: None, matches };
     }
@@ -176,6 +208,39 @@ pub fn find(text: &Rope, quote: &str, window: Range<usize>, ladder: bool) -> Fou
     };
     let matches = climb(text, &quote, window, prefixes.is_some());
     Found { quote, prefixes, matches }
+}
+
+/// An exact match of a quote that starts with indentation, found inside a line's
+/// indentation (after more of it): a quote that starts with indentation quotes
+/// whole lines, so this is a quote shifted as on rung 5, and the match takes the
+/// whole line when every line shifts alike (otherwise it stays as found).
+fn into_indentation(text: &Rope, quote: &str, found: Match) -> Match {
+    if !starts_with_blank(quote) {
+        return found;
+    }
+    whole_lines(text, quote, found.clone()).unwrap_or(found)
+}
+
+/// A match of a quote of whole lines (a patch hunk's old lines) that starts after
+/// some indentation: the whole line, with the quote's first line shifted like the
+/// others, or `None` when its lines do not shift alike (the quote's first line is
+/// then not the document's line). A match at a line start is returned as it is.
+pub(crate) fn whole_lines(text: &Rope, quote: &str, found: Match) -> Option<Match> {
+    let line_start = text.line_to_byte(text.byte_to_line(found.range.start));
+    if line_start == found.range.start || !text.byte_slice(line_start..found.range.start).chars().all(is_blank) {
+        return Some(found);
+    }
+    let span = text.byte_slice(line_start..found.range.end).to_string();
+    let shift = IndentShift::between(quote, &span, true)?;
+    if shift == IndentShift::Same {
+        // Nothing but blanks to compare: the match stays as found.
+        return Some(found);
+    }
+    let mut used = found.used;
+    if shift != IndentShift::Same {
+        used.insert(Normalization::Indentation);
+    }
+    Some(Match { range: line_start..found.range.end, used, shift, anchored: true })
 }
 
 /// Rungs 2 to 5: the matches of the lowest rung that has any.
@@ -212,9 +277,16 @@ fn climb(text: &Rope, quote: &str, window: Range<usize>, stripped: bool) -> Vec<
         let anchored = rules.indentation && starts_with_blank(quote);
         let mut matches = Vec::new();
         for candidate in haystack_for_rung.candidates(&needle.text) {
-            if let Some(found) =
-                verify(haystack_for_rung, &haystack, quote, candidate, needle.text.len(), rules, anchored)
-            {
+            if let Some(found) = verify(
+                haystack_for_rung,
+                &haystack,
+                first_line_is_real,
+                quote,
+                candidate,
+                needle.text.len(),
+                rules,
+                anchored,
+            ) {
                 let mut used: BTreeSet<Normalization> = BTreeSet::new();
                 if stripped {
                     used.insert(Normalization::LineNumbers);
@@ -239,7 +311,7 @@ fn climb(text: &Rope, quote: &str, window: Range<usize>, stripped: bool) -> Vec<
                     used.insert(Normalization::Indentation);
                 }
                 let range = window.start + found.range.start..window.start + found.range.end;
-                matches.push(Match { range, used, shift: found.shift });
+                matches.push(Match { range, used, shift: found.shift, anchored: found.anchored });
             }
         }
         if !matches.is_empty() {
@@ -254,11 +326,14 @@ fn climb(text: &Rope, quote: &str, window: Range<usize>, stripped: bool) -> Vec<
 struct Verified {
     range: Range<usize>,
     shift: IndentShift,
+    anchored: bool,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn verify(
     canonical: &Canonical,
     haystack: &str,
+    first_line_is_real: bool,
     quote: &str,
     at: usize,
     len: usize,
@@ -274,12 +349,25 @@ fn verify(
     if end < start {
         return None;
     }
+    if rules.indentation && !anchored {
+        // A quote whose first line lost its indentation, found at the start of a line
+        // or after nothing but indentation: the match takes the whole line when the
+        // first line shifts like the others, so that the new text's first line is
+        // read like its other lines.
+        let line_start = haystack[..start].rfind(['\n', '\r']).map(|at| at + 1).or(first_line_is_real.then_some(0));
+        if let Some(line_start) = line_start
+            && haystack[line_start..start].chars().all(is_blank)
+            && let Some(shift) = IndentShift::between(quote, &haystack[line_start..end], true)
+        {
+            return Some(Verified { range: line_start..end, shift, anchored: true });
+        }
+    }
     let shift = if rules.indentation {
         IndentShift::between(quote, &haystack[start..end], anchored)?
     } else {
         IndentShift::Same
     };
-    Some(Verified { range: start..end, shift })
+    Some(Verified { range: start..end, shift, anchored })
 }
 
 fn starts_with_blank(text: &str) -> bool {
@@ -603,8 +691,9 @@ impl IndentShift {
     }
 
     /// Spaces for tabs (or back): the quote uses only one of them, the document only
-    /// the other. A width that keeps every level is taken first; otherwise exactly
-    /// one common tab width must make the levels differ by a uniform prefix.
+    /// the other. A tab is as wide as one level of the side written in spaces (its
+    /// smallest step, 2, 4 or 8), and after converting, the levels must differ by a
+    /// uniform prefix.
     fn conversion(pairs: &[(&str, &str)]) -> Option<Self> {
         let kind = |indents: &mut dyn Iterator<Item = &str>| -> Option<char> {
             let mut kind = None;
@@ -635,22 +724,51 @@ impl IndentShift {
             let then = Self::by_prefix(&converted?)?;
             Some(Self::Converted { from, width, then: Box::new(then) })
         };
-        let mut level_preserving =
-            pairs.iter().filter(|(quoted, found)| !quoted.is_empty() && !found.is_empty()).map(|(quoted, found)| {
-                if from == ' ' { quoted.len() / found.len().max(1) } else { found.len() / quoted.len().max(1) }
-            });
-        if let Some(shift) = level_preserving.next().filter(|width| *width > 0).and_then(fits)
-            && matches!(&shift, Self::Converted { then, .. } if **then == Self::Same)
-        {
-            return Some(shift);
-        }
-        let mut fitting = TAB_WIDTHS.into_iter().filter_map(fits);
-        let first = fitting.next()?;
-        if fitting.next().is_some() {
-            // Two tab widths explain the quote differently: the new lines' indentation would be a guess.
+        // The width is the unit of the side written in spaces (the smallest step
+        // between its levels), never a width that merely makes the lines fit: two
+        // tabs for two spaces is a shift of levels, not a tab of one space.
+        let spaces: BTreeSet<usize> =
+            pairs.iter().map(|(quoted, found)| if from == ' ' { quoted.len() } else { found.len() }).collect();
+        // The unit is the step between two levels seen, and every level a whole
+        // number of steps. With one level seen, the unit is unknown: a width that
+        // merely keeps that level would be a guess, so nothing is converted.
+        let unit = spaces.iter().zip(spaces.iter().skip(1)).map(|(low, high)| high - low).min()?;
+        if !TAB_WIDTHS.contains(&unit) || spaces.iter().any(|len| len % unit != 0) {
             return None;
         }
-        Some(first)
+        fits(unit)
+    }
+
+    /// The indentation a line written as `indent` gets in the document, when the
+    /// shift applies to it as it stands: `None` for a line shallower than the prefix
+    /// a shallower shift removes, or not written in the quote's kind of indentation.
+    fn apply_exactly(&self, indent: &str) -> Option<String> {
+        match self {
+            Self::Shallower(prefix) => indent.strip_prefix(prefix.as_str()).map(str::to_owned),
+            Self::Converted { from, width, then } => {
+                let other = if *from == ' ' { '\t' } else { ' ' };
+                if indent.chars().all(|c| c == other) {
+                    // Already in the document's kind of indentation.
+                    return then.apply_exactly(indent);
+                }
+                if indent.chars().any(|c| c != *from) || (*from == ' ' && !indent.len().is_multiple_of(*width)) {
+                    return None;
+                }
+                then.apply_exactly(&convert_indent(indent, *from, *width))
+            }
+            Self::Same | Self::Deeper(_) => Some(self.apply(indent)),
+        }
+    }
+
+    /// The same mapping of spaces to tabs (or back), without moving any level: how
+    /// new text kept as written is put in the document's kind of indentation.
+    fn units_only(&self) -> Self {
+        match self {
+            Self::Converted { from, width, .. } => {
+                Self::Converted { from: *from, width: *width, then: Box::new(Self::Same) }
+            }
+            Self::Same | Self::Deeper(_) | Self::Shallower(_) => Self::Same,
+        }
     }
 
     /// The indentation a replacement line written as `indent` gets in the document.
@@ -687,6 +805,308 @@ fn leading_blanks(line: &str) -> &str {
     &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
 }
 
+// --- The new text's indentation: kept as written, or shifted like the quote -----------
+
+/// How the new text's indentation was read, when its quote was found only by
+/// ignoring a shift of indentation. The new text is written either for the file as
+/// it stands, or in the quote's terms; the lines around the match decide which
+/// (see [`decide_reading`]), never a default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reading {
+    /// The new text already fits the file: written as sent.
+    Kept,
+    /// The new text carries the quote's shift: moved by the same shift.
+    Reindented,
+}
+
+impl Reading {
+    /// The note a result carries for this reading.
+    pub fn normalization(self) -> Normalization {
+        match self {
+            Self::Kept => Normalization::NewTextKept,
+            Self::Reindented => Normalization::NewTextReindented,
+        }
+    }
+}
+
+/// The new text's indentation fits both readings, or neither: refused, never guessed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UndecidedIndentation;
+
+/// What a match's neighbourhood says about new lines, beyond the match itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Surroundings<'a> {
+    /// The nearest non-blank line before the match (without its line break), if any.
+    pub before: Option<&'a str>,
+    /// The nearest non-blank line after the match (without its line break), if any.
+    pub after: Option<&'a str>,
+    /// Lines equal in quote and new text were written once (a patch hunk's context
+    /// lines): they say nothing about the new lines' indentation. In a str_replace,
+    /// the agent typed them twice, and how it typed them is evidence.
+    pub context_written_once: bool,
+    /// The match starts where a line does.
+    pub at_line_start: bool,
+    /// A patch hunk's context lines, as `(index among the quote's lines, index
+    /// among the new lines)`: they line up with each other, whatever else is equal.
+    /// Empty when the format does not mark them (the lines are then diffed).
+    pub context: &'a [(usize, usize)],
+}
+
+/// The line diff of a quote (`old` lines) and a new text (`new` lines): between
+/// the marked `context` pairs (when there are any and they fit), each stretch is
+/// diffed by `diff`, with offsets made absolute; otherwise the whole is. Between
+/// marked context lines, a removed line equal to an added one was typed twice:
+/// with `typed_twice_replaces`, such equal lines come out as replaced ones.
+fn aligned(
+    old: usize,
+    new: usize,
+    context: &[(usize, usize)],
+    typed_twice_replaces: bool,
+    diff: impl Fn(Range<usize>, Range<usize>) -> Vec<DiffOp>,
+) -> Vec<DiffOp> {
+    let fits = context.windows(2).all(|pair| pair[0].0 < pair[1].0 && pair[0].1 < pair[1].1)
+        && context.last().is_none_or(|(i, j)| *i < old && *j < new);
+    if context.is_empty() || !fits {
+        return diff(0..old, 0..new);
+    }
+    let mut ops = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    let stretch = |ops: &mut Vec<DiffOp>, old: Range<usize>, new: Range<usize>| {
+        let (old_start, new_start) = (old.start, new.start);
+        for op in diff(old, new) {
+            ops.push(match op {
+                DiffOp::Equal { old_index, new_index, len } if typed_twice_replaces => DiffOp::Replace {
+                    old_index: old_index + old_start,
+                    old_len: len,
+                    new_index: new_index + new_start,
+                    new_len: len,
+                },
+                DiffOp::Equal { old_index, new_index, len } => {
+                    DiffOp::Equal { old_index: old_index + old_start, new_index: new_index + new_start, len }
+                }
+                DiffOp::Delete { old_index, old_len, new_index } => {
+                    DiffOp::Delete { old_index: old_index + old_start, old_len, new_index: new_index + new_start }
+                }
+                DiffOp::Insert { old_index, new_index, new_len } => {
+                    DiffOp::Insert { old_index: old_index + old_start, new_index: new_index + new_start, new_len }
+                }
+                DiffOp::Replace { old_index, old_len, new_index, new_len } => DiffOp::Replace {
+                    old_index: old_index + old_start,
+                    old_len,
+                    new_index: new_index + new_start,
+                    new_len,
+                },
+            });
+        }
+    };
+    for &(context_old, context_new) in context {
+        stretch(&mut ops, i..context_old, j..context_new);
+        ops.push(DiffOp::Equal { old_index: context_old, new_index: context_new, len: 1 });
+        (i, j) = (context_old + 1, context_new + 1);
+    }
+    stretch(&mut ops, i..old, j..new);
+    ops
+}
+
+/// The role of one line of the new text in deciding the reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// It stands for the quote's line `i` (unchanged, or replacing it one for one).
+    Paired(usize),
+    /// It is the quote's line `i`, written once (a hunk's context line).
+    Context(usize),
+    /// A new line with no line of the quote to compare with.
+    Inserted,
+}
+
+/// Which reading the lines around a match support: `quote` and `span` are the
+/// quote's lines and the document's matched lines (one for one), `new` the new
+/// text's lines (all without line breaks); `anchored` says whether the first line
+/// of each starts a line of the document.
+///
+/// The rule, for each reading (kept: the new lines as sent, only put in the
+/// document's kind of indentation when `shift` maps spaces to tabs or back;
+/// reindented: moved by `shift`): a line of the new text that stands for a line of the quote (unchanged
+/// once indentation is ignored, or replacing it one for one) must land on that
+/// line's indentation in the document. When such lines exist they alone decide.
+/// When none do, the new lines are inserted ones: each run of them must be
+/// well-formed after the line before it in the result (or before the match): at
+/// its level or shallower, or one level (the file's own unit, read from the same
+/// lines) deeper when that line may open a block; with no line before, it says
+/// nothing. Exactly one reading passing decides it;
+/// both or neither is [`UndecidedIndentation`]. `Ok(None)`: there is nothing to
+/// decide (no non-blank new line has any indentation question).
+pub fn decide_reading(
+    quote: &[&str],
+    span: &[&str],
+    new: &[&str],
+    shift: &IndentShift,
+    anchored: bool,
+    surroundings: Surroundings<'_>,
+) -> Result<Option<Reading>, UndecidedIndentation> {
+    if *shift == IndentShift::Same {
+        return Ok(None);
+    }
+    let first_line_at_start = !anchored && surroundings.at_line_start;
+    let counts = |index: usize, line: &str| (index > 0 || anchored) && !line.chars().all(is_blank);
+    let quote = &quote[..quote.len().min(span.len())];
+    let trimmed = |lines: &[&str]| -> Vec<String> {
+        lines.iter().map(|line| line.trim_matches([' ', '\t']).to_owned()).collect()
+    };
+    let (quote_keys, new_keys) = (trimmed(quote), trimmed(new));
+    let deadline = Instant::now() + DIFF_TIMEOUT;
+    let mut roles = vec![Role::Inserted; new.len()];
+    for op in aligned(quote.len(), new.len(), surroundings.context, true, |old, new| {
+        capture_diff_slices_deadline(Algorithm::Myers, &quote_keys[old], &new_keys[new], Some(deadline))
+    }) {
+        match op {
+            DiffOp::Equal { old_index, new_index, len } => {
+                for offset in 0..len {
+                    let (i, j) = (old_index + offset, new_index + offset);
+                    let written_once = surroundings.context_written_once && quote[i] == new[j];
+                    roles[j] = if written_once { Role::Context(i) } else { Role::Paired(i) };
+                }
+            }
+            DiffOp::Replace { old_index, old_len, new_index, new_len } if old_len == new_len => {
+                for offset in 0..new_len {
+                    roles[new_index + offset] = Role::Paired(old_index + offset);
+                }
+            }
+            DiffOp::Delete { .. } | DiffOp::Insert { .. } | DiffOp::Replace { .. } => {}
+        }
+    }
+    // A match that starts a line with a first line that did not shift like the
+    // others (it has no indentation in quote and document alike): the new line that
+    // stands for it is written where it is, so it must have none either.
+    if first_line_at_start
+        && roles.iter().zip(new).any(|(role, line)| *role == Role::Paired(0) && !leading_blanks(line).is_empty())
+    {
+        return Err(UndecidedIndentation);
+    }
+    let paired: Vec<(usize, usize)> = roles
+        .iter()
+        .enumerate()
+        .filter_map(|(j, role)| match role {
+            Role::Paired(i) if counts(*i, quote[*i]) && counts(j, new[j]) => Some((*i, j)),
+            _ => None,
+        })
+        .collect();
+    let inserted: Vec<usize> = (0..new.len()).filter(|&j| roles[j] == Role::Inserted && counts(j, new[j])).collect();
+    if paired.is_empty() && inserted.is_empty() {
+        return Ok(None);
+    }
+    let kept = shift.units_only();
+    let written = |reading: Reading, line: &str| -> Option<String> {
+        let indent = leading_blanks(line);
+        match reading {
+            Reading::Kept => kept.apply_exactly(indent),
+            Reading::Reindented => shift.apply_exactly(indent),
+        }
+    };
+    // Readings that both fit and write every line alike leave nothing to decide
+    // (spaces for tabs at the same levels, say).
+    let same = paired.iter().map(|(_, j)| *j).chain(inserted.iter().copied()).all(|j| {
+        let kept = written(Reading::Kept, new[j]);
+        kept.is_some() && kept == written(Reading::Reindented, new[j])
+    });
+    let fits = |reading: Reading| -> bool {
+        if !paired.is_empty() {
+            return paired.iter().all(|&(i, j)| written(reading, new[j]).as_deref() == Some(leading_blanks(span[i])));
+        }
+        let unit = indent_unit(span, surroundings);
+        // The document's indentation of the line before (and after) each new line in
+        // the result: lines taken from the quote are the document's own.
+        // The document's line before (and after) a run of new lines in the result:
+        // lines taken from the quote are the document's own.
+        let neighbour = |j: usize, step: isize| -> Option<&str> {
+            let mut at = j as isize + step;
+            while at >= 0 && (at as usize) < new.len() {
+                let k = at as usize;
+                match roles[k] {
+                    Role::Paired(i) | Role::Context(i) if !span[i].chars().all(is_blank) => {
+                        // A first line that starts a line is the document's own, shifted or not.
+                        return (counts(i, span[i]) || (i == 0 && first_line_at_start)).then_some(span[i]);
+                    }
+                    Role::Inserted if !new[k].chars().all(is_blank) => return None,
+                    _ => {}
+                }
+                at += step;
+            }
+            if step < 0 { surroundings.before } else { surroundings.after }
+        };
+        // Each run of inserted lines, by its shallowest line.
+        let mut runs: Vec<Vec<usize>> = Vec::new();
+        for &j in &inserted {
+            match runs.last_mut() {
+                Some(run) if run.last().is_some_and(|&last| (last + 1..j).all(|k| roles[k] == Role::Inserted)) => {
+                    run.push(j)
+                }
+                _ => runs.push(vec![j]),
+            }
+        }
+        runs.iter().all(|run| {
+            let Some(indents) = run.iter().map(|&j| written(reading, new[j])).collect::<Option<Vec<String>>>() else {
+                return false;
+            };
+            let Some(shallowest) = indents.iter().min_by_key(|indent| indent.chars().count()) else { return false };
+            let first = run[0];
+            let before = neighbour(first, -1);
+            match before {
+                // At the level of the line before or shallower (a block closes), or one
+                // unit deeper than a line that may open a block.
+                Some(before) => {
+                    leading_blanks(before).starts_with(shallowest.as_str())
+                        || (may_open(before)
+                            && unit
+                                .as_deref()
+                                .is_some_and(|unit| *shallowest == format!("{}{unit}", leading_blanks(before))))
+                }
+                // Nothing before it to compare with: it tells neither reading apart.
+                None => true,
+            }
+        })
+    };
+    match (fits(Reading::Kept), fits(Reading::Reindented)) {
+        (true, false) => Ok(Some(Reading::Kept)),
+        (false, true) => Ok(Some(Reading::Reindented)),
+        (true, true) if same => Ok(None),
+        _ => Err(UndecidedIndentation),
+    }
+}
+
+/// Whether a line may be followed by a deeper one: it ends in a bracket, a colon,
+/// an operator or a comma (a block or a continuation), or in a word that opens a
+/// block in some language. Lines that end a statement (`x := 1`, `return y;`) may
+/// not: new lines one level deeper than such a line are not well-formed.
+fn may_open(line: &str) -> bool {
+    let line = line.trim_end();
+    line.ends_with(['{', '(', '[', ':', ',', '\\', '=', '+', '-', '*', '/', '&', '|', '.', '<', '>', '?'])
+        || ["do", "then", "else", "begin"]
+            .iter()
+            .any(|word| line.strip_suffix(word).is_some_and(|rest| rest.is_empty() || rest.ends_with([' ', '\t'])))
+}
+
+/// The file's own indentation unit, read from the matched lines and their
+/// neighbours: the smallest step between two consecutive non-blank lines where
+/// one indentation extends the other.
+fn indent_unit(span: &[&str], surroundings: Surroundings<'_>) -> Option<String> {
+    let indents: Vec<&str> = surroundings
+        .before
+        .into_iter()
+        .chain(span.iter().copied().filter(|line| !line.chars().all(is_blank)))
+        .chain(surroundings.after)
+        .map(leading_blanks)
+        .collect();
+    indents
+        .windows(2)
+        .filter_map(|pair| {
+            let (a, b) = if pair[0].len() < pair[1].len() { (pair[0], pair[1]) } else { (pair[1], pair[0]) };
+            b.strip_prefix(a).filter(|step| !step.is_empty())
+        })
+        .min_by_key(|step| step.len())
+        .map(str::to_owned)
+}
+
 // --- Writing the replacement ------------------------------------------------------------
 
 /// Where a match sits in the document.
@@ -718,19 +1138,55 @@ pub fn placement(text: &Rope, range: &Range<usize>) -> Placement {
     Placement { at_line_start, line_ending }
 }
 
+/// A replacement written in the document's terms, and how its indentation was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Adapted {
+    pub text: String,
+    /// `Some` when the quote was found by ignoring a shift of indentation and the
+    /// new text had lines whose indentation had to be read one way or the other.
+    pub reading: Option<Reading>,
+}
+
 /// The replacement for `found_match` (whose original text is `span`), written in the
 /// document's terms: line-number prefixes stripped, lines kept from the quote taken
 /// from the document as they are, new lines given the document's line ending,
-/// indentation shift and typography, each only when the match needed that rung.
-pub fn adapt(found: &Found, found_match: &Match, span: &str, replacement: &str, placement: Placement) -> String {
+/// indentation and typography, each only when the match needed that rung. When the
+/// quote was found by ignoring a shift of indentation, [`decide_reading`] says
+/// whether the new lines are kept as written or moved by the shift; when it cannot
+/// tell, the replacement is refused.
+pub fn adapt(
+    found: &Found,
+    found_match: &Match,
+    span: &str,
+    replacement: &str,
+    placement: Placement,
+    surroundings: Surroundings<'_>,
+) -> Result<Adapted, UndecidedIndentation> {
     let used = &found_match.used;
     let replacement = strip_if_used(replacement, found.prefixes, used);
     if used.iter().all(|step| *step == Normalization::LineNumbers) {
-        return replacement;
+        return Ok(Adapted { text: replacement, reading: None });
     }
+    let reading = if used.contains(&Normalization::Indentation) {
+        fn contents(text: &str) -> Vec<&str> {
+            split_lines(text).into_iter().map(|(content, _)| content).collect()
+        }
+        decide_reading(
+            &contents(&found.quote),
+            &contents(span),
+            &contents(&replacement),
+            &found_match.shift,
+            found_match.anchored,
+            Surroundings { at_line_start: placement.at_line_start, ..surroundings },
+        )?
+    } else {
+        None
+    };
+    let kept = found_match.shift.units_only();
+    let shift = if reading == Some(Reading::Kept) { &kept } else { &found_match.shift };
     let rewriter = Rewriter {
         used,
-        shift: &found_match.shift,
+        shift,
         typography: if used.contains(&Normalization::Typography) {
             Typography::between(&found.quote, span)
         } else {
@@ -746,10 +1202,15 @@ pub fn adapt(found: &Found, found_match: &Match, span: &str, replacement: &str, 
     // of nothing but indentation).
     let ops = if quote_lines.len() == span_lines.len() {
         let deadline = Instant::now() + DIFF_TIMEOUT;
-        capture_diff_slices_deadline(Algorithm::Myers, &quote_lines, &new_lines, Some(deadline))
+        aligned(quote_lines.len(), new_lines.len(), surroundings.context, reading == Some(Reading::Kept), |old, new| {
+            capture_diff_slices_deadline(Algorithm::Myers, &quote_lines[old], &new_lines[new], Some(deadline))
+        })
     } else {
         vec![DiffOp::Insert { old_index: 0, new_index: 0, new_len: new_lines.len() }]
     };
+    // The first line moves with the others only when it shifted like them: a quote
+    // whose first line was not part of the shift leaves that line where it is.
+    let first_line_shifts = placement.at_line_start && found_match.anchored;
     let mut out = String::with_capacity(replacement.len() + 16);
     for op in ops {
         match op {
@@ -761,13 +1222,13 @@ pub fn adapt(found: &Found, found_match: &Match, span: &str, replacement: &str, 
             DiffOp::Delete { .. } => {}
             DiffOp::Insert { new_index, new_len, .. } => {
                 for line in &new_lines[new_index..new_index + new_len] {
-                    let starts_line = !out.is_empty() || placement.at_line_start;
+                    let starts_line = !out.is_empty() || first_line_shifts;
                     out.push_str(&rewriter.line(line, starts_line));
                 }
             }
             DiffOp::Replace { old_index, old_len, new_index, new_len } => {
                 for (offset, line) in new_lines[new_index..new_index + new_len].iter().enumerate() {
-                    let starts_line = !out.is_empty() || placement.at_line_start;
+                    let starts_line = !out.is_empty() || first_line_shifts;
                     // A line rewritten in place keeps the document's characters where it
                     // keeps the quote's (a curly quote, a non-breaking space).
                     let kept = (offset < old_len)
@@ -785,24 +1246,56 @@ pub fn adapt(found: &Found, found_match: &Match, span: &str, replacement: &str, 
             }
         }
     }
-    out
+    Ok(Adapted { text: out, reading })
 }
 
 /// A replacement with no quote to line up with (the middle of a replaceRange),
 /// rewritten line by line for the normalizations `used` by its quotes; `samples`
-/// pairs each quote with the text it matched, to learn the document's typography.
+/// pairs each quote (`fromStr`, then `toStr`) with the text it matched, to learn
+/// the document's typography and, when indentation was ignored, to read the new
+/// text's indentation by the rule of [`decide_reading`] (`anchored`: the first
+/// quote's first line counts).
+#[allow(clippy::too_many_arguments)]
 pub fn adapt_whole(
     replacement: &str,
     prefixes: Option<PrefixStyle>,
     used: &BTreeSet<Normalization>,
     shift: &IndentShift,
+    anchored: bool,
     samples: &[(&str, &str)],
     placement: Placement,
-) -> String {
+    surroundings: Surroundings<'_>,
+) -> Result<Adapted, UndecidedIndentation> {
     let replacement = strip_if_used(replacement, prefixes, used);
     if used.iter().all(|step| *step == Normalization::LineNumbers) {
-        return replacement;
+        return Ok(Adapted { text: replacement, reading: None });
     }
+    let reading = if used.contains(&Normalization::Indentation) {
+        // The quotes' lines, in order; a later quote's first line may start mid-line,
+        // so only its other lines count.
+        let mut quote: Vec<&str> = Vec::new();
+        let mut matched: Vec<&str> = Vec::new();
+        for (index, (quoted, found)) in samples.iter().enumerate() {
+            let skip = usize::from(index > 0);
+            let (quoted, found) = (split_lines(quoted), split_lines(found));
+            let len = quoted.len().min(found.len());
+            quote.extend(quoted[..len].iter().skip(skip).map(|(content, _)| *content));
+            matched.extend(found[..len].iter().skip(skip).map(|(content, _)| *content));
+        }
+        let new: Vec<&str> = split_lines(&replacement).into_iter().map(|(content, _)| content).collect();
+        decide_reading(
+            &quote,
+            &matched,
+            &new,
+            shift,
+            anchored,
+            Surroundings { at_line_start: placement.at_line_start, ..surroundings },
+        )?
+    } else {
+        None
+    };
+    let kept = shift.units_only();
+    let shift = if reading == Some(Reading::Kept) { &kept } else { shift };
     let typography = if used.contains(&Normalization::Typography) {
         let quotes: Vec<&str> = samples.iter().map(|(quote, _)| *quote).collect();
         let spans: Vec<&str> = samples.iter().map(|(_, span)| *span).collect();
@@ -811,13 +1304,14 @@ pub fn adapt_whole(
         Typography::default()
     };
     let rewriter = Rewriter { used, shift, typography, placement };
-    split_lines(&replacement)
+    let text = split_lines(&replacement)
         .into_iter()
         .enumerate()
         .map(|(index, (content, terminator))| {
-            rewriter.line(&format!("{content}{terminator}"), index > 0 || placement.at_line_start)
+            rewriter.line(&format!("{content}{terminator}"), index > 0 || (placement.at_line_start && anchored))
         })
-        .collect()
+        .collect();
+    Ok(Adapted { text, reading })
 }
 
 fn strip_if_used(replacement: &str, prefixes: Option<PrefixStyle>, used: &BTreeSet<Normalization>) -> String {
@@ -1109,7 +1603,8 @@ mod tests {
     fn an_indented_quote_starts_where_the_line_starts() {
         let text = "fn a() {\n\tif x {\n\t\ty();\n\t}\n}\n";
         let found = find_in(text, "if x {\n\ty();\n}\n");
-        assert_eq!(ranges(&found), vec![10..27]);
+        // The quote's first line lost its indentation: the match takes the whole line.
+        assert_eq!(ranges(&found), vec![9..27]);
         assert_eq!(found.matches[0].shift, IndentShift::Deeper("\t".into()));
         let found = find_in(text, "  if x {\n    y();\n  }\n");
         assert_eq!(&text[found.matches[0].range.clone()], "\tif x {\n\t\ty();\n\t}\n");

@@ -78,6 +78,9 @@ pub struct Hunk {
     pub new_lines: Vec<String>,
     /// `*** End of File`: the old lines end the file.
     pub end_of_file: bool,
+    /// The context lines, as `(index in old_lines, index in new_lines)`, ascending:
+    /// written once, they line up with each other. Empty for SEARCH/REPLACE blocks.
+    pub context: Vec<(usize, usize)>,
 }
 
 /// A patch that cannot be read, and where.
@@ -327,11 +330,13 @@ fn parse_update(
             }
         };
         for _ in blanks.drain(..) {
+            hunk.context.push((hunk.old_lines.len(), hunk.new_lines.len()));
             hunk.old_lines.push(String::new());
             hunk.new_lines.push(String::new());
         }
         match kind {
             " " => {
+                hunk.context.push((hunk.old_lines.len(), hunk.new_lines.len()));
                 hunk.old_lines.push(rest.to_owned());
                 hunk.new_lines.push(rest.to_owned());
             }
@@ -443,8 +448,7 @@ fn parse_search_replace(lines: &[(usize, &str)]) -> Result<Vec<FileOperation>, P
         index = after_replace;
         consumed = index;
         previous_path = Some(path.clone());
-        let hunk =
-            Hunk { line: number, contexts: Vec::new(), old_lines: search, new_lines: replace, end_of_file: false };
+        let hunk = Hunk { line: number, old_lines: search, new_lines: replace, ..Hunk::default() };
         match operations.iter_mut().find(|operation| operation.path == path) {
             Some(FileOperation { change: FileChange::Replace { hunks }, .. }) => hunks.push(hunk),
             _ => {
@@ -487,9 +491,22 @@ fn block_part(
 mod tests {
     use super::*;
 
+    /// A hunk of an `apply_patch` patch; its context lines are the lines the old and
+    /// new lines share at their start and end (as in every test below).
     fn hunk(line: usize, contexts: &[&str], old: &[&str], new: &[&str]) -> Hunk {
         let owned = |lines: &[&str]| lines.iter().map(|line| (*line).to_owned()).collect();
-        Hunk { line, contexts: owned(contexts), old_lines: owned(old), new_lines: owned(new), end_of_file: false }
+        let head = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+        let tail = old[head..].iter().rev().zip(new[head..].iter().rev()).take_while(|(a, b)| a == b).count();
+        let context =
+            (0..head).map(|k| (k, k)).chain((0..tail).map(|k| (old.len() - tail + k, new.len() - tail + k))).collect();
+        Hunk {
+            line,
+            contexts: owned(contexts),
+            old_lines: owned(old),
+            new_lines: owned(new),
+            end_of_file: false,
+            context,
+        }
     }
 
     fn operation(line: usize, path: &str, change: FileChange) -> FileOperation {

@@ -18,7 +18,7 @@ use std::ops::Range;
 
 use ropey::Rope;
 
-use crate::normalize::{self, Found, IndentShift, Match, Normalization};
+use crate::normalize::{self, Found, IndentShift, Match, Normalization, Reading};
 
 /// Which field of a request a quote came from; errors name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,6 +146,13 @@ pub enum PlanError {
         first: usize,
         second: usize,
     },
+    /// The quote (at `range`) was found only by ignoring a shift of indentation, and
+    /// the new text's indentation fits both readings, or neither: kept as written,
+    /// or moved by the quote's shift. Refused, never guessed.
+    UndecidedIndentation {
+        quote: QuoteField,
+        range: Range<usize>,
+    },
     /// Parameters that contradict each other.
     Invalid {
         field: &'static str,
@@ -230,11 +237,38 @@ impl<'a> Lookup<'a> {
         }
     }
 
-    /// The replacement for one match, written in the document's terms.
-    pub(crate) fn adapt(&mut self, found: &Found, found_match: &Match, replacement: &str) -> String {
+    /// The replacement for one match, written in the document's terms. A patch
+    /// hunk passes its `context` lines (written once; possibly unmarked, empty).
+    pub(crate) fn adapt(
+        &mut self,
+        field: QuoteField,
+        found: &Found,
+        found_match: &Match,
+        replacement: &str,
+        context: Option<&[(usize, usize)]>,
+    ) -> Result<String, PlanError> {
         self.used.extend(found_match.used.iter().copied());
         let span = self.text.byte_slice(found_match.range.clone()).to_string();
-        normalize::adapt(found, found_match, &span, replacement, normalize::placement(self.text, &found_match.range))
+        let (before, after) = neighbour_lines(self.text, &found_match.range);
+        let surroundings = normalize::Surroundings {
+            before: before.as_deref(),
+            after: after.as_deref(),
+            context_written_once: context.is_some(),
+            at_line_start: false,
+            context: context.unwrap_or_default(),
+        };
+        let placement = normalize::placement(self.text, &found_match.range);
+        let adapted = normalize::adapt(found, found_match, &span, replacement, placement, surroundings)
+            .map_err(|_| PlanError::UndecidedIndentation { quote: field, range: found_match.range.clone() })?;
+        self.note(adapted.reading);
+        Ok(adapted.text)
+    }
+
+    /// Records how a new text's indentation was read.
+    fn note(&mut self, reading: Option<Reading>) {
+        if let Some(reading) = reading {
+            self.used.insert(reading.normalization());
+        }
     }
 
     /// The byte window left by `after` (unique in the document) and `before` (unique
@@ -351,11 +385,11 @@ fn plan_str_replace(text: &Rope, request: &StrReplace) -> Result<Planned, PlanEr
     };
     let replacements = selected
         .iter()
-        .map(|found_match| Replacement {
-            range: found_match.range.clone(),
-            new_text: lookup.adapt(&found, found_match, &request.new_str),
+        .map(|found_match| {
+            let new_text = lookup.adapt(quote, &found, found_match, &request.new_str, None)?;
+            Ok(Replacement { range: found_match.range.clone(), new_text })
         })
-        .collect();
+        .collect::<Result<Vec<_>, PlanError>>()?;
     lookup.finish(replacements, request.exact)
 }
 
@@ -386,9 +420,44 @@ fn plan_replace_range(text: &Rope, request: &ReplaceRange) -> Result<Planned, Pl
         (to_found.quote.as_str(), &span[span.len() - to.range.len()..]),
     ];
     let prefixes = from_found.prefixes.or(to_found.prefixes);
-    let new_text =
-        normalize::adapt_whole(&request.new_str, prefixes, &used, &shift, &samples, normalize::placement(text, &range));
-    lookup.finish(vec![Replacement { range, new_text }], request.exact)
+    let (before, after) = neighbour_lines(text, &range);
+    let surroundings = normalize::Surroundings {
+        before: before.as_deref(),
+        after: after.as_deref(),
+        context_written_once: false,
+        at_line_start: false,
+        context: &[],
+    };
+    let adapted = normalize::adapt_whole(
+        &request.new_str,
+        prefixes,
+        &used,
+        &shift,
+        from.anchored,
+        &samples,
+        normalize::placement(text, &range),
+        surroundings,
+    )
+    .map_err(|_| PlanError::UndecidedIndentation { quote: QuoteField::FromStr, range: range.clone() })?;
+    lookup.note(adapted.reading);
+    lookup.finish(vec![Replacement { range, new_text: adapted.text }], request.exact)
+}
+
+/// At most this many blank lines are passed over looking for a match's neighbours.
+const NEIGHBOUR_REACH: usize = 64;
+
+/// The nearest non-blank lines before and after `range` (those that do not overlap
+/// it, without their line breaks), read from the lines around it only.
+fn neighbour_lines(text: &Rope, range: &Range<usize>) -> (Option<String>, Option<String>) {
+    let content = |line: usize| -> Option<String> {
+        let content: String = text.line(line).chars().filter(|c| *c != '\n' && *c != '\r').collect();
+        (!content.trim_matches([' ', '\t']).is_empty()).then_some(content)
+    };
+    let first = text.byte_to_line(range.start);
+    let last = text.byte_to_line(range.end.saturating_sub(1).max(range.start));
+    let before = (first.saturating_sub(NEIGHBOUR_REACH)..first).rev().find_map(content);
+    let after = (last + 1..text.len_lines().min(last + 1 + NEIGHBOUR_REACH)).find_map(content);
+    (before, after)
 }
 
 fn non_empty(quote: &str, field: QuoteField) -> Result<(), PlanError> {
@@ -457,6 +526,7 @@ mod tests {
             PlanError::RangeOrder { quote } => format!("rangeOrder {quote}"),
             PlanError::Overlap { first, second } => format!("overlap {first} {second}"),
             PlanError::Invalid { field, .. } => format!("invalid {field}"),
+            PlanError::UndecidedIndentation { quote, .. } => format!("undecidedIndentation {quote}"),
         }
     }
 
@@ -713,7 +783,7 @@ mod tests {
                 "fn f() {\n    g();\n}\n",
                 "fn f() {\n    g();\n    h();\n}\n",
                 Ok("impl A {\n    fn f() {\n        g();\n        h();\n    }\n}\n"),
-                &["indentation"],
+                &["indentation", "newTextReindented"],
             ),
             (
                 tabs,
@@ -722,18 +792,106 @@ mod tests {
                 Ok("fn f() {\n\tif x {\n\t\tz();\n\t}\n}\n"),
                 &["indentation"],
             ),
-            ("a:\n  b\n  c\n", "    b\n    c\n", "    b\n    d\n", Ok("a:\n  b\n  d\n"), &["indentation"]),
+            (
+                "a:\n  b\n  c\n",
+                "    b\n    c\n",
+                "    b\n    d\n",
+                Ok("a:\n  b\n  d\n"),
+                &["indentation", "newTextReindented"],
+            ),
             // Not uniform: one line deeper, the other not.
             ("  a\n    b\n", "  a\n  b\n", "x", Err("notFound oldStr"), &[]),
             // Both lines match once indentation is ignored.
             (
                 "  x();\n    x();\n",
-                "\tx();\n",
+                " x();\n",
                 "y();\n",
                 Err("ambiguous oldStr [0..7, 7..16] ignoring indentation"),
                 &[],
             ),
         ]);
+    }
+
+    #[test]
+    fn the_new_texts_indentation_is_read_from_the_lines_around_it() {
+        let function = "def f():\n    x = 1\n    y = 2\n";
+        let tabs = "func f() {\n\tif ok {\n\t\tx := 1\n\t}\n}\n";
+        check_table(&[
+            // The quote lost its indentation, the new text did not: kept as written.
+            (
+                function,
+                "x = 1\ny = 2",
+                "    x = 10\n    y = 2",
+                Ok("def f():\n    x = 10\n    y = 2\n"),
+                &["indentation", "newTextKept"],
+            ),
+            // Both lost it the same way: moved by the quote's shift.
+            (
+                function,
+                "x = 1\ny = 2",
+                "x = 10\ny = 2",
+                Ok("def f():\n    x = 10\n    y = 2\n"),
+                &["indentation", "newTextReindented"],
+            ),
+            // A quote deeper than the file, new text as the file has it.
+            (
+                function,
+                "        x = 1\n        y = 2\n",
+                "    x = 1\n    y = 3\n",
+                Ok("def f():\n    x = 1\n    y = 3\n"),
+                &["indentation", "newTextKept"],
+            ),
+            // Spaces for the file's tabs at the same levels: the new text in either is
+            // mapped by the file's unit, and the readings agree.
+            (
+                tabs,
+                "    if ok {\n        x := 1\n    }\n",
+                "\tif ok {\n\t\tx := 2\n\t}\n",
+                Ok("func f() {\n\tif ok {\n\t\tx := 2\n\t}\n}\n"),
+                &["indentation"],
+            ),
+            (
+                tabs,
+                "    if ok {\n        x := 1\n    }\n",
+                "    if ok {\n        x := 2\n    }\n",
+                Ok("func f() {\n\tif ok {\n\t\tx := 2\n\t}\n}\n"),
+                &["indentation"],
+            ),
+            // Spaces for tabs and one level shallower, new text in tabs as the file has it.
+            (
+                tabs,
+                "if ok {\n    x := 1\n}\n",
+                "\tif ok {\n\t\tx := 2\n\t}\n",
+                Ok("func f() {\n\tif ok {\n\t\tx := 2\n\t}\n}\n"),
+                &["indentation", "newTextKept"],
+            ),
+            // The same quote, new text in its spaces: moved by the quote's shift.
+            (
+                tabs,
+                "if ok {\n    x := 1\n}\n",
+                "if ok {\n    x := 2\n}\n",
+                Ok("func f() {\n\tif ok {\n\t\tx := 2\n\t}\n}\n"),
+                &["indentation", "newTextReindented"],
+            ),
+            // One unchanged line as the quote has it, the other as the file has it:
+            // the evidence does not decide, refused.
+            (function, "x = 1\ny = 2", "x = 1\n    y = 3", Err("undecidedIndentation oldStr"), &[]),
+            // A replaced line indented like neither: refused.
+            (function, "x = 1\ny = 2", "  x = 10\n  y = 2", Err("undecidedIndentation oldStr"), &[]),
+        ]);
+        // replaceRange reads its quotes' lines the same way.
+        check_steps(
+            function,
+            Edit::ReplaceRange(range("x = 1\ny", "2", "    x = 3\n    y = 4")),
+            Ok("def f():\n    x = 3\n    y = 4\n"),
+            &["indentation", "newTextKept"],
+        );
+        check_steps(
+            function,
+            Edit::ReplaceRange(range("x = 1\ny", "2", "x = 3\ny = 4")),
+            Ok("def f():\n    x = 3\n    y = 4\n"),
+            &["indentation", "newTextReindented"],
+        );
     }
 
     #[test]
@@ -743,7 +901,7 @@ mod tests {
             "   1→def f():\n   2→  return \"x\"\n",
             "   1→def f():\n   2→  return \"y\"\n",
             Ok("def f():\r\n    return “y”\r\n"),
-            &["lineNumbers", "typography", "lineEndings", "trailingWhitespace", "indentation"],
+            &["lineNumbers", "typography", "lineEndings", "trailingWhitespace", "indentation", "newTextReindented"],
         )]);
         // The example of docs/protocol.md.
         check_table(&[(
@@ -751,7 +909,7 @@ mod tests {
             "     7→if ready {\n     8→    start();\n",
             "     7→if ready {\n     8→    start();\n     9→    log();\n",
             Ok("\tif ready {\r\n\t\tstart();  \r\n\t\tlog();\r\n\t}\r\n"),
-            &["lineNumbers", "lineEndings", "trailingWhitespace", "indentation"],
+            &["lineNumbers", "lineEndings", "trailingWhitespace", "indentation", "newTextReindented"],
         )]);
         check("a\r\nb\r\n", sr(StrReplace { exact: true, ..replace("a\nb", "c") }), Err("notFound oldStr"));
         let text = "fn a() {\n  x();\n}\nfn b() {\n  x();\n}\n";
@@ -865,15 +1023,20 @@ mod tests {
             let ascii = |body: &str| -> String {
                 body.chars().map(|c| match c { '“' | '”' => '"', '—' => '-', '\u{a0}' => ' ', c => c }).collect()
             };
+            let quote_indent = |indent: &str| -> String {
+                if deepen { format!("  {indent}") } else { indent[common.len()..].to_owned() }
+            };
             let quote_line = |i: usize, (indent, body, _, _): &(String, String, String, &str)| -> String {
-                let indent = if deepen { format!("  {indent}") } else { indent[common.len()..].to_owned() };
-                format!("{indent}tok{} {}", from + i, ascii(body).trim_end())
+                format!("{}tok{} {}", quote_indent(indent), from + i, ascii(body).trim_end())
             };
             let quote: String = block.iter().enumerate().map(|(i, line)| format!("{}\n", quote_line(i, line))).collect();
             let new: String = block
                 .iter()
                 .enumerate()
-                .map(|(i, line)| if i == changed { "    CHANGED\n".to_owned() } else { format!("{}\n", quote_line(i, line)) })
+                .map(|(i, line)| {
+                    // The changed line keeps its indentation, in the quote's terms.
+                    if i == changed { format!("{}CHANGED\n", quote_indent(&line.0)) } else { format!("{}\n", quote_line(i, line)) }
+                })
                 .collect();
             let rope = Rope::from_str(&text);
             let planned = plan(&rope, &sr(replace(&quote, &new)));

@@ -277,12 +277,24 @@ fn document(out: &mut String, document: &DocumentResult, applied: bool, dry_run:
     } else {
         let _ = writeln!(out, "{name}: applied {} ({}){end}", where_to(via), rev_change(document));
     }
-    if !document.normalizations.is_empty() {
+    // How the new text's indentation was read is a note of its own, not something ignored.
+    let (readings, ignored): (Vec<&String>, Vec<&String>) =
+        document.normalizations.iter().partition(|name| name.starts_with("newText"));
+    if !ignored.is_empty() {
+        let ignored: Vec<&str> = ignored.iter().map(|name| name.as_str()).collect();
         let _ = writeln!(
             out,
             "(quoted almost verbatim; found by ignoring: {}. Quote exactly next time.)",
-            document.normalizations.join(", ")
+            ignored.join(", ")
         );
+    }
+    for reading in readings {
+        let note = match reading.as_str() {
+            "newTextKept" => "new text kept as written: it already fit the file's indentation",
+            "newTextReindented" => "new text re-indented by the quote's shift, like the quote",
+            other => other,
+        };
+        let _ = writeln!(out, "({note}.)");
     }
     if document.rebased && applied {
         let _ = writeln!(

@@ -90,7 +90,54 @@ pub fn plan_error(error: PlanError, context: Context<'_>) -> ProtocolError {
         )
         .with("edits", json!([first, second])),
         PlanError::Invalid { field, message } => ProtocolError::invalid_params(Some(field), message),
+        PlanError::UndecidedIndentation { quote, range } => undecided_indentation(quote, &range, context),
     }
+}
+
+/// At most this many lines of a match are shown when its new text's indentation
+/// is refused.
+const MAX_SHOWN_LINES: usize = 40;
+
+/// A quote found only by ignoring indentation, whose new text could be read as
+/// written for the file or as shifted like the quote: the real lines, with their
+/// indentation made visible, so that the next try is exact.
+fn undecided_indentation(quote: QuoteField, range: &Range<usize>, context: Context<'_>) -> ProtocolError {
+    let Context { text, label, .. } = context;
+    let first = text.byte_to_line(range.start);
+    let last = text.byte_to_line(range.end.saturating_sub(1).max(range.start));
+    let lines: Vec<(usize, String)> = (first..=last.min(first + MAX_SHOWN_LINES - 1))
+        .map(|line| (line + 1, text.line(line).chars().filter(|c| *c != '\n' && *c != '\r').collect()))
+        .collect();
+    let visible: Vec<String> = lines
+        .iter()
+        .map(|(number, content)| {
+            let body = content.trim_start_matches([' ', '\t']);
+            let indent: String =
+                content[..content.len() - body.len()].chars().map(|c| if c == '\t' { '→' } else { '·' }).collect();
+            format!("{number:>5} | {indent}{body}")
+        })
+        .collect();
+    let new_field = if quote == QuoteField::OldLines { "the hunk's new lines" } else { "newStr" };
+    ProtocolError::new(
+        ErrorKind::Ambiguous,
+        format!(
+            "{quote} was found in {label} (lines {}-{}) only by ignoring indentation, and the indentation of \
+             {new_field} does not say whether it is written for the file as it stands or shifted like the quote \
+             (both readings fit, or neither): nothing was written. The lines as {label} has them (· is a space, \
+             → a tab):\n{}\nResend {quote} with this indentation, and {new_field} indented the way the file is.",
+            first + 1,
+            last + 1,
+            visible.join("\n")
+        ),
+    )
+    .with("quote", quote.as_str())
+    .with("reason", "indentation")
+    .with("matchCount", 1)
+    .with("hint", "quote the lines with their real indentation, and indent the new text the same way")
+    .with(
+        "matchedLines",
+        lines.iter().map(|(number, content)| json!({"line": number, "text": content})).collect::<Vec<_>>(),
+    )
 }
 
 /// At most this many lines are listed where a quote occurs outside its window.

@@ -17,6 +17,27 @@ use tokio::sync::{mpsc, oneshot};
 
 pub const TIMEOUT: Duration = Duration::from_secs(20);
 
+/// A headless front-end for replays: one read-write agent named `replay`, the
+/// files under `root`, no journal and no git.
+pub fn replay_headless(root: &Path) -> verbatim::headless::Headless {
+    verbatim::headless::Headless::new(verbatim::headless::HeadlessOptions {
+        agent: verbatim::service::registry::AgentInfo {
+            id: 0,
+            name: "replay".into(),
+            version: None,
+            connected_at: "2026-12-02T00:00:00Z".into(),
+            encoding: verbatim_engine::position::PositionEncoding::Utf32,
+            access: verbatim::service::access::Access::ReadWrite,
+            options: Default::default(),
+        },
+        roots: vec![root.to_path_buf()],
+        cwd: root.to_path_buf(),
+        git_commit: false,
+        journal: None,
+        lock_dir: root.join(".locks"),
+    })
+}
+
 /// A tiny deterministic generator (xorshift), so that runs are repeatable.
 pub struct Random(pub u64);
 
