@@ -24,6 +24,8 @@ Cases (what each proves):
   left out with a reason; the model reads the reason, the disk holds the kept hunk.
 - gemini -p --yolo, Neovim confirm: its replace rejected with a reason; nothing written,
   the model reads the reason.
+- gemini -p --yolo, Neovim confirm: one hunk of its replace kept; the disk holds it, and
+  the model reads the reason (through the AfterTool hook setup installs).
 """
 
 import argparse
@@ -275,6 +277,37 @@ def case_gemini_yolo_rejected(case):
     check(read(b) == EIGHT, f"nothing written: {read(b)!r}")
 
 
+def case_gemini_yolo_partial(case):
+    case.xdg_runtime = os.path.join(case.root, "xdg")
+    os.makedirs(case.xdg_runtime, mode=0o700)
+    write(os.path.join(case.home, ".gemini/settings.json"), json.dumps(GEMINI_SETTINGS))
+    b = case.path("b.txt")
+    write(b, EIGHT)
+    nvim = neovim(case, ["b.txt"], "confirm")
+    env = case.env(XDG_RUNTIME_DIR=case.xdg_runtime, VERBATIM_RUNTIME_DIR=None)
+    setup_ok(case, "gemini-cli", "--trust", "--write", env=env)
+    thread, errors = person(nvim, lambda: nvim.lua('return e2e.accept_leaving_out(2, "eighth stays lower case")'))
+    new = EIGHT.replace("first", "FIRST").replace("eighth", "EIGHTH")
+    port, log = case.model([
+        {"tool_call": {"name": "replace", "input": {"file_path": b, "instruction": "Shout the ends",
+                                                    "old_string": EIGHT, "new_string": new}}},
+        {"expect": ["Their reason: eighth stays lower case", "+EIGHTH"], "text": "OK."},
+    ], module="model_protocols.py")
+    env = case.env(GEMINI_API_KEY="any", GOOGLE_GEMINI_BASE_URL=f"http://127.0.0.1:{port}", REMOTE_CONTAINERS="true",
+                   XDG_RUNTIME_DIR=case.xdg_runtime, VERBATIM_RUNTIME_DIR=None)
+    done = subprocess.run([NODE, agent_bin("gemini-cli"), "-p", "Shout the ends of b.txt", "--yolo"],
+                          cwd=case.project, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=300)
+    thread.join(5)
+    check(not errors, f"the reviewer: {errors}")
+    check(done.returncode == 0, f"gemini -p exited {done.returncode}: {done.stdout[-2000:]}{done.stderr[-2000:]}")
+    check(not mismatches(log), f"{mismatches(log)}")
+    check(read(b) == EIGHT.replace("first", "FIRST"), f"the disk holds the kept hunk only: {read(b)!r}")
+    wait_until(lambda: nvim.buffer("b.txt") == EIGHT.replace("first", "FIRST"), "the buffer")
+    time.sleep(1.5)
+    check(nvim.lua("return e2e.pending()") == 0, "no second review of Gemini CLI's write")
+
+
 CASES = [
     ("codex exec, Neovim confirm: one hunk kept, one left out with a reason", case_codex_partial),
     ("codex exec, Neovim confirm: rejected with a reason, nothing written", case_codex_rejected),
@@ -284,6 +317,8 @@ CASES = [
     ("claude -p acceptEdits, Neovim confirm: its Edit reviewed, the reason reaches the model",
      case_claude_accept_edits_partial),
     ("gemini -p --yolo, Neovim confirm: its replace rejected, the reason reaches the model", case_gemini_yolo_rejected),
+    ("gemini -p --yolo, Neovim confirm: one hunk kept, the reason reaches the model (AfterTool)",
+     case_gemini_yolo_partial),
 ]
 
 

@@ -7,7 +7,9 @@
 //! matcher names and the timeout's unit:
 //! - Codex: `PreToolUse` on `apply_patch`, seconds;
 //! - Claude Code: `PreToolUse` on `Edit|Write|MultiEdit`, seconds;
-//! - Gemini CLI: `BeforeTool` on `replace|write_file`, milliseconds;
+//! - Gemini CLI: `BeforeTool` on `replace|write_file`, milliseconds; and `AfterTool` on
+//!   the same tools, which passes the model what a partly kept write left out (its
+//!   `BeforeTool` allow cannot say it);
 //! - Qwen Code: `PreToolUse` on `edit|write_file` (its tools' names; a matcher also
 //!   matches their aliases), seconds (a value of 1000 or more is still read as
 //!   milliseconds, its old unit).
@@ -57,16 +59,31 @@ impl HookSpec {
             Agent::QwenCode => Self { event: "PreToolUse", matcher: "edit|write_file", timeout: TOOL_TIMEOUT_SECS },
         }
     }
+
+    /// Every hook the agent gets: the pre-write one first, then any that follow it.
+    pub fn all(agent: Agent) -> Vec<Self> {
+        let mut specs = vec![Self::of(agent)];
+        if agent == Agent::GeminiCli {
+            specs.push(Self { event: "AfterTool", matcher: "replace|write_file", timeout: AFTER_TOOL_TIMEOUT_MS });
+        }
+        specs
+    }
 }
+
+/// Gemini CLI's `AfterTool` run only reads a note the `BeforeTool` run left: quick.
+const AFTER_TOOL_TIMEOUT_MS: u64 = 10_000;
 
 /// The command the agent runs, spelled as the MCP server's command is.
 pub fn command(options: &SetupOptions) -> String {
     format!("{} hook {}", options.command, options.agent.name())
 }
 
-/// Our group, as `setup` writes it.
+/// Our group for the pre-write event, as `setup` writes it.
 pub fn group(options: &SetupOptions) -> Value {
-    let spec = HookSpec::of(options.agent);
+    group_of(options, HookSpec::of(options.agent))
+}
+
+fn group_of(options: &SetupOptions, spec: HookSpec) -> Value {
     json!({
         "matcher": spec.matcher,
         "hooks": [{"type": "command", "command": command(options), "timeout": spec.timeout}],
@@ -87,7 +104,12 @@ fn is_ours(command: &str, agent: Agent) -> bool {
 /// Where our handler is: the index of its group in `hooks.EVENT` and its index in
 /// that group's `hooks`.
 pub fn find(root: &Map<String, Value>, agent: Agent) -> Option<(usize, usize)> {
-    let groups = root.get("hooks")?.get(HookSpec::of(agent).event)?.as_array()?;
+    find_in(root, agent, HookSpec::of(agent))
+}
+
+/// Where our handler for `spec`'s event is, as [`find`].
+pub fn find_in(root: &Map<String, Value>, agent: Agent, spec: HookSpec) -> Option<(usize, usize)> {
+    let groups = root.get("hooks")?.get(spec.event)?.as_array()?;
     groups.iter().enumerate().find_map(|(group_index, group)| {
         let handlers = group.get("hooks")?.as_array()?;
         let handler_index = handlers.iter().position(|handler| {
@@ -104,7 +126,11 @@ pub fn find(root: &Map<String, Value>, agent: Agent) -> Option<(usize, usize)> {
 /// theirs: left as it is. Refuses, with the reason, when `hooks` or its event holds
 /// something else than what the agent reads there.
 pub fn merge(root: &mut Map<String, Value>, options: &SetupOptions) -> Result<(), String> {
-    let event = HookSpec::of(options.agent).event;
+    HookSpec::all(options.agent).into_iter().try_for_each(|spec| merge_spec(root, options, spec))
+}
+
+fn merge_spec(root: &mut Map<String, Value>, options: &SetupOptions, spec: HookSpec) -> Result<(), String> {
+    let event = spec.event;
     let hooks = root.entry("hooks").or_insert_with(|| json!({}));
     let Value::Object(hooks) = hooks else {
         return Err("its \"hooks\" is not an object".into());
@@ -113,7 +139,7 @@ pub fn merge(root: &mut Map<String, Value>, options: &SetupOptions) -> Result<()
     let Value::Array(groups) = groups else {
         return Err(format!("its \"hooks\".\"{event}\" is not a list"));
     };
-    let ours = group(options);
+    let ours = group_of(options, spec);
     let alone = |group: &Value| {
         group.get("hooks").and_then(Value::as_array).is_some_and(|handlers| {
             handlers.len() == 1

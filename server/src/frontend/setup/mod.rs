@@ -700,22 +700,27 @@ fn requirements(options: &SetupOptions) -> Result<Vec<Requirement>, SetupError> 
 /// The hook is there and, for Codex, trusted (that it runs is checked apart: it takes
 /// a process).
 fn hook_requirements(options: &SetupOptions, files: &Files) -> Vec<Requirement> {
-    let spec = hook::HookSpec::of(options.agent);
     let root = match json_at(&files.hooks) {
         Value::Object(root) => root,
         _ => serde_json::Map::new(),
     };
     let found = hook::find(&root, options.agent);
-    let mut out = vec![Requirement::new(
-        files.hooks.clone(),
-        format!(
-            "the pre-write hook (hooks.{}, matcher \"{}\": `{}`)",
-            spec.event,
-            spec.matcher,
-            hook::command(options)
-        ),
-        found.is_some(),
-    )];
+    let mut out: Vec<Requirement> = hook::HookSpec::all(options.agent)
+        .into_iter()
+        .enumerate()
+        .map(|(index, spec)| {
+            let what = if index == 0 {
+                "the pre-write hook"
+            } else {
+                "the hook after the write (tells the model what was left out)"
+            };
+            Requirement::new(
+                files.hooks.clone(),
+                format!("{what} (hooks.{}, matcher \"{}\": `{}`)", spec.event, spec.matcher, hook::command(options)),
+                hook::find_in(&root, options.agent, spec).is_some(),
+            )
+        })
+        .collect();
     if options.agent == Agent::Codex
         && let Some((group, handler)) = found
     {

@@ -218,7 +218,7 @@ fn gemini_cli_gets_the_server_with_its_timeout() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("home/.gemini/settings.json")).unwrap()).unwrap();
     assert_eq!(
         settings,
-        json!({"theme": "dark", "mcpServers": {"verbatim": {"command": "verbatim", "args": ["mcp", "--no-headless-writes"], "timeout": 600000, "trust": true}}, "hooks": {"BeforeTool": [{"matcher": "replace|write_file", "hooks": [{"type": "command", "command": "verbatim hook gemini-cli", "timeout": 600000}]}]}})
+        json!({"theme": "dark", "mcpServers": {"verbatim": {"command": "verbatim", "args": ["mcp", "--no-headless-writes"], "timeout": 600000, "trust": true}}, "hooks": {"BeforeTool": [{"matcher": "replace|write_file", "hooks": [{"type": "command", "command": "verbatim hook gemini-cli", "timeout": 600000}]}], "AfterTool": [{"matcher": "replace|write_file", "hooks": [{"type": "command", "command": "verbatim hook gemini-cli", "timeout": 10000}]}]}})
     );
 }
 
