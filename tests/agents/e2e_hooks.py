@@ -22,6 +22,9 @@ Cases (what each proves):
 - codex exec, no editor: the hook gives no decision, Codex writes as it would alone.
 - claude -p --permission-mode acceptEdits, Neovim confirm: its Edit reviewed, one hunk
   left out with a reason; the model reads the reason, the disk holds the kept hunk.
+- claude interactive (tmux), default mode, connected to Neovim as its IDE: exactly one
+  review (the hook's: its allow skips Claude Code's prompt, so no openDiff), no prompt in
+  the terminal, the reason in the model's next request.
 - gemini -p --yolo, Neovim confirm: its replace rejected with a reason; nothing written,
   the model reads the reason.
 - gemini -p --yolo, Neovim confirm: one hunk of its replace kept; the disk holds it, and
@@ -39,8 +42,9 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import claude_tmux  # noqa: E402
 import e2e_agents as harness  # noqa: E402
-from e2e_agents import (CLAUDE_ENV, CODEX_CONFIG, GEMINI_SETTINGS, NODE, Case, Failure, Neovim,  # noqa: E402
+from e2e_agents import (BASE_PATH, CLAUDE_ENV, CODEX_CONFIG, GEMINI_SETTINGS, NODE, Case, Failure, Neovim,  # noqa: E402
                         agent_bin, check, mismatches, read, requests, setup_ok, wait_until, write)
 
 NVIM_EXTRA = r"""
@@ -308,6 +312,42 @@ def case_gemini_yolo_partial(case):
     check(nvim.lua("return e2e.pending()") == 0, "no second review of Gemini CLI's write")
 
 
+def case_claude_interactive_ide_one_review(case):
+    case.xdg_runtime = os.path.join(case.root, "xdg")
+    os.makedirs(case.xdg_runtime, mode=0o700)
+    b = case.path("b.txt")
+    write(b, EIGHT)
+    nvim = neovim(case, ["b.txt"], "confirm")
+    setup_ok(case, "claude-code", "--write", env=case.env(XDG_RUNTIME_DIR=case.xdg_runtime, VERBATIM_RUNTIME_DIR=None))
+    script = [
+        {"tool_use": {"name": "Read", "input": {"file_path": b}}},
+        {"tool_use": {"name": "Edit", "input": {"file_path": b, "old_string": EIGHT, "new_string":
+                                                EIGHT.replace("first", "FIRST").replace("eighth", "EIGHTH")}}},
+        {"text": "Done."},
+    ]
+    env = {"XDG_RUNTIME_DIR": case.xdg_runtime, "VERBATIM_STATE_DIR": case.state,
+           "PATH": f"{case.bin}:{os.path.dirname(agent_bin('claude-code'))}:{BASE_PATH}", "ENABLE_TOOL_SEARCH": "false"}
+    session = claude_tmux.Session.start(cwd=case.project, script=script, env=env, home=case.home,
+                                        binary=agent_bin("claude-code"), claude_args=["--ide"],
+                                        name=f"vbhook-{os.getpid()}")
+    case.cleanups.append(session.stop)
+    session.wait_ide("Neovim (Verbatim)", timeout=30)
+    session.send_text("Shout the ends of b.txt")
+    wait_until(lambda: nvim.lua("return e2e.pending()") > 0, "the review", timeout=60)
+    time.sleep(1.0)  # an openDiff as well would be a second review by now
+    check(nvim.lua("return e2e.pending()") == 1, "one review, not the hook's and openDiff's")
+    nvim.lua('return e2e.accept_leaving_out(1, "first stays lower case")')
+    session.wait_for(r"Done\.", timeout=60)
+    screen = session.capture(history=True)
+    check("Do you want to make this edit" not in screen, f"Claude Code asked in the terminal too:\n{screen}")
+    log = read(os.path.join(case.root, "verbatim-lsp.log"))
+    check("openDiff" not in log, "no openDiff: the hook's allow skipped Claude Code's prompt")
+    told = json.dumps(session.requests("main")[-1]["body"])
+    check("Their reason: first stays lower case" in told, "the model's next request carries the reason")
+    check(read(b) == EIGHT.replace("eighth", "EIGHTH"), f"the disk holds the kept hunk only: {read(b)!r}")
+    check(not session.mismatches(), f"{session.mismatches()}")
+
+
 CASES = [
     ("codex exec, Neovim confirm: one hunk kept, one left out with a reason", case_codex_partial),
     ("codex exec, Neovim confirm: rejected with a reason, nothing written", case_codex_rejected),
@@ -316,6 +356,8 @@ CASES = [
     ("codex exec, no editor: no decision, Codex writes as usual", case_codex_no_editor),
     ("claude -p acceptEdits, Neovim confirm: its Edit reviewed, the reason reaches the model",
      case_claude_accept_edits_partial),
+    ("claude interactive (default mode) connected as IDE: one review, by the hook, the reason reaches the model",
+     case_claude_interactive_ide_one_review),
     ("gemini -p --yolo, Neovim confirm: its replace rejected, the reason reaches the model", case_gemini_yolo_rejected),
     ("gemini -p --yolo, Neovim confirm: one hunk kept, the reason reaches the model (AfterTool)",
      case_gemini_yolo_partial),

@@ -80,7 +80,7 @@ pub fn proposed(input: &Value, cwd: &Path) -> Result<Option<Proposed>, String> {
     }
     let asks =
         matches!(input.get("permission_mode").and_then(Value::as_str), Some("untrusted" | "on-request" | "default"));
-    Ok(Some(Proposed { files, summary: format!("Codex: apply_patch {}", names.join(", ")), asks, exact }))
+    Ok(Some(Proposed { files, summary: format!("apply_patch {}", names.join(", ")), asks, exact }))
 }
 
 /// The text after the hunks, and whether they all matched exactly.

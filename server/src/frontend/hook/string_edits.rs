@@ -77,7 +77,7 @@ pub fn proposed(agent: HookAgent, input: &Value, cwd: &Path) -> Result<Option<Pr
     let name = path.file_name().map_or_else(|| spelled.to_owned(), |name| name.to_string_lossy().into_owned());
     Ok(Some(Proposed {
         files: vec![ProposedWrite { path, spelled: spelled.to_owned(), disk, text: Some(new_text) }],
-        summary: format!("{}: {tool} {name}", agent.display_name()),
+        summary: format!("{tool} {name}"),
         asks: asks(agent, input),
         exact: true,
     }))
