@@ -16,6 +16,8 @@ Cases (what each proves):
   plus the kept hunk, the buffer that plus the unsaved line, still modified, no second
   review, and the model's next request carries the person's reason.
 - codex exec, a full rejection: nothing written, the reason in the model's next request.
+- the Codex TUI under tmux (setup's recorded trust: no "Hooks need review"): a rejection
+  with a reason; nothing written, the reason in the model's next request.
 - codex exec, a patch that adds a file and updates another: one review, both written.
 - codex exec, Neovim auto (Codex never asks, the editor does not either): the change
   lands in the live buffer at once, merged over the unsaved line, and on disk.
@@ -81,8 +83,11 @@ def codex_case(case):
     os.makedirs(case.xdg_runtime, mode=0o700)
 
 
-def codex_env(case, port):
-    write(os.path.join(case.codex_home, "config.toml"), CODEX_CONFIG.format(port=port))
+def codex_env(case, port, model=None):
+    config = CODEX_CONFIG.format(port=port)
+    if model:
+        config = config.replace('model = "gpt-5.5"', f'model = "{model}"')
+    write(os.path.join(case.codex_home, "config.toml"), config)
     return case.env(CODEX_HOME=case.codex_home, SCRIPTED_KEY="any", XDG_RUNTIME_DIR=case.xdg_runtime,
                     VERBATIM_RUNTIME_DIR=None)
 
@@ -119,7 +124,9 @@ def person(nvim, act, then=None):
 
 
 def last_request_text(log):
-    return json.dumps(requests(log)[-1]["body"])
+    """The body of the model's last conversation request (side requests, such as a title, left out)."""
+    turns = [record for record in requests(log) if record["kind"] != "responses_side"]
+    return json.dumps(turns[-1]["body"])
 
 
 def case_codex_partial(case):
@@ -348,9 +355,88 @@ def case_claude_interactive_ide_one_review(case):
     check(not session.mismatches(), f"{session.mismatches()}")
 
 
+class Tmux:
+    """A program in its own tmux server (`tmux -L NAME`), driven by keys and read by screen."""
+
+    def __init__(self, name, cwd, env, program):
+        self.name = name
+        subprocess.run(["tmux", "-L", name, "new-session", "-d", "-s", "main", "-x", "120", "-y", "40", "-c", cwd,
+                        "env", "-i", *[f"{key}={value}" for key, value in env.items()], *program], check=True)
+
+    def screen(self):
+        return subprocess.run(["tmux", "-L", self.name, "capture-pane", "-p", "-t", "main"],
+                              capture_output=True, text=True).stdout
+
+    def keys(self, *keys):
+        subprocess.run(["tmux", "-L", self.name, "send-keys", "-t", "main", *keys], check=True)
+
+    def text(self, text):
+        subprocess.run(["tmux", "-L", self.name, "send-keys", "-t", "main", "-l", text], check=True)
+
+    def stop(self):
+        subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True)
+
+
+def stop_codex_daemons(codex_home):
+    """The TUI leaves a managed `codex app-server` running after it exits: stop the ones of this CODEX_HOME."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read().split(b"\0")
+        except OSError:
+            continue
+        if f"CODEX_HOME={codex_home}".encode() in environ:
+            try:
+                os.kill(int(pid), 15)
+            except OSError:
+                pass
+
+
+def case_codex_tui_rejected(case):
+    codex_case(case)
+    b = case.path("b.txt")
+    write(b, EIGHT)
+    nvim = neovim(case, ["b.txt"], "confirm")
+    port, log = case.model([
+        {"custom_tool_call": {"name": "apply_patch", "input": TWO_HUNKS}},
+        {"text": "Understood, I leave b.txt alone."},
+    ], module="model_protocols.py")
+    # The newest model: the TUI announces no newer one to switch to.
+    env = codex_env(case, port, model="gpt-6.2-sol")
+    env["TERM"] = "xterm-256color"
+    setup_ok(case, "codex", "--user", "--write", env=env)
+    tui = Tmux(f"vbcodex-{os.getpid()}", case.project, env, [agent_bin("codex")])
+    case.cleanups.append(lambda: stop_codex_daemons(case.codex_home))
+    case.cleanups.append(tui.stop)
+
+    def ready():
+        screen = tui.screen()
+        check("Hooks need review" not in screen, f"setup recorded the hook's trust, yet Codex asks:\n{screen}")
+        return "Ask Codex to do anything" in screen
+
+    wait_until(ready, "Codex's prompt", timeout=60)
+    tui.text("patch b.txt")
+    wait_until(lambda: "patch b.txt" in tui.screen(), "the prompt typed")
+    tui.keys("Enter")
+    thread, errors = person(nvim, lambda: nvim.lua('return e2e.reject("b.txt is frozen this week")'))
+    try:
+        wait_until(lambda: "leave b.txt alone" in tui.screen(), "Codex's answer after the rejection", timeout=120)
+    except Failure as failure:
+        raise Failure(f"{failure}; the screen:\n{tui.screen()}") from None
+    thread.join(5)
+    check(not errors, f"the reviewer: {errors}")
+    told = last_request_text(log)
+    check("The person rejected this change in the editor: b.txt is frozen this week" in told,
+          "the model's next request carries the reason")
+    check(read(b) == EIGHT, f"nothing written: {read(b)!r}")
+
+
 CASES = [
     ("codex exec, Neovim confirm: one hunk kept, one left out with a reason", case_codex_partial),
     ("codex exec, Neovim confirm: rejected with a reason, nothing written", case_codex_rejected),
+    ("codex TUI (tmux), Neovim confirm: rejected with a reason, nothing written", case_codex_tui_rejected),
     ("codex exec: a patch that adds a file and updates another is one review", case_codex_two_files_one_review),
     ("codex exec, Neovim auto: lands in the live buffer at once", case_codex_auto),
     ("codex exec, no editor: no decision, Codex writes as usual", case_codex_no_editor),

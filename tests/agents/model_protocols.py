@@ -44,7 +44,7 @@ to the next main request (a Responses or streamGenerateContent call):
 
 When the script is exhausted every main request gets the text "done".
 
-Log: one JSON line per request, {seq, time, method, path, kind (responses,
+Log: one JSON line per request, {seq, time, method, path, kind (responses, responses_side (a structured side request such as the Codex TUI's thread title, answered off the script),
 gemini_stream, gemini_generate, other), step, headers, body}, plus event lines.
 """
 
@@ -135,6 +135,13 @@ def as_list(value):
     return value if isinstance(value, list) else [value]
 
 
+def is_structured_side_request(body):
+    """A Responses request that asks for JSON of a schema (the Codex TUI's thread title),
+    not a turn of the conversation."""
+    text = body.get("text") if isinstance(body, dict) else None
+    return isinstance(text, dict) and isinstance(text.get("format"), dict) and text["format"].get("type") == "json_schema"
+
+
 class Model:
     def __init__(self, script, log_path):
         self.script = script
@@ -164,6 +171,10 @@ class Model:
             step = None
             if kind == "chat" and not (isinstance(body, dict) and body.get("stream")):
                 kind = "chat_side"
+            if kind == "responses" and is_structured_side_request(body):
+                # The Codex TUI's thread title: answered off the script.
+                kind = "responses_side"
+                step = {"text": json.dumps({"title": "Scripted task"})}
             if kind in ("responses", "gemini_stream", "chat"):
                 self.main_requests += 1
                 if self.next_step < len(self.script):
@@ -319,7 +330,7 @@ def make_handler(model):
         def do_POST(self):
             body = self.read_body()
             seq, kind, step, ids = model.record("POST", self.path, self.headers, body)
-            if kind == "responses":
+            if kind in ("responses", "responses_side"):
                 self.start_sse()
                 for event, data in responses_events(seq, step, ids):
                     self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
