@@ -68,8 +68,8 @@ export class DiskChanges {
         const documents = editedDocuments(params);
         await Promise.all(documents.map((document) => this.lanes.get(document.uri)));
         const result = await next(params);
-        const agent = (params as { verbatim?: Partial<ApplyEditVerbatim> }).verbatim?.agent;
-        if ("applied" in result && result.applied && writesTheFileItself(agent)) {
+        const verbatim = (params as { verbatim?: Partial<ApplyEditVerbatim> }).verbatim;
+        if ("applied" in result && result.applied && writesTheFileItself(verbatim?.agent, verbatim?.writesItself)) {
             // Before the answer leaves: the agent writes the file only once it has it.
             for (const { uri } of documents) this.expectedWrites.expect(uri);
         }

@@ -63,6 +63,8 @@ export interface Proposal {
     origin: "agent" | "disk";
     /** The agent's name (`verbatim.agent`); absent for a change made on disk, or when the server did not say. */
     agent: string | undefined;
+    /** The agent writes the reviewed text to disk itself (`verbatim.writesItself`). */
+    writesItself: boolean;
     /** Every document with text edits, in `documentChanges` order (then `changes`). */
     documents: ProposedDocument[];
     /** The files it creates, moves or deletes, in `documentChanges` order. */
@@ -122,6 +124,7 @@ export function readProposal(params: ApplyWorkspaceEditParams): Proposal | undef
         label,
         origin,
         agent: typeof verbatim?.agent === "string" ? verbatim.agent : undefined,
+        writesItself: verbatim?.writesItself === true,
         documents,
         operations,
         files,

@@ -489,7 +489,7 @@ export class InlineReview implements vscode.Disposable {
      * is nowhere else (the agent, and any tool, reads the disk).
      */
     private async saveCreated(review: Review, steps: readonly EditStep[]): Promise<void> {
-        if (writesTheFileItself(review.proposal.agent)) {
+        if (writesTheFileItself(review.proposal.agent, review.proposal.writesItself)) {
             // Its write comes back as `synced`, and the re-read leaves the document clean (disk_changes.ts).
             if (steps.some((step) => step.kind === "create")) this.log.info(`[review] "${review.proposal.label}": ${review.proposal.agent} writes the new file itself`);
             return;

@@ -502,6 +502,8 @@ export interface ApplyEditVerbatim {
     agent?: string;
     summary: string;
     origin: "agent" | "disk";
+    /** The agent writes the reviewed text to disk itself (`openDiff`, a pre-write hook's `verbatim/propose`). */
+    writesItself?: boolean;
     /** Counts the offers of one edit, from 1: the server offers it again when the document moved during review. */
     offer: number;
     /** Numbered from 0 across the whole WorkspaceEdit; hunks of one document come in document order. */
@@ -574,8 +576,9 @@ export const GEMINI_CLI_AGENT = "Gemini CLI";
  * (Claude Code's and Gemini CLI's `openDiff`): the extension then neither saves
  * a file it creates nor waits to see whether the disk agrees with the buffer.
  */
-export function writesTheFileItself(agent: string | undefined): boolean {
-    return agent === CLAUDE_CODE_AGENT || agent === GEMINI_CLI_AGENT;
+export function writesTheFileItself(agent: string | undefined, writesItself?: boolean): boolean {
+    // `verbatim.writesItself` says it (every agent's pre-write hook); older servers said it by the agent's name.
+    return writesItself === true || agent === CLAUDE_CODE_AGENT || agent === GEMINI_CLI_AGENT;
 }
 
 export interface SelectionChangedParams {

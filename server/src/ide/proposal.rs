@@ -14,8 +14,8 @@
 //! Once the person has decided, the text each file is to hold is the disk text plus what
 //! the review changed in the buffer ([`verbatim_engine::transplant`]), never the
 //! person's other unsaved changes. The agent writes it; the server expects that write
-//! ([`crate::service::external::expect_write`]), so it is neither offered again nor
-//! reloaded over the buffer.
+//! ([`crate::ide::agent_write`]), so it is neither offered again nor reloaded over the
+//! buffer.
 //!
 //! Three ends are told apart: the person decided ([`ProposalOutcome::Decided`]), the
 //! change was not made ([`ProposalOutcome::Rejected`]: by the person, with their words,
@@ -61,7 +61,7 @@ pub struct Proposal<'a> {
     pub summary: Option<&'a str>,
     /// The agent would have asked the person itself: the editor reviews the change
     /// whatever its review setting (`Origin::Ide`). Otherwise the editor's setting
-    /// decides (`Origin::Agent`: in `auto` mode the change lands in the buffer at once).
+    /// decides (`Origin::IdeUnasked`: in `auto` mode the change lands in the buffer at once).
     pub always_review: bool,
 }
 
@@ -333,7 +333,7 @@ impl Prepared {
         if planned.is_empty() {
             return ProposalOutcome::Decided { files, reason: None, kept_back };
         }
-        let origin = if proposal.always_review { Origin::Ide } else { Origin::Agent };
+        let origin = if proposal.always_review { Origin::Ide } else { Origin::IdeUnasked };
         let documents: Vec<PlannedDocument> = planned.iter().map(|planned| planned.document.clone()).collect();
         let single = (documents.len() == 1 && !documents[0].delete).then(|| documents[0].key.clone());
         // The person's decision answers the agent as soon as the editor tells it, before the
@@ -388,7 +388,7 @@ impl Prepared {
             }
             written_any |= transplanted.text != disk;
             if transplanted.text != disk {
-                crate::service::external::expect_write(state, key, transplanted.text.clone());
+                crate::ide::agent_write::expect(state, key, transplanted.text.clone());
             }
             confirm.push((key.clone(), planned.document.label.clone(), after, disk, transplanted.text.clone()));
             file.text = Some(transplanted.text);
@@ -542,6 +542,6 @@ impl Confirm {
             document = %self.label,
             "the editor did not apply the hunks the person kept ({why}); the agent's write of them is offered as a change on disk"
         );
-        crate::service::external::unexpect_write(state, self.key, self.disk, &self.written).await;
+        crate::ide::agent_write::withdraw(state, self.key, self.disk, &self.written).await;
     }
 }

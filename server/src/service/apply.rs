@@ -91,16 +91,25 @@ pub enum Origin {
     /// `needsConfirmation` follows the editor's `externalChanges` setting.
     Disk,
     /// An agent that writes files itself and asks the editor first (Claude Code's
-    /// `openDiff`): labelled like an agent's edit, always `needsConfirmation`, since the
-    /// person's review is the whole point of the request.
+    /// `openDiff`, a hook in a mode that asks): labelled like an agent's edit, always
+    /// `needsConfirmation`, since the person's review is the whole point of the request.
     Ide,
+    /// An agent that writes files itself in a mode that does not ask (a pre-write hook
+    /// under Codex, `acceptEdits`, `--yolo`): labelled like an agent's edit,
+    /// `needsConfirmation` as the editor's setting says.
+    IdeUnasked,
 }
 
 impl Origin {
+    /// The agent writes the reviewed text to disk itself (a proposal, `ide/proposal.rs`).
+    pub fn writes_itself(self) -> bool {
+        matches!(self, Self::Ide | Self::IdeUnasked)
+    }
+
     /// How the editor is told who proposes the edit (`verbatim.origin`).
     fn as_wire(self) -> &'static str {
         match self {
-            Self::Agent | Self::Ide => "agent",
+            Self::Agent | Self::Ide | Self::IdeUnasked => "agent",
             Self::Disk => "disk",
         }
     }
@@ -237,7 +246,7 @@ pub async fn apply_through_editor(
     state.notify_status();
 
     let (label, annotation_id, needs_confirmation) = match origin {
-        Origin::Agent => {
+        Origin::Agent | Origin::IdeUnasked => {
             (format!("{}: {}", agent.name, summary), format!("verbatim/{pending_id}"), link.options.needs_confirmation)
         }
         Origin::Ide => (format!("{}: {}", agent.name, summary), format!("verbatim/{pending_id}"), true),
@@ -275,7 +284,7 @@ pub async fn apply_through_editor(
     let (edit, hunk_edits) = to_proto::workspace_edit(&changes_for_editor, &options)
         .map_err(|message| ProtocolError::new(ErrorKind::EditorError, message))?;
     // An agent that writes the file itself is answered once the person has decided.
-    let _decided_early = (origin == Origin::Ide && link.options.verbatim_extensions).then(|| {
+    let _decided_early = (origin.writes_itself() && link.options.verbatim_extensions).then(|| {
         let offered = documents
             .iter()
             .zip(&hunks)
@@ -299,6 +308,11 @@ pub async fn apply_through_editor(
     });
     if origin != Origin::Disk {
         about["agent"] = serde_json::Value::String(agent.name.clone());
+    }
+    if origin.writes_itself() {
+        // The agent writes the decided text to disk itself: the editor neither saves a
+        // file the edit creates nor treats that write as a change to offer.
+        about["writesItself"] = serde_json::Value::Bool(true);
     }
     // Custom data only for an editor that reads it: a plain client may refuse unknown
     // keys (Eglot answers such a request with an error and applies nothing).

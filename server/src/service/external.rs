@@ -68,10 +68,6 @@ pub struct ExternalChangesState {
     /// Documents whose last offered change on disk the person rejected, with its
     /// summary: a later save writes over it, and is journaled as such.
     rejected: Mutex<HashMap<DocKey, String>>,
-    /// Writes an agent announced: the text it will write after the person reviewed it
-    /// in the buffer (Claude Code's `openDiff`), and until when it is expected. Such a
-    /// write is the person's own decision coming back, never a change to offer.
-    expected_writes: Mutex<HashMap<DocKey, (String, std::time::Instant)>>,
     /// Documents the editor said it is saving (`willSave`), and since when: until their
     /// `didSave` the file may be half written (VS Code writes in place), so a change
     /// seen on disk meanwhile is looked at only once the save is done.
@@ -82,11 +78,6 @@ pub struct ExternalChangesState {
 
 /// How long a change on disk waits for the `didSave` of a save the editor announced.
 const SAVE_HOLD: Duration = Duration::from_secs(3);
-
-/// How long an announced write is waited for.
-const EXPECTED_WRITE_TTL: Duration = Duration::from_secs(120);
-/// The first look at the disk for an announced write (then twice as long each time, up to 1 s).
-const EXPECTED_WRITE_POLL: Duration = Duration::from_millis(100);
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -107,31 +98,6 @@ impl ExternalChangesState {
 
     fn is_watching(&self) -> bool {
         lock(&self.watch).is_some()
-    }
-
-    /// Records an announced write; see [`expect_write`].
-    fn announce(&self, key: &DocKey, text: String) {
-        let mut expected = lock(&self.expected_writes);
-        let now = std::time::Instant::now();
-        expected.retain(|_, (_, until)| *until > now);
-        expected.insert(key.clone(), (text, now + EXPECTED_WRITE_TTL));
-    }
-
-    /// Whether a write to `key` is still announced.
-    fn awaits(&self, key: &DocKey) -> bool {
-        lock(&self.expected_writes).get(key).is_some_and(|(_, until)| *until > std::time::Instant::now())
-    }
-
-    /// Whether `disk` is the write announced for `key`; the announcement is used up.
-    fn is_expected(&self, key: &DocKey, disk: &str) -> bool {
-        let mut expected = lock(&self.expected_writes);
-        match expected.get(key) {
-            Some((text, until)) if text == disk && *until > std::time::Instant::now() => {
-                expected.remove(key);
-                true
-            }
-            _ => false,
-        }
     }
 }
 
@@ -214,14 +180,14 @@ fn read_baseline(path: &Path) -> Option<Rope> {
     }
 }
 
-enum DiskRead {
+pub(crate) enum DiskRead {
     Text(String),
     Missing,
     /// Not text, too large, or unreadable: why.
     Unreadable(String),
 }
 
-fn read_disk(path: &Path) -> DiskRead {
+pub(crate) fn read_disk(path: &Path) -> DiskRead {
     match std::fs::metadata(path) {
         Ok(metadata) if metadata.len() > MAX_FILE_BYTES => {
             return DiskRead::Unreadable(format!(
@@ -382,8 +348,8 @@ async fn merge_into_buffer(
         // A touch, or a rewrite with the same content: nothing changed.
         return Next::Done;
     }
-    if state.external.is_expected(key, &raw_disk) {
-        written_as_expected(state, link, key, &live, &raw_disk, &label).await;
+    if state.agent_writes.take_if_expected(key, &raw_disk) {
+        written_as_expected(state, key, &raw_disk).await;
         return Next::Done;
     }
     if live.text == disk.as_str() {
@@ -554,61 +520,11 @@ async fn merge_into_buffer(
     Next::Done
 }
 
-/// An agent will write `text` to the file of `key`: what the person accepted in the
-/// buffer (Claude Code's `openDiff`). When the disk shows it, the baseline moves there,
-/// nothing is offered, and the editor hears `synced`. The watcher may not see the write
-/// (its directory did not exist yet, or `externalChanges` is off), so the file is also
-/// looked at now and then until it shows the text or the announcement expires.
-pub fn expect_write(state: &Arc<State>, key: &DocKey, text: String) {
-    state.external.announce(key, text);
-    let (state, key) = (Arc::downgrade(state), key.clone());
-    tokio::spawn(async move {
-        let deadline = tokio::time::Instant::now() + EXPECTED_WRITE_TTL;
-        let mut interval = EXPECTED_WRITE_POLL;
-        while tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(interval).await;
-            interval = (interval * 2).min(Duration::from_secs(1));
-            let Some(state) = state.upgrade() else { return };
-            if !state.external.awaits(&key) {
-                return;
-            }
-            let Some(path) = key.path().map(Path::to_path_buf) else { return };
-            let on_disk = tokio::task::spawn_blocking(move || read_disk(&path)).await;
-            let Ok(DiskRead::Text(disk)) = on_disk else { continue };
-            let _lane = state.lock_lanes(std::slice::from_ref(&key)).await;
-            if !state.external.is_expected(&key, &disk) {
-                continue;
-            }
-            let (Some(link), Some(live)) = (state.editor(), live(&state, &key)) else { return };
-            let label = state.workspace().label(&key);
-            written_as_expected(&state, &link, &key, &live, &disk, &label).await;
-            return;
-        }
-    });
-}
-
-/// An announced write whose decision the editor then failed to apply to the buffer
-/// (the agent was answered from the decision, [`crate::service::early_decision`]): the
-/// write is no longer expected, so it reaches the buffer as any change on disk does,
-/// merged and offered for review. If it arrived already and was taken as expected, the
-/// baseline goes back to `before` and the disk is compared again.
-pub async fn unexpect_write(state: Arc<State>, key: DocKey, before: String, written: &str) {
-    lock(&state.external.expected_writes).remove(&key);
-    let taken = state
-        .documents
-        .lock()
-        .get(&key)
-        .and_then(|document| document.disk_baseline())
-        .is_some_and(|baseline| baseline == written);
-    if taken {
-        state.documents.update(|store| store.set_disk_baseline(&key, Some(Rope::from_str(&before))));
-        on_disk_change(state, key, None).await;
-    }
-}
-
 /// The announced write arrived: the disk holds the person's decision now, whatever
 /// else they have unsaved.
-async fn written_as_expected(state: &State, link: &EditorLink, key: &DocKey, live: &Live, disk: &str, label: &str) {
+pub(crate) async fn written_as_expected(state: &State, key: &DocKey, disk: &str) {
+    let (Some(link), Some(live)) = (state.editor(), live(state, key)) else { return };
+    let label = state.workspace().label(key);
     let text = Rope::from_str(disk);
     state.documents.update(|store| store.set_disk_baseline(key, Some(text)));
     let message = if live.text == disk {
@@ -616,7 +532,7 @@ async fn written_as_expected(state: &State, link: &EditorLink, key: &DocKey, liv
     } else {
         format!("{label} on disk now holds the edit you accepted; your other changes are still unsaved.")
     };
-    tell(link, &live.editor_uri, ExternalChangeKind::Synced, &[], None, message).await;
+    tell(&link, &live.editor_uri, ExternalChangeKind::Synced, &[], None, message).await;
 }
 
 /// The file is gone: reported, and the buffer left as it is.

@@ -3,6 +3,7 @@
 //! plan, apply through the editor, journal).
 
 pub mod access;
+pub mod agent_writes;
 pub mod apply;
 pub mod diagnostics;
 pub mod early_decision;

@@ -113,6 +113,8 @@ pub struct State {
     pub journal: Option<Journal>,
     /// Changes made on disk outside the editor: the watcher and what it remembers.
     pub external: crate::service::external::ExternalChangesState,
+    /// Writes agents announced after the person's review (see `ide/agent_write.rs`).
+    pub agent_writes: crate::service::agent_writes::AgentWrites,
     /// The person's selection and what they send to agents.
     pub context: crate::service::editor_context::EditorContext,
     /// The offers of edits an agent writes itself, whose decision is wanted before the
@@ -144,6 +146,7 @@ impl Default for State {
             status_sender: Mutex::default(),
             journal: Journal::from_env(),
             external: crate::service::external::ExternalChangesState::default(),
+            agent_writes: crate::service::agent_writes::AgentWrites::default(),
             context: crate::service::editor_context::EditorContext::default(),
             early_decisions: crate::service::early_decision::EarlyDecisions::default(),
             plain_apply_lane: tokio::sync::Mutex::new(()),
