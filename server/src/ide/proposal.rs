@@ -394,11 +394,12 @@ impl Prepared {
             file.text = Some(transplanted.text);
         }
         if let Some((id, after, decided_at, delivery)) = unconfirmed {
-            tracing::debug!(
-                "answered from the person's decision {} µs after it arrived",
-                decided_at.elapsed().as_micros()
-            );
             if let Some((key, label, _, disk, written)) = confirm.pop() {
+                tracing::debug!(
+                    document = %label,
+                    "answered from the person's decision {} µs after it arrived, before the editor applied it",
+                    decided_at.elapsed().as_micros()
+                );
                 let confirm = Confirm { id, key, label, after, disk, written };
                 tokio::spawn(confirm.run(Arc::clone(state), lane, delivery));
             }
