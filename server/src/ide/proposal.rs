@@ -335,7 +335,11 @@ impl Prepared {
         }
         let origin = if proposal.always_review { Origin::Ide } else { Origin::IdeUnasked };
         let documents: Vec<PlannedDocument> = planned.iter().map(|planned| planned.document.clone()).collect();
-        let single = (documents.len() == 1 && !documents[0].delete).then(|| documents[0].key.clone());
+        // Answered from the decision only where the agent's write cannot race the editor's
+        // apply: a file the edit creates is created by the editor (VS Code truncates an
+        // existing one), so the agent must write after that, not before.
+        let single =
+            (documents.len() == 1 && !documents[0].delete && !documents[0].create).then(|| documents[0].key.clone());
         // The person's decision answers the agent as soon as the editor tells it, before the
         // editor has applied it (VS Code); the delivery is confirmed after that.
         let mut decided = single.as_ref().map(|key| state.early_decisions.listen(key));
