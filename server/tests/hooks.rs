@@ -214,3 +214,24 @@ async fn no_editor_bad_input_and_the_agents_own_errors_give_no_decision() {
     assert_eq!((ran.code, ran.stdout.as_str(), ran.stderr.as_str()), (Some(0), "", ""));
     assert_eq!(std::fs::read_to_string(nowhere.path().join("b.txt")).unwrap(), DISK);
 }
+
+#[tokio::test]
+async fn an_editor_that_quits_during_the_review_is_a_deny_never_an_allow() {
+    let editor = ScriptedEditor::start().await;
+    std::fs::write(editor.path("b.txt"), DISK).unwrap();
+    editor.set_review(Review::Manual);
+    let cwd = editor.workspace.path().to_owned();
+    let runtime = editor.runtime_dir.path().to_owned();
+    let running = tokio::spawn({
+        let (cwd, runtime) = (cwd.clone(), runtime.clone());
+        async move { hook("codex", &[], &runtime, &cwd, &codex_input(&cwd, PATCH)).await }
+    });
+    // The review is on screen; then the editor quits without answering.
+    let _request = tokio::time::timeout(TIMEOUT, editor.next_review()).await.unwrap();
+    editor.shutdown().await;
+    let ran = tokio::time::timeout(TIMEOUT, running).await.unwrap().unwrap();
+    let answer = ran.answer();
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny", "{answer}");
+    let reason = answer["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap();
+    assert!(reason.starts_with("The change was not made:"), "{reason}");
+}
