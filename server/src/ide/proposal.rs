@@ -397,16 +397,16 @@ impl Prepared {
             confirm.push((key.clone(), planned.document.label.clone(), after, disk, transplanted.text.clone()));
             file.text = Some(transplanted.text);
         }
-        if let Some((id, after, decided_at, delivery)) = unconfirmed {
-            if let Some((key, label, _, disk, written)) = confirm.pop() {
-                tracing::debug!(
-                    document = %label,
-                    "answered from the person's decision {} µs after it arrived, before the editor applied it",
-                    decided_at.elapsed().as_micros()
-                );
-                let confirm = Confirm { id, key, label, after, disk, written };
-                tokio::spawn(confirm.run(Arc::clone(state), lane, delivery));
-            }
+        if let Some((id, after, decided_at, delivery)) = unconfirmed
+            && let Some((key, label, _, disk, written)) = confirm.pop()
+        {
+            tracing::debug!(
+                document = %label,
+                "answered from the person's decision {} µs after it arrived, before the editor applied it",
+                decided_at.elapsed().as_micros()
+            );
+            let confirm = Confirm { id, key, label, after, disk, written };
+            tokio::spawn(confirm.run(Arc::clone(state), lane, delivery));
         }
         if !written_any {
             // The person kept none of it.
