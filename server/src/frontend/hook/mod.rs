@@ -200,7 +200,9 @@ async fn decide(agent: HookAgent, input: &str, options: FrontendOptions, review_
 async fn propose(socket: &Path, identity: &Identity, params: Value) -> Result<ProposeResult, ClientError> {
     let mut client = AgentClient::connect(socket, identity).await?;
     let result = client.call(method::PROPOSE, params).await;
-    client.close().await;
+    // No polite shutdown: the answer is in, and the agent waits for it; the server ends
+    // the session when the connection closes.
+    drop(client);
     serde_json::from_value(result?).map_err(|error| ClientError::Connection(format!("an unexpected answer ({error})")))
 }
 
