@@ -24,6 +24,8 @@ Cases (what each proves):
 - codex exec, no editor: the hook gives no decision, Codex writes as it would alone.
 - claude -p --permission-mode acceptEdits, Neovim confirm: its Edit reviewed, one hunk
   left out with a reason; the model reads the reason, the disk holds the kept hunk.
+- claude -p --permission-mode acceptEdits, Neovim auto (neither asks): the Edit lands in
+  the live buffer at once, over the unsaved line, and on disk; nothing waits.
 - claude interactive (tmux), default mode, connected to Neovim as its IDE: exactly one
   review (the hook's: its allow skips Claude Code's prompt, so no openDiff), no prompt in
   the terminal, the reason in the model's next request.
@@ -319,6 +321,33 @@ def case_gemini_yolo_partial(case):
     check(nvim.lua("return e2e.pending()") == 0, "no second review of Gemini CLI's write")
 
 
+def case_claude_accept_edits_auto(case):
+    case.xdg_runtime = os.path.join(case.root, "xdg")
+    os.makedirs(case.xdg_runtime, mode=0o700)
+    b = case.path("b.txt")
+    write(b, EIGHT)
+    nvim = neovim(case, ["b.txt"], "auto")
+    check(nvim.lua(f"return e2e.set_text({json.dumps(b)}, {json.dumps(EIGHT_UNSAVED)})"), "b.txt has unsaved changes")
+    setup_ok(case, "claude-code", "--write", env=case.env(XDG_RUNTIME_DIR=case.xdg_runtime, VERBATIM_RUNTIME_DIR=None))
+    port, log = case.model([
+        {"tool_use": {"name": "Read", "input": {"file_path": b}}},
+        {"tool_use": {"name": "Edit", "input": {"file_path": b, "old_string": "eighth", "new_string": "EIGHTH"}}},
+        {"expect": ["updated successfully"], "text": "Done."},
+    ])
+    env = case.env(ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}", XDG_RUNTIME_DIR=case.xdg_runtime,
+                   VERBATIM_RUNTIME_DIR=None, **CLAUDE_ENV)
+    done = subprocess.run([agent_bin("claude-code"), "-p", "Edit b.txt", "--output-format", "json",
+                           "--permission-mode", "acceptEdits"], cwd=case.project, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    check(done.returncode == 0, f"claude -p exited {done.returncode}: {done.stdout[-2000:]}{done.stderr[-2000:]}")
+    check(not mismatches(log), f"{mismatches(log)}")
+    check(read(b) == EIGHT.replace("eighth", "EIGHTH"), f"the disk: {read(b)!r}")
+    wait_until(lambda: nvim.buffer("b.txt") == EIGHT_UNSAVED.replace("eighth", "EIGHTH"),
+               "the change in the live buffer at once, over the unsaved line")
+    check(nvim.lua(f"return e2e.modified({json.dumps(b)})"), "the buffer is still modified")
+    check(nvim.lua("return e2e.pending()") == 0, "nothing waits for review")
+
+
 def case_claude_interactive_ide_one_review(case):
     case.xdg_runtime = os.path.join(case.root, "xdg")
     os.makedirs(case.xdg_runtime, mode=0o700)
@@ -442,6 +471,8 @@ CASES = [
     ("codex exec, no editor: no decision, Codex writes as usual", case_codex_no_editor),
     ("claude -p acceptEdits, Neovim confirm: its Edit reviewed, the reason reaches the model",
      case_claude_accept_edits_partial),
+    ("claude -p acceptEdits, Neovim auto: neither asks, the Edit lands in the live buffer at once",
+     case_claude_accept_edits_auto),
     ("claude interactive (default mode) connected as IDE: one review, by the hook, the reason reaches the model",
      case_claude_interactive_ide_one_review),
     ("gemini -p --yolo, Neovim confirm: its replace rejected, the reason reaches the model", case_gemini_yolo_rejected),
