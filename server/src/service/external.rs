@@ -678,7 +678,7 @@ fn folder_of(state: &State, key: &DocKey) -> Option<PathBuf> {
 fn record_event(state: &State, key: &DocKey, outcome: Outcome, summary: &str, diff: &str) {
     let Some(journal) = &state.journal else { return };
     let uri = key.to_uri();
-    let event = Event { source: Source::Disk, agent: DISK_AGENT, summary, uri: &uri, outcome, diff };
+    let event = Event { source: Source::Disk, agent: DISK_AGENT, summary, uri: &uri, outcome, diff, reason: None };
     journal.record_event(folder_of(state, key).as_deref(), &event);
 }
 
