@@ -342,12 +342,50 @@ def case_c_g_on_a_prompt_frees_the_next_edit(emacs):
           "in %.1f s after %d prompt(s)" % (told, seconds, prompts))
 
 
+def case_auto_revert_rereads_a_clean_buffer_with_at_most_one_question(emacs):
+    """docs/emacs.md recommends global-auto-revert-mode: Emacs rereads a clean buffer
+    itself, and the server, seeing the buffer follow the disk, offers nothing."""
+    with open(emacs.file("auto.txt"), "w") as handle:
+        handle.write("cat\ndog\nbird\n")
+    emacs.visit("auto.txt")
+    emacs.keys("M-:")
+    emacs.wait_for(lambda: "Eval:" in emacs.screen(), "the Eval prompt", timeout=5)
+    emacs.type("(global-auto-revert-mode 1)")
+    emacs.keys("Enter")
+    time.sleep(0.5)
+    subprocess.run(["sed", "-i", "s/dog/DOG/", emacs.file("auto.txt")], check=True)
+    questions = []
+    deadline = time.monotonic() + TIMEOUT
+    while emacs.read("auto.txt")["text"] != "cat\nDOG\nbird\n" or PROMPT in emacs.screen():
+        check(time.monotonic() < deadline, "the buffer never followed the disk; screen:\n" + emacs.screen())
+        screen = emacs.screen()
+        if PROMPT in screen:
+            emacs.keys("y")
+            questions.append("Proceed? y")
+        elif "(yes or no)" in screen:
+            emacs.type("yes")
+            emacs.keys("Enter")
+            questions.append("yes or no: yes")
+        elif "(y, n, r or C-h)" in screen:
+            emacs.keys("r")
+            questions.append("really edit? r")
+        time.sleep(0.3)
+    check(len(questions) <= 1, "more than one question: %s" % questions)
+    emacs.keys("M-:")
+    emacs.wait_for(lambda: "Eval:" in emacs.screen(), "the Eval prompt", timeout=5)
+    emacs.type("(global-auto-revert-mode -1)")
+    emacs.keys("Enter")
+    print("  with global-auto-revert-mode: the clean buffer followed the disk after %s"
+          % (", ".join(questions) or "no question at all"))
+
+
 CASES = [
     case_yes_is_applied_without_another_keystroke,
     case_no_is_a_rejection,
     case_typing_just_before_the_edit,
     case_crlf_saved_twice_journals_nothing,
     case_sed_on_a_clean_buffer_shows_in_it,
+    case_auto_revert_rereads_a_clean_buffer_with_at_most_one_question,
     case_a_file_not_open_is_reported_truthfully,
     case_three_edits_in_a_row_with_no_keystroke_between,
     case_c_g_on_a_prompt_frees_the_next_edit,
