@@ -109,8 +109,11 @@ async fn three_edits_in_a_row_after_applied_true_without_the_change_are_all_appl
     editor.set_review(Review::Accept);
     let agent = editor.agent("agent-three").await;
     let mut rev = agent.read(&uri).await["rev"].clone();
-    for (old, new) in [("alpha", "ALPHA"), ("beta", "BETA"), ("gamma", "GAMMA")] {
-        let params = json!({"uri": uri, "oldStr": old, "newStr": new, "summary": "Shout", "baseRev": rev});
+    // The fourth edit is sent as five TextEdits: Eglot's version moves by five.
+    let steps = [("alpha", "ALPHA", false), ("beta", "BETA", false), ("gamma", "GAMMA", false), ("A", "a", true)];
+    for (old, new, all) in steps {
+        let params =
+            json!({"uri": uri, "oldStr": old, "newStr": new, "summary": "Shout", "baseRev": rev, "replaceAll": all});
         let result = agent.call("verbatim/strReplace", params).await.unwrap();
         assert_eq!(result["applied"], true, "{result}");
         // The read between edits is what the person sees.
@@ -119,11 +122,13 @@ async fn three_edits_in_a_row_after_applied_true_without_the_change_are_all_appl
         assert_eq!(read["rev"], result["rev"]);
         rev = result["rev"].clone();
     }
-    assert_eq!(editor.buffer(&uri), "ALPHA\nBETA\nGAMMA\n");
+    assert_eq!(editor.buffer(&uri), "aLPHa\nBETa\nGaMMa\n");
+    let params = json!({"uri": uri, "oldStr": "BETa", "newStr": "BETA", "summary": "Once more", "baseRev": rev});
+    assert_eq!(agent.call("verbatim/strReplace", params).await.unwrap()["applied"], true);
     // The person's next keystroke sends everything the client held.
     editor.send_deferred().await;
     editor.type_at_end(&uri, "!").await;
-    assert_eq!(agent.read(&uri).await["text"], "ALPHA\nBETA\nGAMMA\n!");
+    assert_eq!(agent.read(&uri).await["text"], "aLPHa\nBETA\nGaMMa\n!");
     let journal = journal_entries(&editor);
     assert!(journal.iter().all(|entry| entry.outcome.as_str() == "applied"), "{journal:?}");
 }

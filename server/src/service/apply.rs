@@ -304,6 +304,8 @@ pub async fn apply_through_editor(
         params["verbatim"] = about;
     }
     let plain = !link.options.verbatim_extensions;
+    // How many TextEdits each document is sent (a plain client's version moves by as many).
+    let text_edits: Vec<usize> = hunks.iter().map(|hunks| hunks.iter().map(|hunk| hunk.edits.len()).sum()).collect();
     let answer = if plain {
         // A plain client is asked one edit at a time, and never waited for beyond a bound.
         let bound = link.options.apply_timeout_ms.map_or(plain_client::UNANSWERED_BOUND, Duration::from_millis);
@@ -311,6 +313,7 @@ pub async fn apply_through_editor(
             agent: agent.name.clone(),
             summary: summary.to_owned(),
             documents: documents.to_vec(),
+            text_edits: text_edits.clone(),
         };
         plain_client::ask(state, send_apply_edit(&link.client, params), bound, late).await?
     } else {
@@ -392,7 +395,7 @@ pub async fn apply_through_editor(
     // What a plain client said it applied is what the server knows: its change may
     // come only with the person's next keystroke (Eglot), and is reconciled then.
     if plain {
-        plain_client::assume(state, documents, &expected);
+        plain_client::assume(state, documents, &expected, &text_edits);
     }
     let timeout = Duration::from_millis(link.options.sync_timeout_ms);
     let defers = plain;

@@ -68,6 +68,8 @@ pub struct LateAnswer {
     pub agent: String,
     pub summary: String,
     pub documents: Vec<PlannedDocument>,
+    /// How many `TextEdit`s each document was sent.
+    pub text_edits: Vec<usize>,
 }
 
 /// Sends the request when the lane is free, and waits for its answer, for the
@@ -160,7 +162,7 @@ fn take_late_answer(state: &State, late: &LateAnswer, answer: Result<EditorAnswe
     tracing::info!("{}: the editor answered late: {said}", late.summary);
     if applied {
         let expected: Vec<Rope> = late.documents.iter().map(|document| document.predicted.clone()).collect();
-        assume(state, &late.documents, &expected);
+        assume(state, &late.documents, &expected, &late.text_edits);
     }
     let Some(journal) = &state.journal else { return };
     let workspace = state.workspace();
@@ -192,12 +194,12 @@ fn take_late_answer(state: &State, late: &LateAnswer, answer: Result<EditorAnswe
 
 /// The client said it applied the edit: every open document whose change has not
 /// arrived takes it now (`expected[i]` for `documents[i]`), at the version the
-/// client will have after it (one per `TextEdit`, as Eglot counts). Documents that
-/// moved meanwhile (the change arrived), or that are not open, are left to the
-/// change itself.
-pub fn assume(state: &State, documents: &[PlannedDocument], expected: &[Rope]) {
+/// client will have after it (one per `TextEdit` it was sent, `text_edits[i]`, as
+/// Eglot counts). Documents that moved meanwhile (the change arrived), or that are
+/// not open, are left to the change itself.
+pub fn assume(state: &State, documents: &[PlannedDocument], expected: &[Rope], text_edits: &[usize]) {
     state.documents.update(|store| {
-        for (document, expected) in documents.iter().zip(expected) {
+        for ((document, expected), text_edits) in documents.iter().zip(expected).zip(text_edits) {
             let Some((session, version)) = document.open else { continue };
             if document.create || document.delete || document.rename_to.is_some() {
                 continue;
@@ -206,7 +208,7 @@ pub fn assume(state: &State, documents: &[PlannedDocument], expected: &[Rope]) {
             if current.session != session || current.version != version {
                 continue;
             }
-            let edits = i32::try_from(document.replacements.len()).unwrap_or(i32::MAX);
+            let edits = i32::try_from(*text_edits).unwrap_or(i32::MAX);
             let replacements = (*expected == document.predicted).then_some(&document.replacements[..]);
             store.assume_applied(&document.key, replacements, expected.clone(), version.saturating_add(edits));
         }
