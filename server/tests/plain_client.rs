@@ -242,6 +242,13 @@ async fn a_crlf_file_shown_with_lf_reads_as_crlf() {
     let read = agent.read(&uri).await;
     assert_eq!(read["text"], "one\ntwo\n");
     assert_eq!(read["lineEnding"], "crlf", "{read}");
+    // Saved (Emacs writes CRLF again): still the file's line ending.
+    editor.type_at_end(&uri, "three\n").await;
+    std::fs::write(editor.path("crlf.txt"), "one\r\ntwo\r\nthree\r\n").unwrap();
+    editor.connection.notify("textDocument/didSave", json!({"textDocument": {"uri": uri}})).await;
+    let read = agent.read(&uri).await;
+    assert_eq!(read["text"], "one\ntwo\nthree\n");
+    assert_eq!(read["lineEnding"], "crlf", "{read}");
 }
 
 fn journal_entries(editor: &ScriptedEditor) -> Vec<verbatim::service::journal::Entry> {

@@ -225,7 +225,9 @@ def case_crlf_saved_twice_journals_nothing(emacs):
     check(entries == [], "a CRLF file saved twice journaled: %s" % entries)
     check(open(emacs.file("dos.txt"), "rb").read() == b"one\r\ntwo first second\r\nthree\r\n",
           "the file should keep its CRLF line endings")
-    print("  CRLF file saved twice: nothing journaled, CRLF kept")
+    read = emacs.read("dos.txt")
+    check(read["lineEnding"] == "crlf" and "\r" not in read["text"], "the read of a CRLF file: %s" % read)
+    print("  CRLF file saved twice: nothing journaled, CRLF kept; read says lineEnding crlf")
 
 
 def case_sed_on_a_clean_buffer_shows_in_it(emacs):
