@@ -225,7 +225,9 @@ def case_crlf_saved_twice_journals_nothing(emacs):
     check(entries == [], "a CRLF file saved twice journaled: %s" % entries)
     check(open(emacs.file("dos.txt"), "rb").read() == b"one\r\ntwo first second\r\nthree\r\n",
           "the file should keep its CRLF line endings")
-    print("  CRLF file saved twice: nothing journaled, CRLF kept")
+    read = emacs.read("dos.txt")
+    check(read["lineEnding"] == "crlf" and "\r" not in read["text"], "the read of a CRLF file: %s" % read)
+    print("  CRLF file saved twice: nothing journaled, CRLF kept; read says lineEnding crlf")
 
 
 def case_sed_on_a_clean_buffer_shows_in_it(emacs):
@@ -279,13 +281,116 @@ def case_a_file_not_open_is_reported_truthfully(emacs):
     print("  a file not open: applied in a new buffer, not partial, journal %s" % outcomes)
 
 
+def case_three_edits_in_a_row_with_no_keystroke_between(emacs):
+    with open(emacs.file("three.txt"), "w") as handle:
+        handle.write("one\ntwo\nthree\n")
+    emacs.visit("three.txt")
+    text = "one\ntwo\nthree\n"
+    outcomes = []
+    for old, new in (("one", "ONE"), ("two", "TWO"), ("three", "THREE")):
+        started = time.monotonic()
+        code, out, err, prompts = emacs.answer_prompts(edit(emacs, "three.txt", old, new, "Shout " + old), "y")
+        seconds = time.monotonic() - started
+        check(code == 0, "edit %s: exit %d: %s %s" % (old, code, out, err))
+        result = json.loads(out)
+        check(result["applied"] is True and not result.get("pendingSync"), out)
+        text = text.replace(old, new, 1)
+        # The agent's read between edits is the text the person sees, with no wait and no note.
+        read_started = time.monotonic()
+        read = emacs.read("three.txt")
+        check(read["text"] == text and "note" not in read, "read after %s: %s" % (old, read))
+        check(read["rev"] == result["rev"], "the read's rev is the applied rev: %s vs %s" % (read, out))
+        outcomes.append("applied in %.1f s (%d prompt), read in %.2f s"
+                        % (seconds, prompts, time.monotonic() - read_started))
+    screen = emacs.screen()
+    check("ONE" in screen and "TWO" in screen and "THREE" in screen, "the buffer shows all three:\n" + screen)
+    print("  " + "; ".join(outcomes))
+    # The person's next keystroke sends what Eglot held: the server agrees with it.
+    emacs.keys("End")
+    time.sleep(1.0)
+    check(emacs.read("three.txt")["text"] == text, "after the keystroke: %s" % emacs.read("three.txt"))
+    outcomes = [entry.get("outcome") for entry in emacs.journal("three.txt")]
+    check(outcomes.count("applied") == 3 and "differsFromAnswer" not in outcomes, "journal: %s" % outcomes)
+
+
+def case_c_g_on_a_prompt_frees_the_next_edit(emacs):
+    with open(emacs.file("other.txt"), "w") as handle:
+        handle.write("left\nright\n")
+    dismissed = edit(emacs, "a.txt", "alpha", "ALPHA", "Shout alpha")
+    emacs.wait_for(lambda: PROMPT in emacs.screen(), "the prompt of the edit to dismiss")
+    time.sleep(1.2)  # the person reads the prompt
+    emacs.keys("C-g")
+    emacs.wait_for(lambda: PROMPT not in emacs.screen(), "the prompt to go", timeout=5)
+    # The person goes back to work: a keystroke that changes the buffer.
+    emacs.type("z")
+    started = time.monotonic()
+    code, out, err = None, "", ""
+    try:
+        out, err = dismissed.communicate(timeout=10)
+        code = dismissed.returncode
+    except subprocess.TimeoutExpired:
+        dismissed.kill()
+        raise Failure("the dismissed edit's agent was not told within 10 s; screen:\n" + emacs.screen())
+    told = time.monotonic() - started
+    check(code == 20 and "notAnswered" in out + err, "the dismissed edit: exit %s: %s %s" % (code, out, err))
+    started = time.monotonic()
+    code, out, err, prompts = emacs.answer_prompts(edit(emacs, "other.txt", "right", "RIGHT", "Shout right"), "y",
+                                                   timeout=10)
+    seconds = time.monotonic() - started
+    check(code == 0 and json.loads(out)["applied"] is True, "the next edit: exit %d: %s %s" % (code, out, err))
+    outcomes = [entry.get("outcome") for entry in emacs.journal("a.txt")]
+    check("notAnswered" in outcomes, "the journal should say the edit was not answered: %s" % outcomes)
+    print("  C-g: the agent told notAnswered (exit 20) %.1f s after the next keystroke; the next edit applied "
+          "in %.1f s after %d prompt(s)" % (told, seconds, prompts))
+
+
+def case_auto_revert_rereads_a_clean_buffer_with_at_most_one_question(emacs):
+    """docs/emacs.md recommends global-auto-revert-mode: Emacs rereads a clean buffer
+    itself, and the server, seeing the buffer follow the disk, offers nothing."""
+    with open(emacs.file("auto.txt"), "w") as handle:
+        handle.write("cat\ndog\nbird\n")
+    emacs.visit("auto.txt")
+    emacs.keys("M-:")
+    emacs.wait_for(lambda: "Eval:" in emacs.screen(), "the Eval prompt", timeout=5)
+    emacs.type("(global-auto-revert-mode 1)")
+    emacs.keys("Enter")
+    time.sleep(0.5)
+    subprocess.run(["sed", "-i", "s/dog/DOG/", emacs.file("auto.txt")], check=True)
+    questions = []
+    deadline = time.monotonic() + TIMEOUT
+    while emacs.read("auto.txt")["text"] != "cat\nDOG\nbird\n" or PROMPT in emacs.screen():
+        check(time.monotonic() < deadline, "the buffer never followed the disk; screen:\n" + emacs.screen())
+        screen = emacs.screen()
+        if PROMPT in screen:
+            emacs.keys("y")
+            questions.append("Proceed? y")
+        elif "(yes or no)" in screen:
+            emacs.type("yes")
+            emacs.keys("Enter")
+            questions.append("yes or no: yes")
+        elif "(y, n, r or C-h)" in screen:
+            emacs.keys("r")
+            questions.append("really edit? r")
+        time.sleep(0.3)
+    check(len(questions) <= 1, "more than one question: %s" % questions)
+    emacs.keys("M-:")
+    emacs.wait_for(lambda: "Eval:" in emacs.screen(), "the Eval prompt", timeout=5)
+    emacs.type("(global-auto-revert-mode -1)")
+    emacs.keys("Enter")
+    print("  with global-auto-revert-mode: the clean buffer followed the disk after %s"
+          % (", ".join(questions) or "no question at all"))
+
+
 CASES = [
     case_yes_is_applied_without_another_keystroke,
     case_no_is_a_rejection,
     case_typing_just_before_the_edit,
     case_crlf_saved_twice_journals_nothing,
     case_sed_on_a_clean_buffer_shows_in_it,
+    case_auto_revert_rereads_a_clean_buffer_with_at_most_one_question,
     case_a_file_not_open_is_reported_truthfully,
+    case_three_edits_in_a_row_with_no_keystroke_between,
+    case_c_g_on_a_prompt_frees_the_next_edit,
 ]
 
 

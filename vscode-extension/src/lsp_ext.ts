@@ -648,6 +648,7 @@ export const ERROR_CODES = {
     io: -33015,
     editorError: -33016,
     permissionDenied: -33017,
+    notAnswered: -33018,
 } as const;
 
 export type ErrorKind = keyof typeof ERROR_CODES;
@@ -710,7 +711,10 @@ export interface ErrorData {
     uri?: string;
     workspaceFolders?: string[];
     field?: string;
-    phase?: "answer" | "sync";
+    /** `timeout`: `"answer"` or `"sync"`; `notAnswered`: `"typing"` or `"bound"`. */
+    phase?: "answer" | "sync" | "typing" | "bound";
+    /** `notAnswered`: how long the request waited, in milliseconds. */
+    waitedMs?: number;
     editorError?: unknown;
     /** `permissionDenied`: the method a read-only connection may not call. */
     method?: string;

@@ -64,6 +64,7 @@ M.errors = {
   io = -33015,
   editorError = -33016,
   permissionDenied = -33017,
+  notAnswered = -33018,
 }
 
 --- Change annotations sent by the server carry ids `verbatim/<pending id>`,

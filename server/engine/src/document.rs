@@ -8,6 +8,7 @@ use ropey::Rope;
 use crate::history::{ByteEdit, History};
 use crate::position::{Position, PositionEncoding, position_to_char};
 use crate::rev::Rev;
+use crate::unsent::{self, Reconciled, Unsent};
 
 /// A live editor buffer.
 #[derive(Debug, Clone)]
@@ -38,6 +39,10 @@ pub struct Document {
     /// The editor said it applied an edit at this version but has not sent the change
     /// yet (a client that sends changes later); cleared by the next change.
     applied_unsent_at: Option<i32>,
+    /// The text and version the editor last sent, while the server's copy holds edits
+    /// the editor said it applied and has not sent yet (see [`Document::assume_applied`]).
+    /// `None` when the server's copy is the editor's own.
+    unsent: Option<Unsent>,
     /// The recent revisions and the changes between them (bounded; see [`History`]).
     pub history: History,
     /// Changes applied since the rope was last packed (see [`Document::apply_changes`]).
@@ -82,6 +87,7 @@ impl Document {
             reload_expected: None,
             reload_asked_at: 0,
             applied_unsent_at: None,
+            unsent: None,
             history: History::default(),
             changes_since_packed: 0,
         }
@@ -96,6 +102,47 @@ impl Document {
     /// Records that the editor applied an edit it has not sent yet.
     pub fn expect_applied_change(&mut self) {
         self.applied_unsent_at = Some(self.version);
+    }
+
+    /// Takes an edit the editor said it applied and has not sent yet: the server's copy
+    /// becomes `text` at `version` at once (the server knows what it sent), and the
+    /// editor's later change is reconciled with it (see [`crate::unsent`]).
+    /// `replacements` (of the current text) are recorded in the history, so a plan
+    /// against the text before can still be moved over the edit; `None` when they do
+    /// not describe `text`.
+    pub fn assume_applied(&mut self, replacements: Option<&[crate::plan::Replacement]>, text: Rope, version: i32) {
+        let edits = replacements.map(|replacements| unsent::edits_of_replacements(&self.text, replacements));
+        self.detach_baseline();
+        let unsent = self.unsent.get_or_insert_with(|| Unsent {
+            text: self.text.clone(),
+            version: self.version,
+            steps: Vec::new(),
+        });
+        unsent.steps.push(text.clone());
+        match edits {
+            Some(edits) => self.history.record(self.version, edits),
+            None => self.history.clear(),
+        }
+        self.text = text;
+        self.version = version;
+    }
+
+    /// Whether the server's copy holds edits the editor has not sent yet.
+    pub fn has_unsent(&self) -> bool {
+        self.unsent.is_some()
+    }
+
+    /// The editor says (in an error that names it) that its copy is at `version`
+    /// while the server's copy holds edits it has not sent: the server's guess of the
+    /// version after them was wrong, and takes the editor's. The text stays.
+    pub fn correct_unsent_version(&mut self, version: i32) -> bool {
+        if self.unsent.is_none() || version == self.version {
+            return false;
+        }
+        self.detach_baseline();
+        self.history.record(self.version, Vec::new());
+        self.version = version;
+        true
     }
 
     /// A change the editor was asked for (a reload from disk) or said it made (an
@@ -137,13 +184,49 @@ impl Document {
         }
     }
 
+    /// Gives a baseline kept as a version a text of its own (before a change that is
+    /// not an ordinary `didChange`).
+    fn detach_baseline(&mut self) {
+        let Some(DiskBaseline::Version(version)) = self.disk_baseline else { return };
+        self.disk_baseline = if version == self.version {
+            Some(DiskBaseline::Text(self.text.clone()))
+        } else {
+            self.history.text_at(version, &self.text).map(DiskBaseline::Text)
+        };
+    }
+
     pub fn rev(&self) -> Rev {
         Rev::Editor { session: self.session, version: self.version }
     }
 
     /// Applies the changes of one `didChange`, in order, then takes the new version;
     /// the revision it leaves is kept in the history with the changes' byte edits.
-    pub fn apply_changes(&mut self, changes: &[TextChange], version: i32, encoding: PositionEncoding) {
+    /// While the server's copy holds edits the editor has not sent, the changes are
+    /// relative to the editor's last text instead: they are replayed there, the
+    /// editor's text replaces the server's copy, and the result says whether it held
+    /// the assumed edits.
+    pub fn apply_changes(
+        &mut self,
+        changes: &[TextChange],
+        version: i32,
+        encoding: PositionEncoding,
+    ) -> Option<Reconciled> {
+        if let Some(mut unsent) = self.unsent.take() {
+            let (client, reconciled) = unsent::replay(&mut unsent, changes, encoding);
+            if reconciled == Reconciled::Partway {
+                // The server's copy already holds this and the edits still to come.
+                unsent.version = version;
+                self.unsent = Some(unsent);
+                return Some(reconciled);
+            }
+            self.detach_baseline();
+            let edits = unsent::edit_between(&self.text, &client).into_iter().collect();
+            self.history.record(self.version, edits);
+            self.text = client;
+            self.version = version;
+            self.take_expected_reload();
+            return Some(reconciled);
+        }
         self.keep_baseline_through(changes);
         let mut edits = Vec::with_capacity(changes.len());
         for change in changes {
@@ -161,6 +244,12 @@ impl Document {
             self.text = packed(&self.text);
             self.changes_since_packed = 0;
         }
+        self.take_expected_reload();
+        None
+    }
+
+    /// A reload the editor was asked for has arrived: the disk baseline is the buffer.
+    fn take_expected_reload(&mut self) {
         if let Some(expected) = &self.reload_expected
             && expected.len_bytes() == self.text.len_bytes()
             && *expected == self.text

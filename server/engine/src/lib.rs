@@ -4,7 +4,7 @@
 //!
 //! Modules, in reading order:
 //! [`position`] (line/column in utf-8, utf-16, utf-32), [`rev`] (revisions),
-//! [`document`] and [`store`] (live buffers), [`doc_key`] (document identity),
+//! [`document`] and [`store`] (live buffers), [`unsent`] (edits a client applied and sends later), [`doc_key`] (document identity),
 //! [`quote`] (finding quotes), [`normalize`] (the normalization ladder),
 //! [`plan`] (quote-addressed requests to replacements), [`line_endings`] (new text
 //! adopts the line ending around it), [`near_miss`] (the regions most like a missing
@@ -38,4 +38,5 @@ pub mod rev;
 pub mod store;
 pub mod transplant;
 pub mod trigram;
+pub mod unsent;
 pub mod workspace;

@@ -10,7 +10,9 @@ use ropey::Rope;
 
 use crate::doc_key::DocKey;
 use crate::document::{Document, TextChange};
+use crate::plan::Replacement;
 use crate::position::PositionEncoding;
+use crate::unsent::Reconciled;
 
 /// The open documents.
 #[derive(Debug, Default)]
@@ -38,10 +40,23 @@ impl DocumentStore {
         version: i32,
         changes: &[TextChange],
         encoding: PositionEncoding,
-    ) -> Result<(), NotOpen> {
+    ) -> Result<Option<Reconciled>, NotOpen> {
         let document = self.documents.get_mut(key).ok_or_else(|| NotOpen(key.clone()))?;
-        document.apply_changes(changes, version, encoding);
-        Ok(())
+        Ok(document.apply_changes(changes, version, encoding))
+    }
+
+    /// Takes an edit the editor said it applied to `key` and has not sent (see
+    /// [`Document::assume_applied`]). Ignored for a document that is not open.
+    pub fn assume_applied(&mut self, key: &DocKey, replacements: Option<&[Replacement]>, text: Rope, version: i32) {
+        if let Some(document) = self.documents.get_mut(key) {
+            document.assume_applied(replacements, text, version);
+        }
+    }
+
+    /// Takes the editor's version of a document whose copy holds edits it has not
+    /// sent (see [`Document::correct_unsent_version`]); says whether it changed.
+    pub fn correct_unsent_version(&mut self, key: &DocKey, version: i32) -> bool {
+        self.documents.get_mut(key).is_some_and(|document| document.correct_unsent_version(version))
     }
 
     /// Records what the file on disk holds while the buffer agrees with it (see

@@ -1,7 +1,7 @@
 //! Exit codes: one per error kind, so scripts can branch on what went wrong.
 //!
 //! A kind's code is 2 + its position in the protocol's numbering (`-33001` →
-//! 3, ..., `-33017` → 19); kinds added later follow the same rule. The table is
+//! 3, ..., `-33018` → 20); kinds added later follow the same rule. The table is
 //! in `--help` and in `docs/agents.md`; tests check both against this function.
 
 use verbatim::service::error::ErrorKind;
@@ -30,7 +30,8 @@ Exit codes:
    6  emptyQuote                            16  notText
    7  noChange                              17  io
    8  rangeOrder                            18  editorError
-   9  overlap                               19  permissionDenied (read-only, or a denied path)";
+   9  overlap                               19  permissionDenied (read-only, or a denied path)
+                                            20  notAnswered (the editor never answered)";
 
 #[cfg(test)]
 mod tests {

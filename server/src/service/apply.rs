@@ -30,6 +30,7 @@ use verbatim_engine::rev::Rev;
 
 use crate::service::early_decision::OfferedDocument;
 use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::plain_client;
 use crate::service::protocol::ExternalChanges;
 use crate::service::registry::AgentInfo;
 use crate::service::state::State;
@@ -40,9 +41,6 @@ use crate::service::to_proto::{self, EditorChange, EditorEditOptions};
 const SETTLE: Duration = Duration::from_millis(250);
 /// How often the disk is looked at while a deleted or moved file is awaited.
 const POLL: Duration = Duration::from_millis(50);
-/// How long the answer of a plain client may take when `applyTimeoutMs` is not set:
-/// such a client cannot be told to withdraw its prompt, so it is not waited for forever.
-pub const PLAIN_APPLY_TIMEOUT_MS: u64 = 600_000;
 /// How long a version mismatch a plain client reports waits for the change it has not
 /// sent yet (Eglot sends the person's typing after 0.5 s of idle).
 const VERSION_MOVE_GRACE: Duration = Duration::from_secs(3);
@@ -168,10 +166,10 @@ pub struct Offer {
 /// per-hunk fields of Verbatim's protocol.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct EditorAnswer {
-    applied: bool,
+pub struct EditorAnswer {
+    pub applied: bool,
     #[serde(default)]
-    failure_reason: Option<String>,
+    pub failure_reason: Option<String>,
     #[serde(default)]
     hunks: Option<Vec<HunkAnswer>>,
     #[serde(default)]
@@ -320,30 +318,41 @@ pub async fn apply_through_editor(
         params["verbatim"] = about;
     }
     let plain = !link.options.verbatim_extensions;
-    let apply_timeout_ms = link.options.apply_timeout_ms.or(plain.then_some(PLAIN_APPLY_TIMEOUT_MS));
-    let answer = tokio::select! {
-        answer = async {
-            // A plain client is asked one edit at a time.
-            let _one_at_a_time = if plain { Some(state.plain_apply_lane.lock().await) } else { None };
-            let request = send_apply_edit(&link.client, params);
-            match apply_timeout_ms {
-                Some(ms) => tokio::time::timeout(Duration::from_millis(ms), request).await.map_err(|_| ms),
-                None => Ok(request.await),
+    // How many TextEdits each document is sent (a plain client's version moves by as many).
+    let text_edits: Vec<usize> = hunks.iter().map(|hunks| hunks.iter().map(|hunk| hunk.edits.len()).sum()).collect();
+    let answer = if plain {
+        // A plain client is asked one edit at a time, and never waited for beyond a bound.
+        let bound = link.options.apply_timeout_ms.map_or(plain_client::UNANSWERED_BOUND, Duration::from_millis);
+        let late = plain_client::LateAnswer {
+            agent: agent.name.clone(),
+            summary: summary.to_owned(),
+            documents: documents.to_vec(),
+            text_edits: text_edits.clone(),
+        };
+        plain_client::ask(state, send_apply_edit(&link.client, params), bound, late).await?
+    } else {
+        let request = send_apply_edit(&link.client, params);
+        let answer = tokio::select! {
+            answer = async {
+                match link.options.apply_timeout_ms {
+                    Some(ms) => tokio::time::timeout(Duration::from_millis(ms), request).await.map_err(|_| ms),
+                    None => Ok(request.await),
+                }
+            } => answer,
+            () = state.editor_closed.cancelled() => return Err(editor_gone()),
+        };
+        match answer {
+            Ok(answer) => answer,
+            Err(ms) => {
+                return Err(ProtocolError::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "The editor did not answer within {ms} ms (applyTimeoutMs). The edit may still be waiting \
+                         for review there; read the document again before retrying."
+                    ),
+                )
+                .with("phase", "answer"));
             }
-        } => answer,
-        () = state.editor_closed.cancelled() => return Err(editor_gone()),
-    };
-    let answer = match answer {
-        Ok(answer) => answer,
-        Err(ms) => {
-            return Err(ProtocolError::new(
-                ErrorKind::Timeout,
-                format!(
-                    "The editor did not answer within {ms} ms (applyTimeoutMs). The edit may still be waiting for \
-                     review there; read the document again before retrying."
-                ),
-            )
-            .with("phase", "answer"));
         }
     };
     let answer = match answer {
@@ -357,10 +366,16 @@ pub async fn apply_through_editor(
                 .and_then(|m| m.as_str())
                 .map(ToOwned::to_owned);
             // "Edits on x require version 0, you have 14" (Eglot): the person typed and the
-            // client has not sent that change yet. Once it arrives the edit is stale, and
-            // is moved over the typing and offered again.
-            if message.as_deref().is_some_and(|message| message.to_lowercase().contains("version")) {
+            // client has not sent that change yet, or the server's copy holds an edit the
+            // client applied and has not sent, at a version the server guessed wrong.
+            // Either way the person said yes: the edit is moved onto the client's text and
+            // offered again, never reported as a refusal.
+            if let Some(message) = message.as_deref().filter(|message| message.to_lowercase().contains("version")) {
+                if plain_client::correct_version(state, documents, message) {
+                    return Err(refusal(state, documents, Some(message.to_owned())));
+                }
                 wait_for_a_move(state, documents, VERSION_MOVE_GRACE).await;
+                return Err(version_refusal(state, documents, message));
             }
             return Err(refusal(state, documents, message));
         }
@@ -391,8 +406,13 @@ pub async fn apply_through_editor(
             .collect(),
         None => documents.iter().map(|document| document.predicted.clone()).collect(),
     };
+    // What a plain client said it applied is what the server knows: its change may
+    // come only with the person's next keystroke (Eglot), and is reconciled then.
+    if plain {
+        plain_client::assume(state, documents, &expected, &text_edits);
+    }
     let timeout = Duration::from_millis(link.options.sync_timeout_ms);
-    let defers = !link.options.verbatim_extensions;
+    let defers = plain;
     let mut applied = wait_for_sync(state, documents, &expected, &mut changes, timeout, defers).await?;
     let mut first_index = 0;
     for (index, (document, hunks)) in applied.iter_mut().zip(hunks).enumerate() {
@@ -552,6 +572,27 @@ fn refusal(state: &State, documents: &[PlannedDocument], reason: Option<String>)
         _ => "The edit was rejected in the editor (no reason given). Ask the person, or try a different change.".into(),
     };
     ProtocolError::new(ErrorKind::Rejected, message).with("reason", reason)
+}
+
+/// The client refused the edit's version after the person said yes, and no change
+/// that explains it arrived: `stale` when a document moved (the edit is then moved
+/// and offered again), else `stale` all the same: the client's copy is ahead of the
+/// server's, never a refusal of the person's.
+fn version_refusal(state: &State, documents: &[PlannedDocument], message: &str) -> ProtocolError {
+    let refused = refusal(state, documents, Some(message.to_owned()));
+    if refused.kind == ErrorKind::Stale {
+        return refused;
+    }
+    let label = documents.iter().find(|document| document.open.is_some()).map_or("the document", |d| &d.label);
+    ProtocolError::new(
+        ErrorKind::Stale,
+        format!(
+            "The person accepted the edit, but the editor refused it because its copy of {label} is at another \
+             version than the server's ({message}), and it has not sent the change. Nothing was applied. Read the \
+             document again (after the person's next keystroke, the server has it) and redo the edit."
+        ),
+    )
+    .with("reason", message.to_owned())
 }
 
 /// Waits until every document shows the edit, then compares with the prediction.

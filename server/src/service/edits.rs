@@ -68,26 +68,37 @@ const EDITOR_TEXT_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 pub async fn read(state: &State, params: ReadParams) -> Result<ReadResult, ProtocolError> {
     let key = parse_key(&params.uri)?;
     wait_for_editor_text(state, &key).await;
-    let open = state
-        .documents
-        .lock()
-        .get(&key)
-        .map(|document| (document.text.clone(), document.rev(), document.awaits_editor_text()));
-    let (text, rev, source, note) = match open {
-        Some((text, rev, awaiting)) => (text.to_string(), rev, "editor", awaiting.then(|| UNSENT_NOTE.to_owned())),
+    let open = state.documents.lock().get(&key).map(|document| {
+        (document.text.clone(), document.rev(), document.awaits_editor_text(), document.disk_baseline())
+    });
+    let (text, rev, source, note, file_text) = match open {
+        Some((text, rev, awaiting, baseline)) => {
+            (text.to_string(), rev, "editor", awaiting.then(|| UNSENT_NOTE.to_owned()), baseline)
+        }
         None => {
             let snapshot = disk_snapshot(state, &key, false)?;
-            (snapshot.text.to_string(), snapshot.rev.unwrap_or(Rev::of_bytes(b"")), "disk", None)
+            (snapshot.text.to_string(), snapshot.rev.unwrap_or(Rev::of_bytes(b"")), "disk", None, None)
         }
     };
     Ok(ReadResult {
         uri: key.to_uri(),
         rev: rev.to_string(),
-        line_ending: line_ending_of(&text).to_owned(),
+        line_ending: file_line_ending(&text, file_text.as_ref()).to_owned(),
         text,
         source: source.to_owned(),
         note,
     })
+}
+
+/// The line ending of the file: the buffer's, unless the buffer holds LF where the
+/// file on disk (as it was when the buffer last agreed with it) holds CRLF, as Emacs
+/// shows a CRLF file: then the file's, which is what a save writes.
+fn file_line_ending(text: &str, file_text: Option<&Rope>) -> &'static str {
+    let in_buffer = line_ending_of(text);
+    match file_text {
+        Some(file_text) if in_buffer == "lf" && line_ending_of(&file_text.to_string()) == "crlf" => "crlf",
+        _ => in_buffer,
+    }
 }
 
 /// Said of a read while the editor still owes a change it made.

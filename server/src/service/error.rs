@@ -30,10 +30,11 @@ pub enum ErrorKind {
     Io,
     EditorError,
     PermissionDenied,
+    NotAnswered,
 }
 
 impl ErrorKind {
-    pub const ALL: [Self; 17] = [
+    pub const ALL: [Self; 18] = [
         Self::NotFound,
         Self::Ambiguous,
         Self::Stale,
@@ -51,6 +52,7 @@ impl ErrorKind {
         Self::Io,
         Self::EditorError,
         Self::PermissionDenied,
+        Self::NotAnswered,
     ];
 
     /// The JSON-RPC error code, in the range -33099..=-33000.
@@ -73,6 +75,7 @@ impl ErrorKind {
             Self::Io => -33015,
             Self::EditorError => -33016,
             Self::PermissionDenied => -33017,
+            Self::NotAnswered => -33018,
         }
     }
 
@@ -96,6 +99,7 @@ impl ErrorKind {
             Self::Io => "io",
             Self::EditorError => "editorError",
             Self::PermissionDenied => "permissionDenied",
+            Self::NotAnswered => "notAnswered",
         }
     }
 

@@ -152,6 +152,15 @@ pub fn on_save(state: &State, key: &DocKey, text: Option<String>) {
             Some(text) => Some(Rope::from_str(&text)),
             None => store.get(key).map(|document| document.text.clone()),
         };
+        // A client that decodes CRLF (Emacs) saves its LF buffer as CRLF: the baseline
+        // is what the disk holds, so it keeps the file's CRLF (reads report it).
+        let file_had_crlf = store.get(key).and_then(|document| document.disk_baseline()).is_some_and(|b| has_crlf(&b));
+        let saved = match saved {
+            Some(saved) if file_had_crlf && uses_lf_only(&saved) => {
+                Some(Rope::from_str(&saved.to_string().replace('\n', "\r\n")))
+            }
+            saved => saved,
+        };
         store.set_disk_baseline(key, saved);
     });
     if let Some(watch) = lock(&state.external.watch).as_ref() {
@@ -340,6 +349,8 @@ async fn merge_into_buffer(
         baseline = ?live.baseline.as_ref().map(|text| verbatim_engine::rev::Rev::of_bytes(text.to_string().as_bytes()).to_string()),
         "a change on disk to compare"
     );
+    // The baseline is what the file holds, CRLF and all (it is compared in the
+    // buffer's form above), so that reads report the file's line ending.
     let set_baseline = |text: &str| {
         let text = Rope::from_str(text);
         state.documents.update(|store| store.set_disk_baseline(key, Some(text)));
@@ -355,7 +366,7 @@ async fn merge_into_buffer(
     if live.text == disk.as_str() {
         // The editor's own save (its didSave may still be on its way), or a change the
         // buffer already holds: the buffer agrees with the disk again.
-        set_baseline(&disk);
+        set_baseline(&raw_disk);
         tell(
             link,
             &live.editor_uri,
@@ -369,7 +380,7 @@ async fn merge_into_buffer(
     }
     let Some(baseline) = live.baseline.clone() else {
         // The file could not be read at didOpen: there is no base to merge against.
-        set_baseline(&disk);
+        set_baseline(&raw_disk);
         let message = format!(
             "{label} changed on disk, but what it held when opened is unknown, so the change cannot be merged. \
              Compare the buffer with the file on disk."
@@ -418,7 +429,7 @@ async fn merge_into_buffer(
     if merged.replacements.is_empty() {
         if merged.conflicts.is_empty() {
             // Both sides made the same changes.
-            set_baseline(&disk);
+            set_baseline(&raw_disk);
             return Next::Done;
         }
         if !*rechecked {
@@ -428,7 +439,7 @@ async fn merge_into_buffer(
             tokio::time::sleep(CONFLICT_RECHECK).await;
             return Next::Again;
         }
-        set_baseline(&disk);
+        set_baseline(&raw_disk);
         let message = format!(
             "{label} changed on disk at {clock}, but every change overlaps your unsaved changes ({}): nothing was \
              applied. Compare the buffer with the file on disk.",
@@ -492,12 +503,12 @@ async fn merge_into_buffer(
     let mut results = vec![proposal(&documents[0], &agent)];
     match &outcome {
         Ok(_) => {
-            set_baseline(&disk);
+            set_baseline(&raw_disk);
             lock(&state.external.rejected).remove(key);
         }
         Err(error) if error.kind == ErrorKind::Rejected => {
             // The person has seen it and said no: the next change is merged from here.
-            set_baseline(&disk);
+            set_baseline(&raw_disk);
             lock(&state.external.rejected).insert(key.clone(), summary.clone());
         }
         Err(error) => tracing::info!("the change on disk to {label} was not applied: {}", error.message),
@@ -594,7 +605,7 @@ fn folder_of(state: &State, key: &DocKey) -> Option<PathBuf> {
 fn record_event(state: &State, key: &DocKey, outcome: Outcome, summary: &str, diff: &str) {
     let Some(journal) = &state.journal else { return };
     let uri = key.to_uri();
-    let event = Event { source: Source::Disk, agent: DISK_AGENT, summary, uri: &uri, outcome, diff };
+    let event = Event { source: Source::Disk, agent: DISK_AGENT, summary, uri: &uri, outcome, diff, reason: None };
     journal.record_event(folder_of(state, key).as_deref(), &event);
 }
 

@@ -75,6 +75,15 @@ pub enum Outcome {
     Deleted,
     /// The file was moved on disk while open; the buffer was left alone.
     Moved,
+    /// The editor never answered the request (its prompt was dismissed, or the bound
+    /// passed); the agent was told so.
+    NotAnswered,
+    /// The editor answered after the agent was told it had not (`reason` says what
+    /// it answered); the document follows what it did.
+    AnsweredLate,
+    /// The editor's change differs from the edit it said it applied; the server
+    /// follows the editor's text (`diff`: from what it said to what it sent).
+    DiffersFromAnswer,
 }
 
 impl Outcome {
@@ -90,6 +99,9 @@ impl Outcome {
             Self::SavedOver => "savedOver",
             Self::Deleted => "deleted",
             Self::Moved => "moved",
+            Self::NotAnswered => "notAnswered",
+            Self::AnsweredLate => "answeredLate",
+            Self::DiffersFromAnswer => "differsFromAnswer",
         }
     }
 }
@@ -184,6 +196,8 @@ pub struct Event<'a> {
     pub outcome: Outcome,
     /// What changed, as a unified diff (may be empty).
     pub diff: &'a str,
+    /// What the editor or the person said, when it matters (a late answer).
+    pub reason: Option<&'a str>,
 }
 
 /// The journals under one state directory.
@@ -273,7 +287,7 @@ impl Journal {
             base_rev: None,
             rev: None,
             outcome: event.outcome,
-            reason: None,
+            reason: event.reason.map(str::to_owned),
             hunks_left_out: None,
             error_kind: None,
             message: None,
@@ -328,6 +342,7 @@ fn entry(
         None if result.partial => (Outcome::Partial, result.rev.clone()),
         None => (Outcome::Applied, result.rev.clone()),
         Some(error) if error.kind == crate::service::error::ErrorKind::Rejected => (Outcome::Rejected, None),
+        Some(error) if error.kind == crate::service::error::ErrorKind::NotAnswered => (Outcome::NotAnswered, None),
         Some(_) => (Outcome::Error, None),
     };
     let reason = match outcome {

@@ -14,6 +14,7 @@ pub mod external;
 pub mod feedback;
 pub mod journal;
 pub mod patching;
+pub mod plain_client;
 pub mod protocol;
 pub mod registry;
 pub mod state;

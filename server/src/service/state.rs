@@ -124,6 +124,10 @@ pub struct State {
     /// client gets one at a time (Eglot, asked again while its y/n prompt is open, may
     /// never answer the first).
     pub plain_apply_lane: tokio::sync::Mutex<()>,
+    /// Counts the person's typing and saving seen from the editor (a `didChange` that
+    /// is more than an edit the server already took, a `didSave`): a plain client's
+    /// modal prompt is gone when it moves (see `service::plain_client`).
+    pub typing: watch::Sender<u64>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -150,6 +154,7 @@ impl Default for State {
             context: crate::service::editor_context::EditorContext::default(),
             early_decisions: crate::service::early_decision::EarlyDecisions::default(),
             plain_apply_lane: tokio::sync::Mutex::new(()),
+            typing: watch::Sender::new(0),
         }
     }
 }
@@ -202,6 +207,11 @@ impl State {
     pub fn close_editor(&self) {
         *lock(&self.editor) = None;
         self.editor_closed.cancel();
+    }
+
+    /// The person typed or saved in the editor.
+    pub fn saw_typing(&self) {
+        self.typing.send_modify(|count| *count += 1);
     }
 
     pub fn registry(&self) -> MutexGuard<'_, Registry> {

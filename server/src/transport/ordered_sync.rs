@@ -22,6 +22,7 @@ use tower_lsp_server::{ExitedError, LspService};
 
 use verbatim_engine::doc_key::DocKey;
 use verbatim_engine::document::TextChange;
+use verbatim_engine::unsent::Reconciled;
 
 use crate::service::protocol::method;
 use crate::service::state::State;
@@ -106,9 +107,15 @@ pub fn apply_sync(state: &State, method: &str, params: Value) {
             match DocKey::parse(params.text_document.uri.as_str()) {
                 Ok(key) => {
                     let version = params.text_document.version;
-                    if let Err(error) = state.documents.update(|store| store.change(&key, version, &changes, encoding))
-                    {
-                        tracing::warn!("{error}");
+                    match state.documents.update(|store| store.change(&key, version, &changes, encoding)) {
+                        Err(error) => tracing::warn!("{error}"),
+                        // The change of an edit the server already took, and nothing more.
+                        Ok(Some(Reconciled::Agreed { more: false } | Reconciled::Partway)) => {}
+                        Ok(Some(Reconciled::Disagreed { assumed, client })) => {
+                            crate::service::plain_client::differs_from_answer(state, &key, &assumed, &client);
+                            state.saw_typing();
+                        }
+                        Ok(_) => state.saw_typing(),
                     }
                 }
                 Err(error) => tracing::warn!("didChange ignored: {error}"),
@@ -126,6 +133,7 @@ pub fn apply_sync(state: &State, method: &str, params: Value) {
             }
         }),
         "textDocument/didSave" => serde_json::from_value::<DidSaveTextDocumentParams>(params).map(|params| {
+            state.saw_typing();
             if let Ok(key) = DocKey::parse(params.text_document.uri.as_str()) {
                 crate::service::external::on_save(state, &key, params.text);
             }

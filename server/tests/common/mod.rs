@@ -309,6 +309,8 @@ struct EditorShared {
     /// While `Some`, `didChange` notifications are held here instead of sent (as Eglot
     /// holds them until an idle timer fires, often the person's next keystroke).
     deferred: Mutex<Option<Vec<Value>>>,
+    /// Count one version per applied `TextEdit`, as Eglot does (else two per edit).
+    versions_like_eglot: Mutex<bool>,
 }
 
 /// An editor driving the real binary over stdio pipes.
@@ -404,6 +406,7 @@ impl ScriptedEditor {
             encoding: Mutex::new("utf-16".into()),
             reload_clean: Mutex::new(true),
             deferred: Mutex::new(None),
+            versions_like_eglot: Mutex::new(false),
             diagnostics_answers: Mutex::default(),
             diagnostics_requests: Mutex::default(),
             initialize_result: Mutex::default(),
@@ -599,6 +602,39 @@ impl ScriptedEditor {
     /// (as Eglot sends them from an idle timer).
     pub fn defer_changes(&self) {
         *self.shared.deferred.lock().unwrap() = Some(Vec::new());
+    }
+
+    /// From now on an applied edit moves the version by one per `TextEdit`, as Eglot
+    /// counts (its `after-change-functions` run once per edit).
+    pub fn count_versions_like_eglot(&self) {
+        *self.shared.versions_like_eglot.lock().unwrap() = true;
+    }
+
+    /// The person types `text` at the end of the document (one incremental change).
+    pub async fn type_at_end(&self, uri: &str, text: &str) {
+        let end = self.buffer(uri);
+        self.type_text_at(uri, end.len(), text).await;
+    }
+
+    async fn type_text_at(&self, uri: &str, at: usize, text: &str) {
+        let encoding = self.shared.encoding.lock().unwrap().clone();
+        let (version, position) = {
+            let mut documents = self.shared.documents.lock().unwrap();
+            let document = documents.get_mut(uri).unwrap();
+            let position = position_of(&document.text, at, &encoding);
+            document.text.insert_str(at, text);
+            document.version += 1;
+            (document.version, position)
+        };
+        notify_or_defer(
+            &self.connection,
+            &self.shared,
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version},
+                   "contentChanges": [{"range": {"start": position, "end": position}, "text": text}]}),
+        )
+        .await;
+        self.sync().await;
     }
 
     /// Sends the held `didChange` notifications, in order, and stops holding them.
@@ -934,7 +970,11 @@ fn apply_in_model(shared: &EditorShared, params: &Value, review: &Review) -> Opt
             std::fs::write(uri_path(&uri), closed.text).unwrap();
             continue;
         }
-        document.version += 2;
+        if *shared.versions_like_eglot.lock().unwrap() {
+            document.version += changes.len() as i32;
+        } else {
+            document.version += 2;
+        }
         notifications.push((
             "textDocument/didChange",
             json!({"textDocument": {"uri": uri, "version": document.version}, "contentChanges": changes}),
