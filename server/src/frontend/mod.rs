@@ -295,6 +295,8 @@ impl Frontend {
                 encoding: PositionEncoding::Utf32,
                 access: Access::ReadWrite,
                 options: Default::default(),
+                session: crate::service::registry::session_of(0),
+                turn: None,
             },
             roots: self.options.roots.clone(),
             cwd: self.options.cwd.clone(),

@@ -35,11 +35,11 @@ use crate::service::apply::{AppliedDocument, PlannedDocument};
 use crate::service::diagnostics::{self, Ask};
 use crate::service::edits::{
     Mode, Outcome, Snapshot, WriteRequest, feedback_context, parse_key, parse_params, plan_documents, proposal,
-    report_applied, resolve_keys,
+    report_applied, resolve_keys, texts_of,
 };
 use crate::service::error::{ErrorKind, ProtocolError};
 use crate::service::feedback;
-use crate::service::journal::{Journal, Source, WriteInfo};
+use crate::service::journal::{DocumentTexts, Journal, Source, WriteInfo};
 use crate::service::patching;
 use crate::service::protocol::{ApplyPatchParams, ApplyPatchResult, DocumentResult, ReadParams, ReadResult, method};
 use crate::service::registry::AgentInfo;
@@ -146,7 +146,7 @@ impl Headless {
     }
 
     fn run(&self, request: &WriteRequest) -> Result<(Outcome, Option<CommitReport>), ProtocolError> {
-        let agent = &self.options.agent;
+        let agent = &self.options.agent.for_write(None, request.turn.as_deref());
         let keys = resolve_keys(request)?;
         let mut targets: BTreeMap<DocKey, Target> = BTreeMap::new();
         for (index, key) in keys.iter().enumerate() {
@@ -204,14 +204,17 @@ impl Headless {
             let applied = revs
                 .into_iter()
                 .map(|rev| AppliedDocument { rev, differs: None, live: None, review: None, pending_sync: false })
-                .collect();
+                .collect::<Vec<_>>();
+            let texts = planned.iter().zip(&applied).map(|(document, outcome)| texts_of(document, outcome)).collect();
             report_applied(&mut results, &planned, applied);
+            texts
         });
         let commit = match (&written, committing) {
-            (Ok(()), true) => Some(self.commit(&planned, &targets, &request.summary)),
+            (Ok(_), true) => Some(self.commit(&planned, &targets, &request.summary)),
             _ => None,
         };
-        self.journal(&planned, &targets, &results, &request.summary, commit.as_ref(), written.as_ref().err());
+        let write = JournalWrite { agent, summary: &request.summary, commit: commit.as_ref(), reverts: &[] };
+        self.journal(&write, &planned, &targets, &results, &written);
         written?;
         tracing::info!(agent = %agent.name, "written headless: {}", request.summary);
         let diagnostics = no_editor_diagnostics(Ask::of(request.diagnostics.0, request.diagnostics.1, agent));
@@ -226,7 +229,7 @@ impl Headless {
     /// planned; then every new content is staged beside its target and every file
     /// re-checked, and only then are files renamed into place, moved and deleted.
     fn apply_patch(&self, params: ApplyPatchParams) -> Result<Value, ProtocolError> {
-        let agent = &self.options.agent;
+        let agent = &self.options.agent.for_write(None, params.turn.as_deref());
         let parsed = patching::parse(&params)?;
         let resolve = |path: &str, line: usize| self.patch_path(path, line);
         let operations = patching::resolve_all(&parsed.operations, &resolve)?;
@@ -283,14 +286,17 @@ impl Headless {
             let applied = revs
                 .into_iter()
                 .map(|rev| AppliedDocument { rev, differs: None, live: None, review: None, pending_sync: false })
-                .collect();
+                .collect::<Vec<_>>();
+            let texts = planned.iter().zip(&applied).map(|(document, outcome)| texts_of(document, outcome)).collect();
             report_applied(&mut results, &planned, applied);
+            texts
         });
         let commit = match (&written, committing) {
-            (Ok(()), true) => Some(self.commit(&planned, &targets, &params.summary)),
+            (Ok(_), true) => Some(self.commit(&planned, &targets, &params.summary)),
             _ => None,
         };
-        self.journal(&planned, &targets, &results, &params.summary, commit.as_ref(), written.as_ref().err());
+        let write = JournalWrite { agent, summary: &params.summary, commit: commit.as_ref(), reverts: &[] };
+        self.journal(&write, &planned, &targets, &results, &written);
         written?;
         tracing::info!(agent = %agent.name, "patch written headless: {}", params.summary);
         let mut value = to_value(result(true, results))?;
@@ -326,25 +332,31 @@ impl Headless {
 
     fn journal(
         &self,
+        write: &JournalWrite<'_>,
         planned: &[PlannedDocument],
         targets: &BTreeMap<DocKey, Target>,
         results: &[DocumentResult],
-        summary: &str,
-        commit: Option<&CommitReport>,
-        failure: Option<&ProtocolError>,
+        written: &Result<Vec<DocumentTexts>, ProtocolError>,
     ) {
         let Some(journal) = &self.options.journal else { return };
         let roots: Vec<Option<PathBuf>> =
             planned.iter().map(|document| Some(targets[&document.key].root.clone())).collect();
-        let write = WriteInfo {
+        let info = WriteInfo {
             source: Source::Headless,
-            agent: &self.options.agent.name,
-            summary,
-            commit: commit.and_then(|report| report.commit.as_deref()),
+            agent: &write.agent.name,
+            summary: write.summary,
+            commit: write.commit.and_then(|report| report.commit.as_deref()),
             reason: None,
             diagnostics: None,
+            session: &write.agent.session,
+            turn: write.agent.turn.as_deref(),
+            reverts: write.reverts,
         };
-        journal.record(&write, &roots, results, failure);
+        let (texts, failure) = match written {
+            Ok(texts) => (texts.as_slice(), None),
+            Err(error) => (&[][..], Some(error)),
+        };
+        journal.record(&info, &roots, results, failure, texts);
     }
 
     /// Where a document is on disk, if a headless call may touch it: inside the
@@ -624,4 +636,13 @@ fn no_editor_diagnostics(ask: Option<Ask>) -> Option<crate::service::protocol::D
     ask.map(|ask| {
         diagnostics::unavailable_report(ask, "the file was written straight to disk (headless mode), with no editor whose language servers could check it")
     })
+}
+
+/// Who wrote a headless write, and what the journal says of it.
+struct JournalWrite<'a> {
+    agent: &'a AgentInfo,
+    summary: &'a str,
+    commit: Option<&'a CommitReport>,
+    /// For a revert: the entries it reverts.
+    reverts: &'a [String],
 }

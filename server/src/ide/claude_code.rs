@@ -44,8 +44,11 @@ pub struct ClaudeCodeIde {
 impl ClaudeCodeIde {
     /// Registers the connection as an agent and starts its notifications.
     pub fn connect(state: Arc<State>, outgoing: Outgoing) -> Arc<Self> {
+        let id = state.registry().next_agent_id();
         let agent = AgentInfo {
-            id: state.registry().next_agent_id(),
+            id,
+            session: crate::service::registry::session_of(id),
+            turn: None,
             name: AGENT_NAME.into(),
             version: None,
             connected_at: crate::transport::clock::now_rfc3339(),

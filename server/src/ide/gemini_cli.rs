@@ -68,8 +68,11 @@ fn guard<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl GeminiCliIde {
     /// Registers the session as an agent and starts its context updates.
     pub fn connect(state: Arc<State>, outgoing: Outgoing) -> Arc<Self> {
+        let id = state.registry().next_agent_id();
         let agent = AgentInfo {
-            id: state.registry().next_agent_id(),
+            id,
+            session: crate::service::registry::session_of(id),
+            turn: None,
             name: AGENT_NAME.into(),
             version: None,
             connected_at: crate::transport::clock::now_rfc3339(),

@@ -487,7 +487,7 @@ impl Delivery {
         summary: String,
     ) -> Self {
         let (state, agent) = (Arc::clone(state), agent.clone());
-        let task = tokio::spawn(async move { deliver_as(&state, &agent, origin, &planned, &summary, None).await });
+        let task = tokio::spawn(async move { deliver_as(&state, &agent, origin, &planned, &summary, None, &[]).await });
         Self { task: Some(task) }
     }
 

@@ -41,6 +41,7 @@ pub async fn propose(
     let summary = (!params.summary.trim().is_empty()).then_some(params.summary.as_str());
     let proposal = Proposal { files: &texts, summary, always_review: params.review == ProposeReview::Always };
     tracing::debug!(agent = %agent.name, session = ?params.session, turn = ?params.turn, files = texts.len(), "verbatim/propose");
+    let agent = &agent.for_write(params.session.as_deref(), params.turn.as_deref());
     let outcome = proposal::review(state, agent, proposal).await;
     let uris = params.files.iter().map(|file| file.uri.clone());
     answer(outcome, uris)

@@ -325,6 +325,7 @@ pub async fn apply_through_editor(
         let bound = link.options.apply_timeout_ms.map_or(plain_client::UNANSWERED_BOUND, Duration::from_millis);
         let late = plain_client::LateAnswer {
             agent: agent.name.clone(),
+            session: agent.session.clone(),
             summary: summary.to_owned(),
             documents: documents.to_vec(),
             text_edits: text_edits.clone(),

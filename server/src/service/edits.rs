@@ -31,7 +31,7 @@ use crate::service::apply::{AppliedDocument, HunkReview, Offer, Origin, PlannedD
 use crate::service::diagnostics::{self, Ask};
 use crate::service::error::{ErrorKind, ProtocolError, params_error};
 use crate::service::feedback::{self, Context};
-use crate::service::journal::{Source, WriteInfo};
+use crate::service::journal::{DocumentTexts, Source, WriteInfo};
 use crate::service::protocol::{
     BatchEditParams, BatchEntry, BatchResult, DiagnosticsLevel, DiagnosticsReport, DocumentInfo, DocumentResult,
     EditResult, HunkOutcome, ReadParams, ReadResult, ReplaceRangeParams, StrReplaceParams, WriteParams,
@@ -208,6 +208,8 @@ pub(crate) struct WriteRequest {
     pub(crate) mode: Mode,
     /// The write's `diagnostics` and `diagnosticsTimeoutMs`.
     pub(crate) diagnostics: (Option<DiagnosticsLevel>, Option<u64>),
+    /// The agent's turn, for the journal.
+    pub(crate) turn: Option<String>,
 }
 
 impl WriteRequest {
@@ -231,6 +233,7 @@ impl WriteRequest {
             dry_run: params.dry_run,
             mode: Mode::Single,
             diagnostics: (params.diagnostics, params.diagnostics_timeout_ms),
+            turn: params.turn,
         }
     }
 
@@ -253,6 +256,7 @@ impl WriteRequest {
             dry_run: params.dry_run,
             mode: Mode::Single,
             diagnostics: (params.diagnostics, params.diagnostics_timeout_ms),
+            turn: params.turn,
         }
     }
 
@@ -265,6 +269,7 @@ impl WriteRequest {
             dry_run: false,
             mode: Mode::Write,
             diagnostics: (params.diagnostics, params.diagnostics_timeout_ms),
+            turn: params.turn,
         }
     }
 
@@ -284,6 +289,7 @@ impl WriteRequest {
             dry_run: params.dry_run,
             mode: Mode::Batch,
             diagnostics: (params.diagnostics, params.diagnostics_timeout_ms),
+            turn: params.turn,
         })
     }
 
@@ -349,6 +355,7 @@ pub(crate) struct Snapshot {
 }
 
 async fn run(state: &Arc<State>, agent: &AgentInfo, request: &WriteRequest) -> Result<Outcome, ProtocolError> {
+    let agent = &agent.for_write(None, request.turn.as_deref());
     let keys = resolve_keys(request)?;
     if !request.dry_run {
         let policy = state.path_policy();
@@ -518,11 +525,12 @@ pub(crate) async fn deliver(
             texts: Vec::new(),
         });
     }
-    deliver_as(state, agent, Origin::Agent, planned, summary, diagnostics).await
+    deliver_as(state, agent, Origin::Agent, planned, summary, diagnostics, &[]).await
 }
 
 /// Applies a plan through the editor as `origin` proposes it: offered again over the
-/// person's typing, journaled, with diagnostics when asked.
+/// person's typing, journaled (with `reverts`, for a revert), with diagnostics when
+/// asked.
 pub(crate) async fn deliver_as(
     state: &Arc<State>,
     agent: &AgentInfo,
@@ -530,6 +538,7 @@ pub(crate) async fn deliver_as(
     planned: &[PlannedDocument],
     summary: &str,
     diagnostics: Option<Ask>,
+    reverts: &[String],
 ) -> Result<Outcome, ProtocolError> {
     let mut planned = planned.to_vec();
     let mut rebases = 0;
@@ -584,6 +593,10 @@ pub(crate) async fn deliver_as(
             .collect(),
         Err(_) => Vec::new(),
     };
+    let kept = match &applied {
+        Ok(applied) => planned.iter().zip(&applied.documents).map(|(document, outcome)| texts_of(document, outcome)).collect(),
+        Err(_) => Vec::new(),
+    };
     let applied = applied.map(|applied| report_applied(&mut results, planned, applied.documents));
     if let Some(journal) = &state.journal {
         let workspace = state.workspace();
@@ -598,12 +611,24 @@ pub(crate) async fn deliver_as(
             commit: None,
             reason: reason.as_deref(),
             diagnostics: report.as_ref(),
+            session: &agent.session,
+            turn: agent.turn.as_deref(),
+            reverts,
         };
-        journal.record(&write, &roots, &results, applied.as_ref().err());
+        journal.record(&write, &roots, &results, applied.as_ref().err(), &kept);
+        state.journal_changed(&results);
     }
     applied?;
     tracing::info!(agent = %agent.name, "applied: {summary}");
     Ok(Outcome { applied: true, dry_run: false, documents: results, reason, diagnostics: report, texts })
+}
+
+/// What a document held before and after a write that was applied, for the journal.
+pub(crate) fn texts_of(document: &PlannedDocument, outcome: &AppliedDocument) -> DocumentTexts {
+    DocumentTexts {
+        before: (!document.create).then(|| document.base.clone()),
+        after: (!document.delete).then(|| outcome.live.clone().unwrap_or_else(|| document.predicted.clone())),
+    }
 }
 
 /// How many times one edit is offered again because the document moved during review.

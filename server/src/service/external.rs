@@ -34,9 +34,9 @@ use verbatim_engine::doc_key::DocKey;
 use verbatim_engine::merge::{self, Conflict};
 
 use crate::service::apply::{Offer, Origin, PlannedDocument, apply_through_editor};
-use crate::service::edits::{proposal, report_applied};
+use crate::service::edits::{proposal, report_applied, texts_of};
 use crate::service::error::ErrorKind;
-use crate::service::journal::{Event, Outcome, Source, WriteInfo};
+use crate::service::journal::{DocumentTexts, Event, Outcome, Source, WriteInfo};
 use crate::service::protocol::{ExternalChangeKind, ExternalChangeParams, ExternalChanges, ExternalConflict, method};
 use crate::service::registry::AgentInfo;
 use crate::service::state::{EditorLink, State};
@@ -49,6 +49,8 @@ pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 const CONFLICT_RECHECK: Duration = Duration::from_millis(150);
 /// How many times a change is merged again because the person typed meanwhile.
 const MAX_ATTEMPTS: usize = 4;
+/// The journal's session of every change made on disk outside the editor.
+pub const DISK_SESSION: &str = "disk";
 /// The name changes on disk go by, in the registry and the journal.
 const DISK_AGENT: &str = "disk";
 
@@ -396,7 +398,9 @@ async fn merge_into_buffer(
         state.documents.update(|store| store.expect_reload(key, expected));
         let diff = unified_diff_of_texts(&baseline.to_string(), &disk, &format!("a/{label}"), &format!("b/{label}"));
         let message = format!("{label} changed on disk; the buffer had no unsaved changes, so it is reloaded.");
-        record_event(state, key, Outcome::Reloaded, &format!("Changed on disk outside the editor: {label}"), &diff);
+        let texts = DocumentTexts { before: Some(baseline.clone()), after: Some(Rope::from_str(&disk)) };
+        let summary = format!("Changed on disk outside the editor: {label}");
+        record_change(state, key, Outcome::Reloaded, &summary, &diff, Some(&texts));
         tell(link, &live.editor_uri, ExternalChangeKind::Reload, &[], None, message).await;
         return Next::Done;
     }
@@ -482,6 +486,8 @@ async fn merge_into_buffer(
         encoding: link.encoding,
         access: crate::service::access::Access::ReadWrite,
         options: Default::default(),
+        session: DISK_SESSION.into(),
+        turn: None,
     };
     let message = if conflicts.is_empty() {
         format!("{label} changed on disk at {clock}: the change is merged with your unsaved changes.")
@@ -514,7 +520,9 @@ async fn merge_into_buffer(
         Err(error) => tracing::info!("the change on disk to {label} was not applied: {}", error.message),
     }
     let failure = outcome.as_ref().err();
+    let mut texts = Vec::new();
     if let Ok(applied) = outcome.clone() {
+        texts = documents.iter().zip(&applied.documents).map(|(document, outcome)| texts_of(document, outcome)).collect();
         report_applied(&mut results, &documents, applied.documents);
     }
     if let Some(journal) = &state.journal {
@@ -525,8 +533,12 @@ async fn merge_into_buffer(
             commit: None,
             reason: None,
             diagnostics: None,
+            session: DISK_SESSION,
+            turn: None,
+            reverts: &[],
         };
-        journal.record(&write, &[folder_of(state, key)], &results, failure);
+        journal.record(&write, &[folder_of(state, key)], &results, failure, &texts);
+        state.journal_changed(&results);
     }
     Next::Done
 }
@@ -603,9 +615,31 @@ fn folder_of(state: &State, key: &DocKey) -> Option<PathBuf> {
 }
 
 fn record_event(state: &State, key: &DocKey, outcome: Outcome, summary: &str, diff: &str) {
+    record_change(state, key, outcome, summary, diff, None);
+}
+
+/// Journals an event that changed the document from one text to another (a reload).
+fn record_change(
+    state: &State,
+    key: &DocKey,
+    outcome: Outcome,
+    summary: &str,
+    diff: &str,
+    texts: Option<&DocumentTexts>,
+) {
     let Some(journal) = &state.journal else { return };
     let uri = key.to_uri();
-    let event = Event { source: Source::Disk, agent: DISK_AGENT, summary, uri: &uri, outcome, diff, reason: None };
+    let event = Event {
+        source: Source::Disk,
+        agent: DISK_AGENT,
+        summary,
+        uri: &uri,
+        outcome,
+        diff,
+        reason: None,
+        session: DISK_SESSION,
+        texts,
+    };
     journal.record_event(folder_of(state, key).as_deref(), &event);
 }
 

@@ -8,6 +8,10 @@
 //! hold an exclusive `flock` on the journal and write each batch in one call, so
 //! several servers and headless writers never interleave lines. A journal that
 //! cannot be written never fails an edit: the failure is logged.
+//!
+//! Each entry names its session and, where the agent gives one, its turn, and the
+//! names of the document's whole text before and after the write, kept by
+//! [`KeptTexts`] so the write can be reverted (see `timeline.rs` and `revert.rs`).
 
 use std::fs;
 use std::io::{self, Write};
@@ -18,7 +22,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use ropey::Rope;
+
 use crate::service::error::ProtocolError;
+use crate::service::journal_texts::{KeepLimits, KeptTexts, NotKept};
 use crate::service::protocol::{DiagnosticsReport, DiagnosticsStatus, DocumentResult};
 use crate::transport::clock::now_rfc3339;
 
@@ -146,6 +153,54 @@ pub struct Entry {
     /// document of the write).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnostics: Option<JournalDiagnostics>,
+    /// `<writeId>.<n>`: `n` is the document's place in the write. Absent in entries
+    /// written before ids existed (readers derive it the same way).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Who wrote it, as one unit (an agent connection, a hook's session, one CLI run,
+    /// `disk`). Absent in entries written before sessions existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The agent's turn, when it names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<String>,
+    /// The name of the kept text before the write (absent: the file did not exist, or
+    /// `notKept`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
+    /// The name of the kept text after the write (absent: the file no longer exists,
+    /// or `notKept`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_kept: Option<NotKeptReason>,
+    /// `create`, `delete` or `move`, when the write made, removed or moved the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation: Option<String>,
+    /// Where a moved file went.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_uri: Option<String>,
+    /// For a revert: the ids of the entries it reverts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverts: Option<Vec<String>>,
+}
+
+/// Why an entry has no kept texts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum NotKeptReason {
+    /// A text was over `VERBATIM_JOURNAL_MAX_TEXT_BYTES`.
+    TooLarge,
+    /// The write changed nothing (rejected, failed, not answered).
+    NothingWritten,
+}
+
+/// A document's whole text before and after a write; `None` where the file does not
+/// exist (before a create, after a delete).
+#[derive(Debug, Clone, Default)]
+pub struct DocumentTexts {
+    pub before: Option<Rope>,
+    pub after: Option<Rope>,
 }
 
 /// The journal's record of the diagnostics after a write.
@@ -184,6 +239,11 @@ pub struct WriteInfo<'a> {
     pub reason: Option<&'a str>,
     /// What the language servers reported after the write, when asked.
     pub diagnostics: Option<&'a DiagnosticsReport>,
+    /// The writer's session (see [`Entry::session`]).
+    pub session: &'a str,
+    pub turn: Option<&'a str>,
+    /// For a revert: the entry ids it reverts.
+    pub reverts: &'a [String],
 }
 
 /// What [`Journal::record_event`] writes.
@@ -198,18 +258,33 @@ pub struct Event<'a> {
     pub diff: &'a str,
     /// What the editor or the person said, when it matters (a late answer).
     pub reason: Option<&'a str>,
+    pub session: &'a str,
+    /// The text before and after, when the event changed the document (a reload).
+    pub texts: Option<&'a DocumentTexts>,
 }
 
 /// The journals under one state directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Journal {
     dir: PathBuf,
+    texts: KeptTexts,
 }
 
 impl Journal {
     /// The journals in `state_dir`.
     pub fn new(state_dir: &Path) -> Self {
-        Self { dir: state_dir.join("journal") }
+        Self::with_limits(state_dir, KeepLimits::from_env())
+    }
+
+    /// The journals in `state_dir`, keeping texts within `limits`.
+    pub fn with_limits(state_dir: &Path, limits: KeepLimits) -> Self {
+        let dir = state_dir.join("journal");
+        Self { texts: KeptTexts::new(&dir, limits), dir }
+    }
+
+    /// The texts kept to undo writes.
+    pub fn texts(&self) -> &KeptTexts {
+        &self.texts
     }
 
     /// The journals of this user, if a state directory can be named.
@@ -276,9 +351,15 @@ impl Journal {
     /// (a change on disk the editor reloads, or that conflicts everywhere, a
     /// deletion, a save over a rejected change): one entry of its own.
     pub fn record_event(&self, workspace: Option<&Path>, event: &Event<'_>) {
+        let write_id = next_write_id();
+        let kept = match event.texts {
+            Some(texts) => self.keep(texts),
+            None => Kept { not_kept: Some(NotKeptReason::NothingWritten), ..Kept::default() },
+        };
         let entry = Entry {
             time: now_rfc3339(),
-            write_id: next_write_id(),
+            id: Some(format!("{write_id}.0")),
+            write_id,
             source: event.source,
             agent: event.agent.to_owned(),
             summary: event.summary.to_owned(),
@@ -295,6 +376,14 @@ impl Journal {
             editor_diff: None,
             commit: None,
             diagnostics: None,
+            session: Some(event.session.to_owned()),
+            turn: None,
+            before: kept.before,
+            after: kept.after,
+            not_kept: kept.not_kept,
+            operation: None,
+            new_uri: None,
+            reverts: None,
         };
         if let Err(error) = self.append(workspace, &[entry]) {
             tracing::warn!("cannot append to the journal {}: {error}", self.file_for(workspace).display());
@@ -302,20 +391,28 @@ impl Journal {
     }
 
     /// Journals one write: an entry per document, each in the journal of its folder
-    /// (`roots[i]` for `results[i]`). `failure` is what ended it, if it did not apply.
+    /// (`roots[i]` for `results[i]`). `failure` is what ended it, if it did not apply;
+    /// `texts[i]` is what `results[i]` held before and after (empty: not known).
     pub fn record(
         &self,
         write: &WriteInfo<'_>,
         roots: &[Option<PathBuf>],
         results: &[DocumentResult],
         failure: Option<&ProtocolError>,
+        texts: &[DocumentTexts],
     ) {
         let write_id = next_write_id();
         let time = now_rfc3339();
         let mut groups: Vec<(Option<&Path>, Vec<Entry>)> = Vec::new();
         for (index, result) in results.iter().enumerate() {
             let root = roots.get(index).and_then(Option::as_deref);
-            let entry = entry(write, &write_id, &time, root, result, failure);
+            let mut entry = entry(write, &write_id, &time, root, result, failure);
+            entry.id = Some(format!("{write_id}.{index}"));
+            let kept = match texts.get(index) {
+                Some(texts) if entry.rev.is_some() || failure.is_none() => self.keep(texts),
+                _ => Kept { not_kept: Some(NotKeptReason::NothingWritten), ..Kept::default() },
+            };
+            (entry.before, entry.after, entry.not_kept) = (kept.before, kept.after, kept.not_kept);
             match groups.iter_mut().find(|(folder, _)| *folder == root) {
                 Some((_, entries)) => entries.push(entry),
                 None => groups.push((root, vec![entry])),
@@ -327,6 +424,25 @@ impl Journal {
             }
         }
     }
+
+    /// Keeps a document's texts; either both are kept or neither.
+    fn keep(&self, texts: &DocumentTexts) -> Kept {
+        let keep = |text: &Option<Rope>| text.as_ref().map(|text| self.texts.keep(text)).transpose();
+        match (keep(&texts.before), keep(&texts.after)) {
+            (Ok(before), Ok(after)) => Kept { before, after, not_kept: None },
+            (Err(NotKept::TooLarge), _) | (_, Err(NotKept::TooLarge)) => {
+                Kept { not_kept: Some(NotKeptReason::TooLarge), ..Kept::default() }
+            }
+        }
+    }
+}
+
+/// The names of the texts kept for one entry.
+#[derive(Debug, Default)]
+struct Kept {
+    before: Option<String>,
+    after: Option<String>,
+    not_kept: Option<NotKeptReason>,
 }
 
 fn entry(
@@ -374,6 +490,15 @@ fn entry(
         editor_diff: result.editor_diff.as_deref().map(cut),
         commit: write.commit.filter(|_| failure.is_none()).map(str::to_owned),
         diagnostics: write.diagnostics.map(JournalDiagnostics::of),
+        id: None,
+        session: Some(write.session.to_owned()),
+        turn: write.turn.map(str::to_owned),
+        before: None,
+        after: None,
+        not_kept: None,
+        operation: result.operation.clone(),
+        new_uri: result.new_uri.clone(),
+        reverts: (!write.reverts.is_empty()).then(|| write.reverts.to_vec()),
     }
 }
 
@@ -388,7 +513,8 @@ fn cut(diff: &str) -> String {
     format!("{}\n… (diff cut at {MAX_DIFF_BYTES} bytes)\n", &diff[..end])
 }
 
-fn next_write_id() -> String {
+/// A new id for one write, unique across processes.
+pub fn next_write_id() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     format!("{nanos:x}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
@@ -437,6 +563,9 @@ mod tests {
             commit: None,
             reason: None,
             diagnostics: None,
+            session: "s1",
+            turn: None,
+            reverts: &[],
         };
         let roots = vec![Some(PathBuf::from("/p/one")), Some(PathBuf::from("/p/two")), None];
         journal.record(
@@ -444,6 +573,7 @@ mod tests {
             &roots,
             &[result("file:///p/one/a"), result("file:///p/two/b"), result("untitled:1")],
             None,
+            &[],
         );
         let one = read_entries(&journal.file_for(Some(Path::new("/p/one")))).expect("read");
         assert_eq!(one.len(), 1);
@@ -471,11 +601,14 @@ mod tests {
             commit: None,
             reason: None,
             diagnostics: None,
+            session: "s1",
+            turn: None,
+            reverts: &[],
         };
         let rejected = ProtocolError::new(ErrorKind::Rejected, "no").with("reason", "not now");
-        journal.record(&write, &[None], &[result("file:///x")], Some(&rejected));
+        journal.record(&write, &[None], &[result("file:///x")], Some(&rejected), &[]);
         let timeout = ProtocolError::new(ErrorKind::Timeout, "slow");
-        journal.record(&write, &[None], &[result("file:///x")], Some(&timeout));
+        journal.record(&write, &[None], &[result("file:///x")], Some(&timeout), &[]);
         let entries = read_entries(&journal.file_for(None)).expect("read");
         assert_eq!(
             (entries[0].outcome, entries[0].reason.as_deref(), entries[0].rev.as_deref()),

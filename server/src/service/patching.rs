@@ -42,6 +42,7 @@ pub async fn apply_patch(
     agent: &AgentInfo,
     params: ApplyPatchParams,
 ) -> Result<ApplyPatchResult, ProtocolError> {
+    let agent = &agent.for_write(None, params.turn.as_deref());
     let parsed = parse(&params)?;
     let workspace = state.workspace();
     let targets = resolve_all(&parsed.operations, &|path, line| resolve(state, &workspace, path, line))?;

@@ -66,6 +66,8 @@ impl GivenUp {
 /// What is needed to journal a late answer.
 pub struct LateAnswer {
     pub agent: String,
+    /// The agent's session, for the journal.
+    pub session: String,
     pub summary: String,
     pub documents: Vec<PlannedDocument>,
     /// How many `TextEdit`s each document was sent.
@@ -186,6 +188,8 @@ fn take_late_answer(state: &State, late: &LateAnswer, answer: Result<EditorAnswe
             outcome: Outcome::AnsweredLate,
             diff: &diff,
             reason: Some(&said),
+            session: &late.session,
+            texts: None,
         };
         let folder = document.key.path().and_then(|path| workspace.folder_of(path)).map(ToOwned::to_owned);
         journal.record_event(folder.as_deref(), &event);
@@ -233,6 +237,8 @@ pub fn differs_from_answer(state: &State, key: &DocKey, assumed: &str, client: &
         outcome: Outcome::DiffersFromAnswer,
         diff: &diff,
         reason: None,
+        session: "editor",
+        texts: None,
     };
     let folder = key.path().and_then(|path| state.workspace().folder_of(path).map(ToOwned::to_owned));
     journal.record_event(folder.as_deref(), &event);

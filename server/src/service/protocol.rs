@@ -35,12 +35,36 @@ pub mod method {
     /// Agent → server: whole new texts an agent will write itself once the person has
     /// reviewed them (an agent's pre-write hook, `verbatim hook`).
     pub const PROPOSE: &str = "verbatim/propose";
+    /// Editor or agent → server: every agent's changes, grouped by session and turn.
+    pub const TIMELINE: &str = "verbatim/timeline";
+    /// Editor or agent → server: one journal entry's texts before and after.
+    pub const TIMELINE_ENTRY: &str = "verbatim/timelineEntry";
+    /// Editor or agent → server: mark a file of a turn reviewed.
+    pub const MARK_REVIEWED: &str = "verbatim/markReviewed";
+    /// Editor or agent → server: undo recorded changes as a new, reviewed change.
+    pub const REVERT: &str = "verbatim/revert";
+    /// Server → editor: the journal grew.
+    pub const JOURNAL_CHANGED: &str = "verbatim/journalChanged";
 
     /// The methods an agent may call, as announced in its `initialize` result.
-    pub const AGENT_METHODS: [&str; 9] =
-        [DOCUMENTS, READ, STR_REPLACE, REPLACE_RANGE, BATCH_EDIT, WRITE, STATUS, APPLY_PATCH, PROPOSE];
+    pub const AGENT_METHODS: [&str; 13] = [
+        DOCUMENTS,
+        READ,
+        STR_REPLACE,
+        REPLACE_RANGE,
+        BATCH_EDIT,
+        WRITE,
+        STATUS,
+        APPLY_PATCH,
+        PROPOSE,
+        TIMELINE,
+        TIMELINE_ENTRY,
+        MARK_REVIEWED,
+        REVERT,
+    ];
     /// The methods that change documents (refused on read-only connections, but for dry runs).
-    pub const WRITE_METHODS: [&str; 6] = [STR_REPLACE, REPLACE_RANGE, BATCH_EDIT, WRITE, APPLY_PATCH, PROPOSE];
+    pub const WRITE_METHODS: [&str; 8] =
+        [STR_REPLACE, REPLACE_RANGE, BATCH_EDIT, WRITE, APPLY_PATCH, PROPOSE, MARK_REVIEWED, REVERT];
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -76,6 +100,9 @@ pub struct StrReplaceParams {
     #[serde(default)]
     pub diagnostics_timeout_ms: Option<u64>,
     pub summary: String,
+    /// The agent's turn, for the journal's timeline (optional).
+    #[serde(default)]
+    pub turn: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -102,6 +129,9 @@ pub struct ReplaceRangeParams {
     #[serde(default)]
     pub diagnostics_timeout_ms: Option<u64>,
     pub summary: String,
+    /// The agent's turn, for the journal's timeline (optional).
+    #[serde(default)]
+    pub turn: Option<String>,
 }
 
 /// One entry of a batch: a strReplace entry (`oldStr`) or a replaceRange entry
@@ -137,6 +167,9 @@ pub struct BatchEntry {
 pub struct BatchEditParams {
     pub edits: Vec<BatchEntry>,
     pub summary: String,
+    /// The agent's turn, for the journal's timeline (optional).
+    #[serde(default)]
+    pub turn: Option<String>,
     #[serde(default)]
     pub dry_run: bool,
     /// Report what the editor's language servers say after the edit.
@@ -152,6 +185,9 @@ pub struct BatchEditParams {
 pub struct ApplyPatchParams {
     pub patch: String,
     pub summary: String,
+    /// The agent's turn, for the journal's timeline (optional).
+    #[serde(default)]
+    pub turn: Option<String>,
     #[serde(default)]
     pub dry_run: bool,
     /// Match hunks exactly: no normalization ladder.
@@ -254,6 +290,9 @@ pub struct WriteParams {
     #[serde(default)]
     pub diagnostics_timeout_ms: Option<u64>,
     pub summary: String,
+    /// The agent's turn, for the journal's timeline (optional).
+    #[serde(default)]
+    pub turn: Option<String>,
 }
 
 /// One entry of `verbatim/documents`.

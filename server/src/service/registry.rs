@@ -20,6 +20,35 @@ pub struct AgentInfo {
     pub access: crate::service::access::Access,
     /// The agent's `initializationOptions`.
     pub options: crate::service::protocol::AgentOptions,
+    /// The journal's session of its writes: the connection's (see [`session_of`]), or
+    /// what the agent names (a hook's `session_id`).
+    pub session: String,
+    /// The journal's turn of the write at hand, when the agent names one.
+    pub turn: Option<String>,
+}
+
+impl AgentInfo {
+    /// The same agent, for one write that names its turn (and, from a hook, its session).
+    pub fn for_write(&self, session: Option<&str>, turn: Option<&str>) -> Self {
+        let mut agent = self.clone();
+        if let Some(session) = session.filter(|session| !session.trim().is_empty()) {
+            session.clone_into(&mut agent.session);
+        }
+        agent.turn = turn.filter(|turn| !turn.trim().is_empty()).map(str::to_owned).or(agent.turn);
+        agent
+    }
+}
+
+/// The session of connection `id` of this process: unique across processes and
+/// restarts (the process's start time and pid, then the id).
+pub fn session_of(id: u64) -> String {
+    static PREFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let prefix = PREFIX.get_or_init(|| {
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |since| since.as_nanos());
+        format!("{nanos:x}-{}", std::process::id())
+    });
+    format!("{prefix}.{id}")
 }
 
 /// Agents and pending edits.

@@ -308,6 +308,37 @@ impl State {
     }
 }
 
+impl State {
+    /// Tells an editor with Verbatim's extensions that the journal grew
+    /// (`verbatim/journalChanged`), so its timeline refreshes.
+    pub fn journal_changed(&self, results: &[crate::service::protocol::DocumentResult]) {
+        let Some(link) = self.editor() else { return };
+        if !link.options.verbatim_extensions || results.is_empty() {
+            return;
+        }
+        let Ok(handle) = tokio::runtime::Handle::try_current() else { return };
+        let uris: Vec<String> = results.iter().map(|result| result.uri.clone()).collect();
+        let client = link.client.clone();
+        handle.spawn(async move {
+            client.send_notification::<JournalChanged>(JournalChangedParams { uris }).await;
+        });
+    }
+}
+
+/// The params of `verbatim/journalChanged`.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct JournalChangedParams {
+    pub uris: Vec<String>,
+}
+
+/// The `verbatim/journalChanged` notification.
+enum JournalChanged {}
+
+impl tower_lsp_server::ls_types::notification::Notification for JournalChanged {
+    type Params = JournalChangedParams;
+    const METHOD: &'static str = method::JOURNAL_CHANGED;
+}
+
 /// The `verbatim/statusChanged` notification.
 enum StatusChanged {}
 

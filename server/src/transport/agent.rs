@@ -80,6 +80,8 @@ impl AgentSession {
             encoding: PositionEncoding::Utf16,
             access: self.access,
             options: Default::default(),
+            session: crate::service::registry::session_of(self.id),
+            turn: None,
         })
     }
 
@@ -224,6 +226,8 @@ impl LanguageServer for AgentSession {
             encoding,
             access: self.access,
             options,
+            session: crate::service::registry::session_of(self.id),
+            turn: None,
         };
         tracing::info!(agent = %info.name, id = self.id, encoding = encoding.as_str(), access = ?self.access, "agent connected");
         // A read-only agent is not offered the write methods; it may still preview

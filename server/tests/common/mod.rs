@@ -29,6 +29,8 @@ pub fn replay_headless(root: &Path) -> verbatim::headless::Headless {
             encoding: verbatim_engine::position::PositionEncoding::Utf32,
             access: verbatim::service::access::Access::ReadWrite,
             options: Default::default(),
+            session: "replay".into(),
+            turn: None,
         },
         roots: vec![root.to_path_buf()],
         cwd: root.to_path_buf(),
