@@ -19,4 +19,5 @@ pub mod plain_client;
 pub mod protocol;
 pub mod registry;
 pub mod state;
+pub mod timeline;
 pub mod to_proto;

@@ -761,3 +761,207 @@ pub struct DiscoveryFile {
     pub server_version: String,
     pub started_at: String,
 }
+
+/// `verbatim/timeline` params.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TimelineParams {
+    /// The workspace folder whose journal is read (a `file:` URI or a path).
+    #[serde(default)]
+    pub workspace: Option<String>,
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub uri: Option<String>,
+    /// At most this many sessions, the newest.
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// `verbatim/timeline` result: sessions, newest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineResult {
+    pub sessions: Vec<TimelineSession>,
+    /// How many journal entries were read.
+    pub entries: usize,
+    /// Sessions were left out (`limit`).
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineSession {
+    pub session: String,
+    /// The agent of its newest edit.
+    pub agent: String,
+    pub source: String,
+    pub started: String,
+    pub ended: String,
+    /// Newest first.
+    pub turns: Vec<TimelineTurn>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineTurn {
+    pub turn: String,
+    pub started: String,
+    pub ended: String,
+    /// Every file the turn touched, with the person's reviewed mark.
+    pub files: Vec<TurnFile>,
+    /// Newest first.
+    pub edits: Vec<TimelineEdit>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnFile {
+    pub uri: String,
+    pub reviewed: bool,
+}
+
+/// One write.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineEdit {
+    pub write_id: String,
+    pub time: String,
+    pub agent: String,
+    pub summary: String,
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverts: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverted_by: Option<String>,
+    pub files: Vec<TimelineFile>,
+}
+
+/// One document of a write.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineFile {
+    pub id: String,
+    pub uri: String,
+    pub outcome: String,
+    pub added: usize,
+    pub removed: usize,
+    pub revertible: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why_not: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_uri: Option<String>,
+}
+
+/// `verbatim/timelineEntry` params.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TimelineEntryParams {
+    pub id: String,
+}
+
+/// `verbatim/timelineEntry` result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineEntryResult {
+    pub id: String,
+    pub uri: String,
+    pub new_uri: Option<String>,
+    pub before: Option<String>,
+    pub after: Option<String>,
+    pub diff: String,
+}
+
+/// `verbatim/markReviewed` params.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MarkReviewedParams {
+    pub turn: String,
+    pub uri: String,
+    #[serde(default = "yes")]
+    pub reviewed: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `verbatim/markReviewed` result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MarkReviewedResult {
+    pub reviewed: bool,
+}
+
+/// `verbatim/revert` params: exactly one of `ids`, `turn`, `session`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RevertParams {
+    #[serde(default)]
+    pub ids: Option<Vec<String>>,
+    #[serde(default)]
+    pub turn: Option<String>,
+    #[serde(default)]
+    pub session: Option<String>,
+    #[serde(default)]
+    pub dry_run: bool,
+    #[serde(default)]
+    pub summary: Option<String>,
+    /// The turn to journal the revert under.
+    #[serde(default)]
+    pub as_turn: Option<String>,
+}
+
+/// `verbatim/revert` result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RevertResult {
+    /// The revert's own write id (`null` for a dry run).
+    pub write_id: Option<String>,
+    /// `applied`, `partial`, `rejected` or `planned`.
+    pub outcome: String,
+    pub reverts: Vec<String>,
+    pub files: Vec<RevertedFile>,
+    /// Entries named that could not be reverted, with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedEntry>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SkippedEntry {
+    pub id: String,
+    pub why: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RevertedFile {
+    pub uri: String,
+    /// `editor` or `disk`.
+    pub via: String,
+    /// `edit`, `delete`, `create` or `move`.
+    pub action: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_uri: Option<String>,
+    /// How many regions go back (conflicts not counted).
+    pub hunks: usize,
+    /// `applied`, `partial`, `rejected`, `unchanged` or `planned`.
+    pub outcome: String,
+    pub conflicts: Vec<RevertConflictReport>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RevertConflictReport {
+    /// 1-based lines of the file as it was when the revert was planned.
+    pub start_line: usize,
+    pub end_line: usize,
+    pub current: String,
+    pub reverted: String,
+    /// `reverted` or `current`: what the file holds there now.
+    pub chosen: String,
+}
