@@ -245,6 +245,44 @@ H.test("renders sessions, turns, edits and files, newest first", function()
   H.eq("VerbatimTimelineReviewed", view.spans[LINE.file9_1][3], "a reviewed file")
 end)
 
+H.test(
+  "an edit by another agent than its session's, folded, with a summary of two lines",
+  function()
+    local result = vim.json.decode([[{ "sessions": [
+    { "session": "s1", "agent": "claude-code", "source": "editor",
+      "started": "2026-12-03T10:00:00Z", "ended": "2026-12-03T10:00:00Z",
+      "turns": [{ "turn": "t1", "started": "2026-12-03T10:00:00Z", "ended": "2026-12-03T10:00:00Z",
+        "files": [],
+        "edits": [{ "writeId": "w1", "time": "2026-12-03T10:00:00Z", "agent": "verbatim-cli",
+          "summary": "First line\nsecond line", "outcome": "modifiedByEditor",
+          "files": [{ "id": "w1.0", "uri": "file:///p/x.txt", "outcome": "modifiedByEditor",
+                      "added": 1, "removed": 1, "revertible": true }] }] }] }],
+    "entries": 1, "truncated": false }]])
+    local lines, nodes, spans = timeline.build(result, {
+      collapsed = { sessions = {}, turns = {}, edits = { w1 = true } },
+    })
+    local time = hm("2026-12-03T10:00:00Z")
+    H.eq("  ▾ turn 1  " .. time .. "  1 edit  t1", lines[4], "no files: no reviewed count")
+    local line = "    ▸ " .. time .. "  modified  verbatim-cli  First line second line  (1 file)"
+    H.eq(line, lines[5])
+    H.eq(5, #lines, "the file is folded away")
+    H.eq("edit", nodes[5].kind)
+    local function text_of(group)
+      local sp = spans[5]
+      for i = 1, #sp, 3 do
+        if sp[i + 2] == group then
+          return line:sub(sp[i] + 1, sp[i + 1])
+        end
+      end
+    end
+    H.eq("▸", text_of("VerbatimTimelineFold"))
+    H.eq(time, text_of("VerbatimTimelineTime"))
+    H.eq("modified", text_of("VerbatimTimelinePartial"))
+    H.eq("verbatim-cli", text_of("VerbatimTimelineAgent"))
+    H.eq("(1 file)", text_of("VerbatimTimelineId"))
+  end
+)
+
 H.test("an empty journal, filters that match nothing, a truncated timeline", function()
   local s = stub()
   s.answers["verbatim/timeline"] = function(params)

@@ -359,29 +359,32 @@ local function edit_line(edit, file_count, closed, session_agent, clock)
   local time = show_time(edit.time, clock)
   local label = outcome[1]
   local at_label = #fold + #time + 2
-  local line = fold .. time .. "  " .. label .. PADDING[math.max(1, 10 - #label)]
   local sp = { 4, #fold - 1, "VerbatimTimelineFold" }
   sp[4], sp[5], sp[6] = #fold, #fold + #time, "VerbatimTimelineTime"
   sp[7], sp[8], sp[9] = at_label, at_label + #label, outcome[2]
+  local pad = PADDING[math.max(1, 10 - #label)]
+  local at_agent = at_label + #label + #pad
   local agent = edit.agent
   if type(agent) == "string" and agent ~= session_agent then
-    local at = #line
-    line = line .. agent .. "  "
-    append_span(sp, at, at + #agent, "VerbatimTimelineAgent")
+    append_span(sp, at_agent, at_agent + #agent, "VerbatimTimelineAgent")
+    agent = agent .. "  "
+  else
+    agent = ""
   end
   local summary = edit.summary
-  if type(summary) == "string" then
-    if summary:find("\n", 1, true) then
-      summary = summary:gsub("\n", " ")
-    end
-    line = line .. summary
+  if type(summary) ~= "string" then
+    summary = ""
+  elseif summary:find("\n", 1, true) then
+    summary = summary:gsub("\n", " ")
   end
+  local tail = ""
   if closed or file_count == 0 then
-    local at = #line + 2
-    line = line .. "  (" .. count(file_count, "file", "files") .. ")"
-    append_span(sp, at, #line, "VerbatimTimelineId")
+    local at = at_agent + #agent + #summary + 2
+    tail = "  (" .. count(file_count, "file", "files") .. ")"
+    append_span(sp, at, at + #tail - 2, "VerbatimTimelineId")
   end
-  return line, sp
+  -- One concatenation: every string made on the way would cost as much.
+  return fold .. time .. "  " .. label .. pad .. agent .. summary .. tail, sp
 end
 
 --- A file's line: reviewed mark, name, lines added and removed, its outcome
