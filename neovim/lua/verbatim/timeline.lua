@@ -359,9 +359,12 @@ local function edit_line(edit, file_count, closed, session_agent, clock)
   local time = show_time(edit.time, clock)
   local label = outcome[1]
   local at_label = #fold + #time + 2
-  local sp = { 4, #fold - 1, "VerbatimTimelineFold" }
-  sp[4], sp[5], sp[6] = #fold, #fold + #time, "VerbatimTimelineTime"
-  sp[7], sp[8], sp[9] = at_label, at_label + #label, outcome[2]
+  -- stylua: ignore
+  local sp = {
+    4, #fold - 1, "VerbatimTimelineFold",
+    #fold, #fold + #time, "VerbatimTimelineTime",
+    at_label, at_label + #label, outcome[2],
+  }
   local pad = PADDING[math.max(1, 10 - #label)]
   local at_agent = at_label + #label + #pad
   local agent = edit.agent
@@ -404,10 +407,13 @@ local function file_line(file, edit_outcome, reviewed, paths)
   local at_added = at_path + #path + 2
   local at_removed = at_added + #added + 1
   local line = "        " .. mark .. " " .. path .. "  " .. added .. " " .. removed
-  local sp = { 8, 8 + #mark, reviewed and "VerbatimTimelineReviewed" or "VerbatimTimelineFold" }
-  sp[4], sp[5], sp[6] = at_path, at_path + #path, "VerbatimTimelineFile"
-  sp[7], sp[8], sp[9] = at_added, at_added + #added, "VerbatimTimelineAdded"
-  sp[10], sp[11], sp[12] = at_removed, at_removed + #removed, "VerbatimTimelineRemoved"
+  -- stylua: ignore
+  local sp = {
+    8, 8 + #mark, reviewed and "VerbatimTimelineReviewed" or "VerbatimTimelineFold",
+    at_path, at_path + #path, "VerbatimTimelineFile",
+    at_added, at_added + #added, "VerbatimTimelineAdded",
+    at_removed, at_removed + #removed, "VerbatimTimelineRemoved",
+  }
   local outcome = file.outcome
   if outcome ~= edit_outcome and outcome ~= nil then
     local shown = OUTCOMES[outcome] or { tostring(outcome), "VerbatimTimelineOutcome" }
