@@ -400,6 +400,11 @@ H.test("<CR> on a file whose texts were not kept shows the journal's diff", func
   H.eq({ "--- a/a.txt", "+++ b/a.txt", "@@ -1 +1,2 @@", " one", "+two" }, H.lines(0))
   H.eq(1, #api.nvim_tabpage_list_wins(0))
   vim.cmd("tabclose")
+  -- Neovim's LSP client decodes null members of objects as absent.
+  local _, _, diff =
+    timeline.show_entry({ id = "17aa-1-1.0", uri = "file:///p/a.txt", diff = "+two\n" })
+  H.eq({ "+two" }, H.lines(assert(diff)))
+  vim.cmd("tabclose")
 
   -- CRLF texts on both sides lose their CRs; an error is shown with its message.
   local left, right = timeline.show_entry({
