@@ -8,7 +8,7 @@ vim.api.nvim_create_user_command("Verbatim", function(args)
   require("verbatim.commands").run(args)
 end, {
   nargs = "*",
-  desc = "Verbatim: status, review, log, accept, reject",
+  desc = "Verbatim: status, review, log, accept, reject, timeline",
   complete = function(arg_lead, line)
     return require("verbatim.commands").complete(arg_lead, line)
   end,

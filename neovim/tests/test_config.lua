@@ -106,7 +106,7 @@ end)
 H.test(":Verbatim exists before setup and completes its subcommands", function()
   H.eq(2, vim.fn.exists(":Verbatim"))
   H.eq(
-    { "accept", "log", "next", "reject", "review", "status" },
+    { "accept", "log", "next", "reject", "review", "status", "timeline" },
     vim.fn.getcompletion("Verbatim ", "cmdline")
   )
   H.eq({ "reject", "review" }, vim.fn.getcompletion("Verbatim re", "cmdline"))

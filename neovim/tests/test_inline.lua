@@ -695,38 +695,7 @@ H.test("screenshot: the inline view as Neovim draws it", function()
     "return next(require('verbatim.inline').views) ~= nil and #require('verbatim.queue').items == 1"
   )
   child:lua("vim.cmd('echo \"\"')")
-  ---@param name string the file in tests/screenshots/
-  local function expect_screenshot(name)
-    local text, attrs = child:screenshot()
-    local expected_path = vim.fs.dirname(debug.getinfo(1, "S").source:sub(2))
-      .. "/screenshots/"
-      .. name
-    local shot = { "--|" .. string.rep("-", 63) }
-    for row, line in ipairs(text) do
-      table.insert(shot, string.format("%02d|%s", row, line))
-    end
-    table.insert(shot, "--|" .. string.rep("-", 63))
-    for row, line in ipairs(attrs) do
-      table.insert(shot, string.format("%02d|%s", row, line))
-    end
-    if vim.env.VERBATIM_UPDATE_SCREENSHOTS == "1" or not H.read_file(expected_path) then
-      vim.fn.mkdir(vim.fs.dirname(expected_path), "p")
-      vim.fn.writefile(shot, expected_path)
-      H.note("wrote " .. expected_path)
-    end
-    local expected = vim.fn.readfile(expected_path)
-    if not vim.deep_equal(expected, shot) then
-      error(
-        "the screen differs from "
-          .. expected_path
-          .. " (VERBATIM_UPDATE_SCREENSHOTS=1 rewrites it)\nexpected:\n"
-          .. table.concat(expected, "\n")
-          .. "\nactual:\n"
-          .. table.concat(shot, "\n")
-      )
-    end
-  end
-  expect_screenshot("inline_two_hunks.txt")
+  child:expect_screenshot("inline_two_hunks.txt")
   -- The first hunk accepted at the cursor, with the key: it says so.
   child:lua("vim.api.nvim_win_set_cursor(0, { 2, 0 })")
   child:input("\\a")
@@ -741,7 +710,7 @@ H.test("screenshot: the inline view as Neovim draws it", function()
     end
   ]]
   )
-  expect_screenshot("inline_one_accepted.txt")
+  child:expect_screenshot("inline_one_accepted.txt")
   child:lua("require('verbatim').reject('screenshot taken')")
   agent:wait(id)
   child:stop()

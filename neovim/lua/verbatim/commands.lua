@@ -115,7 +115,24 @@ function M.log()
   api.nvim_win_set_cursor(0, { #lines, 0 })
 end
 
----@type table<string, fun(rest: string)>
+--- `:Verbatim timeline [{file}]`: the timeline, filtered to {file} when given
+--- (`%` is the current file).
+---@param rest string
+---@param args vim.api.keyset.create_user_command.command_args
+local function timeline(rest, args)
+  local uri = nil
+  if rest ~= "" then
+    local path = vim.fn.expand(rest)
+    if path == "" then
+      vim.notify("verbatim: no file name for " .. rest, vim.log.levels.ERROR)
+      return
+    end
+    uri = vim.uri_from_fname(vim.fn.fnamemodify(path, ":p"))
+  end
+  require("verbatim").timeline({ uri = uri, mods = args.mods })
+end
+
+---@type table<string, fun(rest: string, args: vim.api.keyset.create_user_command.command_args)>
 local subcommands = {
   status = function()
     require("verbatim").status(function(status)
@@ -128,6 +145,7 @@ local subcommands = {
   log = function()
     M.log()
   end,
+  timeline = timeline,
   next = function()
     if not require("verbatim").next() then
       say("verbatim: no edit waits for review")
@@ -165,7 +183,7 @@ function M.run(args)
     )
     return
   end
-  fn(rest)
+  fn(rest, args)
 end
 
 ---@return string[]
@@ -179,6 +197,9 @@ end
 ---@param line string
 ---@return string[]
 function M.complete(arg_lead, line)
+  if line:match("^%s*%S+%s+timeline%s") then
+    return vim.fn.getcompletion(arg_lead, "file")
+  end
   if line:match("^%s*%S+%s+%S+%s") then
     return {}
   end

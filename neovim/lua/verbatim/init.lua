@@ -10,7 +10,8 @@
 --- (files changed on disk outside Neovim), diagnostics (what language
 --- servers report after an edit), claude_code (Claude Code's IDE protocol:
 --- its port for terminals, the selection, :VerbatimMention, saving), health
---- (:checkhealth), commands (:Verbatim).
+--- (:checkhealth), commands (:Verbatim), timeline (:Verbatim timeline: the
+--- journal of every agent's changes, their diffs and reverts).
 
 local M = {}
 
@@ -153,6 +154,15 @@ end
 --- Opens the server log.
 function M.log()
   require("verbatim.commands").log()
+end
+
+--- Opens the timeline of every agent's changes: see `:Verbatim timeline`.
+--- `opts.request` replaces the Verbatim client as the way to the server
+--- (`fun(method, params, callback(err, result))`).
+---@param opts? verbatim.TimelineOpenOptions
+---@return integer buf the timeline's buffer
+function M.timeline(opts)
+  return require("verbatim.timeline").open(opts)
 end
 
 return M

@@ -159,6 +159,13 @@ function M.client_config(bufnr)
       [protocol.methods.save_document] = function(err, params, ctx)
         return require("verbatim.claude_code").save_document(err, params, ctx)
       end,
+      -- Only an open timeline cares; the module is not loaded for it.
+      [protocol.methods.journal_changed] = function(_, params, ctx)
+        local timeline = package.loaded["verbatim.timeline"]
+        if timeline then
+          timeline.on_journal_changed(params, ctx.client_id)
+        end
+      end,
     },
     on_init = function(client, result)
       -- The server's Claude Code port (when it serves Claude Code) goes into

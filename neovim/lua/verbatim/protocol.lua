@@ -43,6 +43,18 @@ M.methods = {
   --- of an edit and the editor is about to apply the kept ones. This plugin
   --- applies an edit at once and does not send it (VS Code's extension does).
   review_decided = "verbatim/reviewDecided",
+  --- Editor or agent to server: every agent's changes, grouped session ->
+  --- turn -> edit -> file, newest first (`:Verbatim timeline`).
+  timeline = "verbatim/timeline",
+  --- What one journal entry changed: the texts before and after, or its diff.
+  timeline_entry = "verbatim/timelineEntry",
+  --- Marks (or unmarks) one file of a turn as reviewed.
+  mark_reviewed = "verbatim/markReviewed",
+  --- Undoes entries, a turn or a session as a new change, reviewed like any
+  --- edit (the review reaches the plugin as an ordinary `workspace/applyEdit`).
+  revert = "verbatim/revert",
+  --- Server to editor notification: a journal was appended to.
+  journal_changed = "verbatim/journalChanged",
 }
 
 --- Error codes by `data.kind`.
@@ -65,6 +77,8 @@ M.errors = {
   editorError = -33016,
   permissionDenied = -33017,
   notAnswered = -33018,
+  notRevertible = -33019,
+  unknownEntry = -33020,
 }
 
 --- Change annotations sent by the server carry ids `verbatim/<pending id>`,
@@ -199,6 +213,105 @@ M.DISK_ANNOTATION_PREFIX = "verbatim/disk/"
 ---@field editorConnected boolean
 ---@field agents verbatim.StatusAgent[]
 ---@field pending verbatim.StatusPending[]
+
+---@alias verbatim.TimelineOutcome "applied"|"modifiedByEditor"|"partial"|"rejected"|"error"|"reloaded"|"conflict"|"savedOver"|"deleted"|"moved"|"notAnswered"|"answeredLate"|"differsFromAnswer"
+
+---@alias verbatim.NotRevertibleWhy "nothingWritten"|"tooLarge"|"pruned"|"legacy"
+
+---@class verbatim.TimelineParams The params of `verbatim/timeline` (all optional).
+---@field workspace? string the folder whose journal is read
+---@field agent? string only this agent's edits
+---@field uri? string only the edits touching this file
+---@field limit? integer at most this many sessions (default 200)
+
+---@class verbatim.TimelineFile One file (journal entry) of an edit.
+---@field id string the entry's id, `<writeId>.<n>`
+---@field uri string
+---@field outcome verbatim.TimelineOutcome
+---@field added integer lines added
+---@field removed integer lines removed
+---@field revertible boolean
+---@field whyNot? verbatim.NotRevertibleWhy when not revertible
+
+---@class verbatim.TimelineEdit One write (the files of one request), newest first in its turn.
+---@field writeId string
+---@field time string RFC 3339
+---@field agent? string
+---@field summary? string
+---@field outcome verbatim.TimelineOutcome the files' outcome when they agree, else "partial"
+---@field reverts? string[] on a revert: the ids it reverts
+---@field revertedBy? string the `writeId` of the applied revert that took back every revertible file
+---@field files verbatim.TimelineFile[]
+
+---@class verbatim.TimelineTurnFile A file of a turn, with the person's reviewed mark.
+---@field uri string
+---@field reviewed boolean marked reviewed for this turn, and unchanged since
+
+---@class verbatim.TimelineTurn
+---@field turn string the agent's turn id, or `auto:<writeId of its first write>`
+---@field started string
+---@field ended string
+---@field files verbatim.TimelineTurnFile[]
+---@field edits verbatim.TimelineEdit[]
+
+---@class verbatim.TimelineSession
+---@field session string opaque: an agent connection, a hook's session_id, `disk`, `legacy:<agent>`
+---@field agent? string
+---@field source "editor"|"headless"|"disk"
+---@field started string
+---@field ended string
+---@field turns verbatim.TimelineTurn[]
+
+---@class verbatim.TimelineResult The result of `verbatim/timeline`.
+---@field sessions verbatim.TimelineSession[] newest first
+---@field entries integer journal entries read
+---@field truncated boolean sessions were left out
+
+---@class verbatim.TimelineEntry The result of `verbatim/timelineEntry`.
+---@field id string
+---@field uri string
+---@field newUri? string|vim.NIL
+---@field before string|vim.NIL null: the file did not exist, or the text was not kept
+---@field after string|vim.NIL
+---@field diff? string|vim.NIL the journal's unified diff
+
+---@class verbatim.MarkReviewedParams The params of `verbatim/markReviewed`.
+---@field turn string
+---@field uri string
+---@field reviewed boolean
+
+---@class verbatim.RevertParams The params of `verbatim/revert`: exactly one of ids, turn, session.
+---@field ids? string[] entry ids or writeIds
+---@field turn? string
+---@field session? string
+---@field dryRun? boolean
+---@field summary? string
+
+---@class verbatim.RevertConflict
+---@field startLine integer
+---@field endLine integer
+---@field current string
+---@field reverted string
+---@field chosen "reverted"|"current"
+
+---@class verbatim.RevertFile
+---@field uri string
+---@field via "editor"|"disk"
+---@field action "edit"|"delete"|"create"|"move"
+---@field newUri? string
+---@field hunks integer
+---@field outcome string
+---@field conflicts verbatim.RevertConflict[]
+
+---@class verbatim.RevertResult The result of `verbatim/revert`.
+---@field writeId string|vim.NIL null for a dry run
+---@field outcome "applied"|"partial"|"rejected"|"planned"
+---@field reverts string[]
+---@field files verbatim.RevertFile[]
+---@field message string one sentence for the person
+
+---@class verbatim.JournalChangedParams The params of `verbatim/journalChanged`.
+---@field uris string[] the documents whose entries were appended
 
 --- The pending id of an annotation id (`verbatim/12` or `verbatim/disk/12`
 --- -> 12), or nil when the annotation is not one of ours.

@@ -114,6 +114,43 @@ function Child:screenshot()
   ]]))
 end
 
+--- Compares the child's screen (Child:screenshot) with
+--- tests/screenshots/`name`: the text rows, a ruler, the attribute rows. The
+--- file is written when missing, or with VERBATIM_UPDATE_SCREENSHOTS=1.
+---@param name string
+function Child:expect_screenshot(name)
+  local H = require("helpers")
+  local text, attrs = self:screenshot()
+  local tests = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h")
+  local expected_path = tests .. "/screenshots/" .. name
+  local ruler = "--|" .. string.rep("-", self:lua("return vim.o.columns") - 1)
+  local shot = { ruler }
+  for row, line in ipairs(text) do
+    table.insert(shot, string.format("%02d|%s", row, line))
+  end
+  table.insert(shot, ruler)
+  for row, line in ipairs(attrs) do
+    table.insert(shot, string.format("%02d|%s", row, line))
+  end
+  if vim.env.VERBATIM_UPDATE_SCREENSHOTS == "1" or not H.read_file(expected_path) then
+    vim.fn.mkdir(vim.fs.dirname(expected_path), "p")
+    vim.fn.writefile(shot, expected_path)
+    H.note("wrote " .. expected_path)
+  end
+  local expected = vim.fn.readfile(expected_path)
+  if not vim.deep_equal(expected, shot) then
+    error(
+      "the screen differs from "
+        .. expected_path
+        .. " (VERBATIM_UPDATE_SCREENSHOTS=1 rewrites it)\nexpected:\n"
+        .. table.concat(expected, "\n")
+        .. "\nactual:\n"
+        .. table.concat(shot, "\n"),
+      2
+    )
+  end
+end
+
 function Child:stop()
   pcall(vim.rpcnotify, self.chan, "nvim_command", "qall!")
   vim.fn.jobwait({ self.chan }, 2000)

@@ -405,12 +405,13 @@ end
 
 --- An in-process language server, for `vim.lsp.start({ cmd = H.fake_server(...) })`:
 --- it answers `initialize` with `capabilities` and every other request with
---- null, hands each notification to `on_notify` (and each request to
---- `on_request`), and reports nothing by itself; `on_start` gets the
---- dispatchers, through which a test sends the client requests as the server.
+--- what `on_request` returns (null when it returns nothing), hands each
+--- notification to `on_notify` (and each request to `on_request`), and
+--- reports nothing by itself; `on_start` gets the dispatchers, through which
+--- a test sends the client requests (and notifications) as the server.
 ---@param capabilities table
 ---@param on_notify? fun(method: string, params: any)
----@param on_request? fun(method: string, params: any)
+---@param on_request? fun(method: string, params: any): any
 ---@param on_start? fun(dispatchers: vim.lsp.rpc.Dispatchers)
 ---@return fun(dispatchers: vim.lsp.rpc.Dispatchers): vim.lsp.rpc.PublicClient
 function H.fake_server(capabilities, on_notify, on_request, on_start)
@@ -421,11 +422,12 @@ function H.fake_server(capabilities, on_notify, on_request, on_start)
     end
     return {
       request = function(method, params, callback)
-        if on_request then
-          on_request(method, params)
+        local answer = on_request and on_request(method, params)
+        if answer == nil then
+          answer = vim.NIL
         end
         next_id = next_id + 1
-        callback(nil, method == "initialize" and { capabilities = capabilities } or vim.NIL)
+        callback(nil, method == "initialize" and { capabilities = capabilities } or answer)
         return true, next_id
       end,
       notify = function(method, params)
@@ -455,10 +457,11 @@ end
 --- `bufnr` against an in-process fake server (H.fake_server) that announces
 --- `port` for Claude Code, or nothing when `port` is nil. The server records
 --- every notification and request it gets in `log.notifications` and
---- `log.requests` ({ method, params }).
+--- `log.requests` ({ method, params }), and answers a request with
+--- `log.answers[method]` when there is one (else null).
 ---@param bufnr integer
 ---@param port integer|nil
----@param log { notifications: table[], requests: table[] }
+---@param log { notifications: table[], requests: table[], answers?: table<string, any> }
 ---@return vim.lsp.Client client
 ---@return vim.lsp.rpc.Dispatchers dispatchers to send the client requests as the server
 function H.fake_verbatim(bufnr, port, log)
@@ -474,6 +477,7 @@ function H.fake_verbatim(bufnr, port, log)
     table.insert(log.notifications, { method = method, params = params })
   end, function(method, params)
     table.insert(log.requests, { method = method, params = params })
+    return log.answers and log.answers[method]
   end, function(d)
     dispatchers = d
   end)
