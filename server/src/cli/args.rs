@@ -133,8 +133,17 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Show the journal of writes for the workspace of the current directory.
+    /// Show the journal of writes for the workspace of the current directory, grouped by
+    /// session and turn (--json: one entry per line with its id, session and turn).
     Log(LogArgs),
+    /// Undo journaled changes as a new change that keeps everything done since: an entry
+    /// or write (IDs from `verbatim log`), a whole turn (--turn) or session (--session).
+    ///
+    /// Files open in an editor are offered there as one review; the others are written
+    /// on disk (atomically, byte-exact). Where a later change touched the same lines, the
+    /// revert is never applied blindly: the editor shows both texts, and on disk the
+    /// lines are left as they are and listed (exit code 23).
+    Revert(RevertArgs),
     /// Point an agent at verbatim: claude-code, codex, gemini-cli or qwen-code.
     ///
     /// Sets up Verbatim's MCP server and the agent's pre-write hook (`verbatim hook
@@ -262,6 +271,9 @@ pub struct RouteArgs {
     /// Without an editor, commit every write to git, with the summary as the message.
     #[arg(long)]
     pub git_commit: bool,
+    /// The agent's turn (the person's request it works on), for the journal's timeline.
+    #[arg(long, value_name = "TURN")]
+    pub turn: Option<String>,
     /// Never write a file on disk without the editor's review: when no editor with
     /// Verbatim serves the file, refuse the write (reads and dry runs still work) and
     /// say so, so that the agent uses its own edit tool, whose permission prompt asks
@@ -395,6 +407,43 @@ pub struct ReplaceRangeArgs {
     pub write: WriteArgs,
     #[command(flatten)]
     pub route: RouteArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RevertArgs {
+    /// Entry ids (`<writeId>.<n>`) or write ids, from `verbatim log --json`.
+    #[arg(value_name = "ID", conflicts_with_all = ["turn", "session"], required_unless_present_any = ["turn", "session"])]
+    pub ids: Vec<String>,
+    /// Revert every change of this turn.
+    #[arg(long, conflicts_with = "session")]
+    pub turn: Option<String>,
+    /// Revert every change of this session.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// One line saying why (default: "Revert: " and what it reverts).
+    #[arg(long, short = 'm')]
+    pub summary: Option<String>,
+    /// Show what would be reverted, and the conflicts, without changing anything.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The turn to journal the revert under.
+    #[arg(long, value_name = "TURN")]
+    pub as_turn: Option<String>,
+    /// Use the verbatim server on this socket instead of finding one.
+    #[arg(long, conflicts_with = "headless")]
+    pub socket: Option<PathBuf>,
+    /// Revert on disk even when an editor serves the files.
+    #[arg(long)]
+    pub headless: bool,
+    /// Who reverts, as the journal and the review name it.
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Without an editor, read only the journals of these folders and touch only their
+    /// files (may be repeated).
+    #[arg(long, value_name = "DIR")]
+    pub root: Vec<PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
 }

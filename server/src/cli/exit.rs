@@ -1,7 +1,7 @@
 //! Exit codes: one per error kind, so scripts can branch on what went wrong.
 //!
 //! A kind's code is 2 + its position in the protocol's numbering (`-33001` →
-//! 3, ..., `-33018` → 20); kinds added later follow the same rule. The table is
+//! 3, ..., `-33020` → 22); kinds added later follow the same rule. The table is
 //! in `--help` and in `docs/agents.md`; tests check both against this function.
 
 use verbatim::service::error::ErrorKind;
@@ -12,6 +12,8 @@ pub const OK: u8 = 0;
 pub const INTERNAL: u8 = 1;
 /// Wrong arguments (clap's own code).
 pub const USAGE: u8 = 2;
+/// `verbatim revert` wrote the revert but left conflicts as they are.
+pub const CONFLICT: u8 = 23;
 
 /// The exit code of an error kind.
 pub fn of_kind(kind: ErrorKind) -> u8 {
@@ -31,7 +33,10 @@ Exit codes:
    7  noChange                              17  io
    8  rangeOrder                            18  editorError
    9  overlap                               19  permissionDenied (read-only, or a denied path)
-                                            20  notAnswered (the editor never answered)";
+                                            20  notAnswered (the editor never answered)
+                                            21  notRevertible (nothing named can be reverted)
+                                            22  unknownEntry (no such id, turn or session)
+                                            23  revert written, some conflicts left as they are";
 
 #[cfg(test)]
 mod tests {

@@ -17,7 +17,7 @@ use verbatim::frontend::client::Identity;
 use verbatim::frontend::render::{self, Vocabulary};
 use verbatim::frontend::{Frontend, FrontendError, FrontendOptions, Routed};
 use verbatim::service::error::ProtocolError;
-use verbatim::service::journal::{Entry, Journal, read_entries};
+use verbatim::service::journal::Journal;
 use verbatim::service::protocol::{ApplyPatchResult, BatchResult, DocumentInfo, EditResult, ReadResult, method};
 use verbatim::transport::discovery::{discovery_dirs, runtime_dir};
 use verbatim_engine::doc_key::DocKey;
@@ -94,11 +94,16 @@ pub fn run(command: args::Command) -> ExitCode {
         Command::ReplaceRange(args) => args.output.json,
         Command::Editors { json } => *json,
         Command::Log(args) => args.json,
+        Command::Revert(args) => args.output.json,
         Command::Lsp { .. } | Command::Mcp { .. } | Command::Setup(_) | Command::Hook(_) => false,
     };
     let outcome = match command {
         Command::Editors { json } => editors(json),
         Command::Log(args) => log(&args),
+        Command::Revert(args) => match revert(&args) {
+            Ok(code) => return ExitCode::from(code),
+            Err(failure) => Err(failure),
+        },
         Command::Setup(args) => setup(&args),
         Command::Hook(args) => return hook(&args),
         other => call(other),
@@ -131,6 +136,7 @@ fn hook(args: &args::HookArgs) -> ExitCode {
         root: Vec::new(),
         git_commit: false,
         no_headless_writes: true,
+        turn: None,
     }) {
         Ok(options) => options,
         Err(message) => {
@@ -249,6 +255,7 @@ fn call(command: args::Command) -> Result<(), Failure> {
         | Command::Mcp { .. }
         | Command::Editors { .. }
         | Command::Log(_)
+        | Command::Revert(_)
         | Command::Setup(_)
         | Command::Hook(_) => {
             return Err(Failure::Internal("this command is not an agent call".into()));
@@ -277,6 +284,7 @@ pub fn frontend_options(route: &RouteArgs) -> Result<FrontendOptions, String> {
         runtime_dir: runtime_dir(),
         discovery_dirs: discovery_dirs(),
         journal: Journal::from_env(),
+        turn: route.turn.clone(),
     })
 }
 
@@ -519,6 +527,49 @@ fn setup(args: &args::SetupArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `verbatim revert`: through the editor serving the working directory, else on disk.
+fn revert(args: &args::RevertArgs) -> Result<u8, Failure> {
+    let frontend = frontend(&RouteArgs {
+        socket: args.socket.clone(),
+        headless: args.headless,
+        agent: args.agent.clone(),
+        root: args.root.clone(),
+        git_commit: false,
+        no_headless_writes: false,
+        turn: None,
+    })?;
+    let mut params = json!({ "dryRun": args.dry_run });
+    if !args.ids.is_empty() {
+        params["ids"] = json!(args.ids);
+    }
+    if let Some(turn) = &args.turn {
+        params["turn"] = json!(turn);
+    }
+    if let Some(session) = &args.session {
+        params["session"] = json!(session);
+    }
+    if let Some(summary) = &args.summary {
+        params["summary"] = json!(summary);
+    }
+    if let Some(turn) = &args.as_turn {
+        params["asTurn"] = json!(turn);
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| Failure::Internal(format!("cannot start the async runtime: {error}")))?;
+    let routed = runtime.block_on(frontend.call(method::REVERT, params))?;
+    let result: verbatim::service::protocol::RevertResult = decode(&routed.result)?;
+    if args.output.json {
+        output::json(&with_via(&routed));
+    } else {
+        output::out(&render::revert(&result));
+    }
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    let left = result.files.iter().flat_map(|file| &file.conflicts).any(|conflict| conflict.chosen == "current");
+    Ok(if left && !args.dry_run { exit::CONFLICT } else { exit::OK })
+}
+
 fn log(args: &LogArgs) -> Result<(), Failure> {
     let journal = Journal::from_env().ok_or_else(|| {
         Failure::Internal("no state directory: set VERBATIM_STATE_DIR, XDG_STATE_HOME or HOME".into())
@@ -554,33 +605,31 @@ fn log(args: &LogArgs) -> Result<(), Failure> {
         };
         DocKey::parse(&absolute).ok()
     });
-    let mut entries: Vec<Entry> = Vec::new();
-    for file in files {
-        let read = read_entries(&file)
-            .map_err(|error| Failure::Internal(format!("cannot read {}: {error}", file.display())))?;
-        entries.extend(read);
-    }
-    entries.retain(|entry| {
+    let all = verbatim::service::timeline::read_all(&files)
+        .map_err(|error| Failure::Internal(format!("cannot read the journal: {error}")))?;
+    let wanted = |journaled: &&verbatim::service::timeline::Journaled| {
+        let entry = &journaled.entry;
         let path_matches =
             wanted_path.as_ref().is_none_or(|wanted| DocKey::parse(&entry.uri).ok().as_ref() == Some(wanted));
         let agent_matches = args.agent.as_ref().is_none_or(|agent| &entry.agent == agent);
         path_matches && agent_matches
-    });
-    // Stable: entries of one journal keep their order within a second.
-    entries.sort_by(|a, b| a.time.cmp(&b.time));
-    let newest: Vec<&Entry> = entries.iter().rev().take(args.limit).collect();
+    };
+    let newest: Vec<&verbatim::service::timeline::Journaled> = all.iter().rev().filter(wanted).take(args.limit).collect();
     if args.json {
         let mut text = String::new();
-        for entry in newest {
-            text.push_str(&serde_json::to_string(entry).unwrap_or_default());
+        for journaled in newest {
+            let mut entry = journaled.entry.clone();
+            entry.id = Some(journaled.id.clone());
+            entry.session = Some(journaled.session.clone());
+            entry.turn = Some(journaled.turn.clone());
+            text.push_str(&serde_json::to_string(&entry).unwrap_or_default());
             text.push('\n');
         }
         output::out(&text);
     } else if newest.is_empty() {
         output::note("No journal entries match.");
     } else {
-        let text: String = newest.iter().map(|entry| render::journal_entry(entry, args.diff)).collect();
-        output::out(&text);
+        output::out(&render::journal_grouped(&newest, args.diff));
     }
     Ok(())
 }

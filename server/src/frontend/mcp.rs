@@ -34,7 +34,7 @@ use serde_json::{Value, json};
 use crate::frontend::client::Identity;
 use crate::frontend::render::{self, Diffs, Vocabulary};
 use crate::frontend::tool_output::{
-    DiagnosticsOutput, DocumentsOutput, EditOutput, ErrorOutput, FileOutput, OpenDocumentOutput, input_schema,
+    DiagnosticsOutput, DocumentsOutput, JournalOutput, EditOutput, ErrorOutput, FileOutput, OpenDocumentOutput, input_schema,
     output_schema,
 };
 use crate::frontend::{Frontend, FrontendError, Routed, Via, is_write, uris_of};
@@ -99,6 +99,15 @@ directory, and the files are written on disk, all or nothing). Hunks are matched
 forgiven unless exact is set); every failing hunk is reported with its patch line. For one small change, str_replace \
 is simpler.";
 
+const TIMELINE: &str = "List the changes every agent made (yours included), newest first: sessions, their turns, each \
+write with its files, outcome and ids. Use it to find what to undo with `revert`: an entry id or write id, a turn or a \
+session.";
+
+const REVERT: &str = "Undo changes as a new change the person reviews, keeping everything done since: `ids` (from \
+`timeline`), or a whole `turn` or `session`. Where a later change touched the same lines, the revert is not applied \
+blindly: the person sees both texts and chooses (without an editor, those lines are left as they are and listed). The \
+revert can itself be reverted. Use dry_run to see what would change first.";
+
 const LIST_DOCUMENTS: &str = "List the documents open in the person's editor, with their revs. Empty when no editor \
 with verbatim serves the working directory (edits then go straight to disk).";
 
@@ -122,6 +131,9 @@ pub struct StrReplaceArgs {
     pub new_str: String,
     /// One line saying why; shown to the person who reviews the edit.
     pub summary: String,
+    /// Your turn (the person's request you are working on), for the timeline's grouping; optional.
+    #[serde(default)]
+    pub turn: Option<String>,
     /// A quote that occurs once in the file: only text after it is searched.
     #[serde(default)]
     pub after: Option<String>,
@@ -163,6 +175,9 @@ pub struct ReplaceRangeArgs {
     pub new_str: String,
     /// One line saying why; shown to the person who reviews the edit.
     pub summary: String,
+    /// Your turn (the person's request you are working on), for the timeline's grouping; optional.
+    #[serde(default)]
+    pub turn: Option<String>,
     /// A quote that occurs once in the file: only text after it is searched.
     #[serde(default)]
     pub after: Option<String>,
@@ -226,6 +241,9 @@ pub struct BatchEditArgs {
     pub edits: Vec<BatchEditEntry>,
     /// One line saying why; shown to the person who reviews the change.
     pub summary: String,
+    /// Your turn (the person's request you are working on), for the timeline's grouping; optional.
+    #[serde(default)]
+    pub turn: Option<String>,
     /// Compute and show the edits without applying them.
     #[serde(default)]
     pub dry_run: bool,
@@ -244,6 +262,9 @@ pub struct WriteFileArgs {
     pub text: String,
     /// One line saying why; shown to the person who reviews the change.
     pub summary: String,
+    /// Your turn (the person's request you are working on), for the timeline's grouping; optional.
+    #[serde(default)]
+    pub turn: Option<String>,
     /// Required to replace an existing file: the rev from your last read_file.
     #[serde(default)]
     pub base_rev: Option<String>,
@@ -260,6 +281,9 @@ pub struct ApplyPatchArgs {
     pub patch: String,
     /// One line saying why; shown to the person who reviews the change.
     pub summary: String,
+    /// Your turn (the person's request you are working on), for the timeline's grouping; optional.
+    #[serde(default)]
+    pub turn: Option<String>,
     /// Compute and show the change without applying it.
     #[serde(default)]
     pub dry_run: bool,
@@ -277,6 +301,42 @@ pub struct ApplyPatchArgs {
 pub enum DiagnosticsChoice {
     Errors,
     Warnings,
+}
+
+/// `revert` params.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RevertArgs {
+    /// Entry ids or write ids to revert, from the `timeline` tool.
+    #[serde(default)]
+    pub ids: Option<Vec<String>>,
+    /// Revert every change of this turn.
+    #[serde(default)]
+    pub turn: Option<String>,
+    /// Revert every change of this session.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// One line saying why; shown to the person who reviews the revert.
+    #[serde(default)]
+    pub summary: Option<String>,
+    /// Show what would be reverted, and the conflicts, without changing anything.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// `timeline` params.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineArgs {
+    /// Only this agent's changes.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Only changes to this file (a path or URI).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// At most this many sessions, newest first (default 20).
+    #[serde(default)]
+    pub limit: Option<usize>,
 }
 
 /// `list_documents` params (none).
@@ -329,6 +389,8 @@ enum Shape {
     Edit,
     /// [`DocumentsOutput`].
     Documents,
+    /// [`JournalOutput`].
+    Journal,
 }
 
 /// A tool error: the text, and for tools with an output schema the same in `structuredContent`.
@@ -343,6 +405,7 @@ fn tool_error(shape: Shape, message: String, error: Option<ErrorOutput>) -> Call
         Shape::Documents => {
             serde_json::to_value(DocumentsOutput { message: message.clone(), documents: Vec::new(), error }).ok()
         }
+        Shape::Journal => serde_json::to_value(JournalOutput { message: message.clone(), result: None, error }).ok(),
     };
     let mut result = CallToolResult::error(vec![ContentBlock::text(message)]);
     result.structured_content = structured;
@@ -398,6 +461,7 @@ impl VerbatimMcp {
             put(&mut params, "occurrence", args.occurrence);
             put(&mut params, "baseRev", args.base_rev);
             put(&mut params, "diagnostics", args.diagnostics);
+            put(&mut params, "turn", args.turn);
             (method::STR_REPLACE, params)
         })
         .await
@@ -414,6 +478,7 @@ impl VerbatimMcp {
             put(&mut params, "before", args.before);
             put(&mut params, "baseRev", args.base_rev);
             put(&mut params, "diagnostics", args.diagnostics);
+            put(&mut params, "turn", args.turn);
             (method::REPLACE_RANGE, params)
         })
         .await
@@ -445,6 +510,7 @@ impl VerbatimMcp {
                 .collect();
             let mut params = json!({"edits": edits, "summary": args.summary, "dryRun": args.dry_run});
             put(&mut params, "diagnostics", args.diagnostics);
+            put(&mut params, "turn", args.turn);
             (method::BATCH_EDIT, params)
         })
         .await
@@ -457,6 +523,7 @@ impl VerbatimMcp {
                 json!({"uri": self.frontend.uri_of(&args.path), "text": args.text, "summary": args.summary});
             put(&mut params, "baseRev", args.base_rev);
             put(&mut params, "diagnostics", args.diagnostics);
+            put(&mut params, "turn", args.turn);
             (method::WRITE, params)
         })
         .await
@@ -468,7 +535,32 @@ impl VerbatimMcp {
             let mut params =
                 json!({"patch": args.patch, "summary": args.summary, "dryRun": args.dry_run, "exact": args.exact});
             put(&mut params, "diagnostics", args.diagnostics);
+            put(&mut params, "turn", args.turn);
             (method::APPLY_PATCH, params)
+        })
+        .await
+    }
+
+    #[tool(description = TIMELINE, input_schema = input_schema::<TimelineArgs>(), output_schema = output_schema::<JournalOutput>(), annotations(read_only_hint = true))]
+    async fn timeline(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+        self.tool("timeline", arguments, &context, Shape::Journal, journal_text, |args: TimelineArgs| {
+            let mut params = json!({"limit": args.limit.unwrap_or(20)});
+            put(&mut params, "agent", args.agent);
+            put(&mut params, "uri", args.path.map(|path| self.frontend.uri_of(&path)));
+            (method::TIMELINE, params)
+        })
+        .await
+    }
+
+    #[tool(description = REVERT, input_schema = input_schema::<RevertArgs>(), output_schema = output_schema::<JournalOutput>())]
+    async fn revert(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+        self.tool("revert", arguments, &context, Shape::Journal, journal_text, |args: RevertArgs| {
+            let mut params = json!({"dryRun": args.dry_run});
+            put(&mut params, "ids", args.ids);
+            put(&mut params, "turn", args.turn);
+            put(&mut params, "session", args.session);
+            put(&mut params, "summary", args.summary);
+            (method::REVERT, params)
         })
         .await
     }
@@ -524,6 +616,20 @@ fn patch_text(routed: &Routed) -> Option<Described> {
         result.diagnostics.as_ref(),
     );
     Some(finish_edit(routed, text, message, output))
+}
+
+/// The text of a `timeline` or `revert` result: its message (a revert's) or a summary of
+/// the sessions, with the whole result in `structuredContent`.
+fn journal_text(routed: &Routed) -> Option<Described> {
+    let text = match serde_json::from_value::<crate::service::protocol::RevertResult>(routed.result.clone()) {
+        Ok(result) => render::revert(&result),
+        Err(_) => {
+            let timeline: crate::service::protocol::TimelineResult = serde_json::from_value(routed.result.clone()).ok()?;
+            render::timeline(&timeline)
+        }
+    };
+    let output = JournalOutput { message: text.clone(), result: Some(routed.result.clone()), error: None };
+    Some(Described { text, structured: serde_json::to_value(output).ok() })
 }
 
 fn documents_text(routed: &Routed) -> Option<Described> {

@@ -63,6 +63,8 @@ pub struct FrontendOptions {
     /// ([`crate::transport::discovery::discovery_dirs`]).
     pub discovery_dirs: Vec<PathBuf>,
     pub journal: Option<Journal>,
+    /// The agent's turn, sent with every write that names none (`--turn`).
+    pub turn: Option<String>,
 }
 
 /// Where a call went.
@@ -235,7 +237,14 @@ impl Frontend {
     }
 
     /// Runs one protocol method where [`Frontend::resolve`] said it goes.
-    pub async fn call_via(&self, via: Via, name: &str, params: Value) -> Result<Routed, FrontendError> {
+    pub async fn call_via(&self, via: Via, name: &str, mut params: Value) -> Result<Routed, FrontendError> {
+        if let (Some(turn), Value::Object(map)) = (&self.options.turn, &mut params)
+            && is_write(name)
+            && name != method::REVERT
+            && name != method::MARK_REVIEWED
+        {
+            map.entry("turn").or_insert_with(|| Value::String(turn.clone()));
+        }
         let dry_run = params.get("dryRun").and_then(Value::as_bool).unwrap_or(false);
         if via == Via::Headless && !self.options.headless_writes && is_write(name) && !dry_run {
             return Err(FrontendError::Protocol(self.headless_write_refused(&params)));

@@ -552,6 +552,81 @@ pub fn journal_entry(entry: &Entry, with_diff: bool) -> String {
     out
 }
 
+/// Journal entries (newest first), under a line for each session and turn.
+pub fn journal_grouped(entries: &[&crate::service::timeline::Journaled], with_diff: bool) -> String {
+    let mut out = String::new();
+    let mut shown: Option<(&str, &str)> = None;
+    for journaled in entries {
+        let group = (journaled.session.as_str(), journaled.turn.as_str());
+        if shown != Some(group) {
+            if shown.is_some() {
+                out.push('\n');
+            }
+            let _ = writeln!(out, "session {}  turn {}", journaled.session, journaled.turn);
+            shown = Some(group);
+        }
+        let _ = write!(out, "  {}  ", journaled.id);
+        out.push_str(&journal_entry(&journaled.entry, with_diff));
+    }
+    out
+}
+
+/// What `verbatim revert` did (or would do), for a person.
+pub fn revert(result: &crate::service::protocol::RevertResult) -> String {
+    let mut out = format!("{}\n", result.message);
+    for file in &result.files {
+        let _ = writeln!(out, "  {} {}  via {}  {} hunk(s)  {}", file.action, file.uri, file.via, file.hunks, file.outcome);
+        for conflict in &file.conflicts {
+            let _ = writeln!(
+                out,
+                "    conflict, lines {}-{} ({}): now\n{}    reverting would give\n{}",
+                conflict.start_line,
+                conflict.end_line,
+                if conflict.chosen == "reverted" { "reverted" } else { "left as it is" },
+                indent(&conflict.current),
+                indent(&conflict.reverted)
+            );
+        }
+    }
+    for skipped in &result.skipped {
+        let _ = writeln!(out, "  skipped {}: {}", skipped.id, skipped.why);
+    }
+    if let Some(write_id) = &result.write_id {
+        let _ = writeln!(out, "  journaled as {write_id} (revert it in turn with: verbatim revert {write_id})");
+    }
+    out
+}
+
+/// A timeline, for a model or a person: sessions, turns and writes with their ids.
+pub fn timeline(result: &crate::service::protocol::TimelineResult) -> String {
+    let mut out = String::new();
+    if result.sessions.is_empty() {
+        out.push_str("No changes in the journal yet.\n");
+    }
+    for session in &result.sessions {
+        let _ = writeln!(out, "session {} ({}, {} to {})", session.session, session.agent, session.started, session.ended);
+        for turn in &session.turns {
+            let _ = writeln!(out, "  turn {}", turn.turn);
+            for edit in &turn.edits {
+                let reverted = edit.reverted_by.as_ref().map(|by| format!(", reverted by {by}")).unwrap_or_default();
+                let _ = writeln!(out, "    {} {} {}: \"{}\" ({}{reverted})", edit.write_id, edit.time, edit.agent, edit.summary, edit.outcome);
+                for file in &edit.files {
+                    let why = file.why_not.as_ref().map(|why| format!(", not revertible: {why}")).unwrap_or_default();
+                    let _ = writeln!(out, "      {} {} +{} -{}{why}", file.id, file.uri, file.added, file.removed);
+                }
+            }
+        }
+    }
+    if result.truncated {
+        out.push_str("(older sessions left out)\n");
+    }
+    out
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|line| format!("      | {line}\n")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

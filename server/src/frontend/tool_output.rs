@@ -174,6 +174,18 @@ pub struct ErrorOutput {
     pub data: Map<String, Value>,
 }
 
+/// The structured result of `timeline` and `revert`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct JournalOutput {
+    /// The same words as the text content.
+    pub message: String,
+    /// The protocol's result (`verbatim/timeline` or `verbatim/revert`, see docs/protocol.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorOutput>,
+}
+
 /// The structured result of `list_documents`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct DocumentsOutput {

@@ -14,6 +14,7 @@
 pub mod atomic_write;
 pub mod file_lock;
 pub mod git;
+pub mod revert;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -110,6 +111,7 @@ impl Headless {
             method::WRITE => self.write_call(WriteRequest::write(parse_params(name, params)?)),
             method::BATCH_EDIT => self.write_call(WriteRequest::batch(parse_params(name, params)?)?),
             method::APPLY_PATCH => self.apply_patch(parse_params(name, params)?),
+            method::REVERT => self.revert(parse_params(name, params)?),
             other => Err(ProtocolError::invalid_params(
                 None,
                 format!("{other} is not available without an editor: it needs a running editor with verbatim."),
@@ -194,6 +196,7 @@ impl Headless {
                     reason: None,
                     diagnostics: None,
                     texts: Vec::new(),
+                    write_id: None,
                 },
                 None,
             ));
@@ -219,7 +222,15 @@ impl Headless {
         tracing::info!(agent = %agent.name, "written headless: {}", request.summary);
         let diagnostics = no_editor_diagnostics(Ask::of(request.diagnostics.0, request.diagnostics.1, agent));
         Ok((
-            Outcome { applied: true, dry_run: false, documents: results, reason: None, diagnostics, texts: Vec::new() },
+            Outcome {
+                applied: true,
+                dry_run: false,
+                documents: results,
+                reason: None,
+                diagnostics,
+                texts: Vec::new(),
+                write_id: None,
+            },
             commit,
         ))
     }
@@ -337,8 +348,8 @@ impl Headless {
         targets: &BTreeMap<DocKey, Target>,
         results: &[DocumentResult],
         written: &Result<Vec<DocumentTexts>, ProtocolError>,
-    ) {
-        let Some(journal) = &self.options.journal else { return };
+    ) -> Option<String> {
+        let journal = self.options.journal.as_ref()?;
         let roots: Vec<Option<PathBuf>> =
             planned.iter().map(|document| Some(targets[&document.key].root.clone())).collect();
         let info = WriteInfo {
@@ -356,7 +367,7 @@ impl Headless {
             Ok(texts) => (texts.as_slice(), None),
             Err(error) => (&[][..], Some(error)),
         };
-        journal.record(&info, &roots, results, failure, texts);
+        Some(journal.record(&info, &roots, results, failure, texts))
     }
 
     /// Where a document is on disk, if a headless call may touch it: inside the

@@ -96,6 +96,10 @@ pub enum Origin {
     /// under Codex, `acceptEdits`, `--yolo`): labelled like an agent's edit,
     /// `needsConfirmation` as the editor's setting says.
     IdeUnasked,
+    /// A revert of recorded changes (`verbatim/revert`): labelled like an agent's edit,
+    /// always `needsConfirmation`: it may offer conflicts, where taking the revert drops
+    /// a later change.
+    Revert,
 }
 
 impl Origin {
@@ -107,7 +111,7 @@ impl Origin {
     /// How the editor is told who proposes the edit (`verbatim.origin`).
     fn as_wire(self) -> &'static str {
         match self {
-            Self::Agent | Self::Ide | Self::IdeUnasked => "agent",
+            Self::Agent | Self::Ide | Self::IdeUnasked | Self::Revert => "agent",
             Self::Disk => "disk",
         }
     }
@@ -247,7 +251,9 @@ pub async fn apply_through_editor(
         Origin::Agent | Origin::IdeUnasked => {
             (format!("{}: {}", agent.name, summary), format!("verbatim/{pending_id}"), link.options.needs_confirmation)
         }
-        Origin::Ide => (format!("{}: {}", agent.name, summary), format!("verbatim/{pending_id}"), true),
+        Origin::Ide | Origin::Revert => {
+            (format!("{}: {}", agent.name, summary), format!("verbatim/{pending_id}"), true)
+        }
         Origin::Disk => (
             summary.to_owned(),
             format!("verbatim/disk/{pending_id}"),

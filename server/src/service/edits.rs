@@ -311,6 +311,8 @@ pub(crate) struct Outcome {
     /// Per document: the text the edit was last offered against, and the live text
     /// once it arrived (`None` when it never reached a buffer). Empty for a dry run.
     pub(crate) texts: Vec<(Rope, Option<Rope>)>,
+    /// The journal's id of the write, once journaled.
+    pub(crate) write_id: Option<String>,
 }
 
 impl Outcome {
@@ -523,6 +525,7 @@ pub(crate) async fn deliver(
             reason: None,
             diagnostics: None,
             texts: Vec::new(),
+            write_id: None,
         });
     }
     deliver_as(state, agent, Origin::Agent, planned, summary, diagnostics, &[]).await
@@ -598,6 +601,7 @@ pub(crate) async fn deliver_as(
         Err(_) => Vec::new(),
     };
     let applied = applied.map(|applied| report_applied(&mut results, planned, applied.documents));
+    let mut write_id = None;
     if let Some(journal) = &state.journal {
         let workspace = state.workspace();
         let roots: Vec<Option<PathBuf>> = planned
@@ -615,12 +619,12 @@ pub(crate) async fn deliver_as(
             turn: agent.turn.as_deref(),
             reverts,
         };
-        journal.record(&write, &roots, &results, applied.as_ref().err(), &kept);
+        write_id = Some(journal.record(&write, &roots, &results, applied.as_ref().err(), &kept));
         state.journal_changed(&results);
     }
     applied?;
     tracing::info!(agent = %agent.name, "applied: {summary}");
-    Ok(Outcome { applied: true, dry_run: false, documents: results, reason, diagnostics: report, texts })
+    Ok(Outcome { applied: true, dry_run: false, documents: results, reason, diagnostics: report, texts, write_id })
 }
 
 /// What a document held before and after a write that was applied, for the journal.

@@ -31,10 +31,12 @@ pub enum ErrorKind {
     EditorError,
     PermissionDenied,
     NotAnswered,
+    NotRevertible,
+    UnknownEntry,
 }
 
 impl ErrorKind {
-    pub const ALL: [Self; 18] = [
+    pub const ALL: [Self; 20] = [
         Self::NotFound,
         Self::Ambiguous,
         Self::Stale,
@@ -53,6 +55,8 @@ impl ErrorKind {
         Self::EditorError,
         Self::PermissionDenied,
         Self::NotAnswered,
+        Self::NotRevertible,
+        Self::UnknownEntry,
     ];
 
     /// The JSON-RPC error code, in the range -33099..=-33000.
@@ -76,6 +80,8 @@ impl ErrorKind {
             Self::EditorError => -33016,
             Self::PermissionDenied => -33017,
             Self::NotAnswered => -33018,
+            Self::NotRevertible => -33019,
+            Self::UnknownEntry => -33020,
         }
     }
 
@@ -100,6 +106,8 @@ impl ErrorKind {
             Self::EditorError => "editorError",
             Self::PermissionDenied => "permissionDenied",
             Self::NotAnswered => "notAnswered",
+            Self::NotRevertible => "notRevertible",
+            Self::UnknownEntry => "unknownEntry",
         }
     }
 

@@ -325,6 +325,7 @@ impl Journal {
             .flatten()
             .map(|entry| entry.path())
             .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
+            .filter(|path| !path.to_string_lossy().ends_with(".marks.jsonl"))
             .collect();
         files.sort();
         files
@@ -393,6 +394,7 @@ impl Journal {
     /// Journals one write: an entry per document, each in the journal of its folder
     /// (`roots[i]` for `results[i]`). `failure` is what ended it, if it did not apply;
     /// `texts[i]` is what `results[i]` held before and after (empty: not known).
+    /// Returns the write's id.
     pub fn record(
         &self,
         write: &WriteInfo<'_>,
@@ -400,7 +402,7 @@ impl Journal {
         results: &[DocumentResult],
         failure: Option<&ProtocolError>,
         texts: &[DocumentTexts],
-    ) {
+    ) -> String {
         let write_id = next_write_id();
         let time = now_rfc3339();
         let mut groups: Vec<(Option<&Path>, Vec<Entry>)> = Vec::new();
@@ -423,6 +425,7 @@ impl Journal {
                 tracing::warn!("cannot append to the journal {}: {error}", self.file_for(root).display());
             }
         }
+        write_id
     }
 
     /// Keeps a document's texts; either both are kept or neither.

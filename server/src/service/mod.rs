@@ -18,6 +18,8 @@ pub mod patching;
 pub mod plain_client;
 pub mod protocol;
 pub mod registry;
+pub mod revert;
 pub mod state;
 pub mod timeline;
+pub mod timeline_methods;
 pub mod to_proto;

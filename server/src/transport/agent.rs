@@ -27,9 +27,10 @@ use crate::service::access::Access;
 use crate::service::edits;
 use crate::service::error::{ErrorKind, ProtocolError};
 use crate::service::patching;
+use crate::service::{revert, timeline_methods};
 use crate::service::protocol::{
     ApplyPatchParams, BatchEditParams, PROTOCOL_VERSION, ProposeParams, ReplaceRangeParams, StrReplaceParams,
-    WriteParams, method,
+    WriteParams, method, MarkReviewedParams, RevertParams, TimelineEntryParams, TimelineParams,
 };
 use crate::service::registry::AgentInfo;
 use crate::service::state::State;
@@ -67,6 +68,10 @@ impl AgentSession {
             .custom_method(method::WRITE, AgentSession::write)
             .custom_method(method::APPLY_PATCH, AgentSession::apply_patch)
             .custom_method(method::PROPOSE, AgentSession::propose)
+            .custom_method(method::TIMELINE, AgentSession::timeline)
+            .custom_method(method::TIMELINE_ENTRY, AgentSession::timeline_entry)
+            .custom_method(method::MARK_REVIEWED, AgentSession::mark_reviewed)
+            .custom_method(method::REVERT, AgentSession::revert)
             .finish();
         (EmptyParamsAsNone { inner: service }, socket)
     }
@@ -164,6 +169,44 @@ impl AgentSession {
 }
 
 impl AgentSession {
+    async fn timeline(&self, params: Value) -> jsonrpc::Result<Value> {
+        let state = Arc::clone(&self.state);
+        guarded(async move {
+            let params: TimelineParams = edits::parse_params(method::TIMELINE, params)?;
+            on_blocking(move || timeline_methods::timeline(&state, &params)).await
+        })
+        .await
+    }
+
+    async fn timeline_entry(&self, params: Value) -> jsonrpc::Result<Value> {
+        let state = Arc::clone(&self.state);
+        guarded(async move {
+            let params: TimelineEntryParams = edits::parse_params(method::TIMELINE_ENTRY, params)?;
+            on_blocking(move || timeline_methods::timeline_entry(&state, &params)).await
+        })
+        .await
+    }
+
+    async fn mark_reviewed(&self, params: Value) -> jsonrpc::Result<Value> {
+        let state = Arc::clone(&self.state);
+        guarded(async move {
+            let params: MarkReviewedParams = edits::parse_params(method::MARK_REVIEWED, params)?;
+            self.may_write(method::MARK_REVIEWED, false)?;
+            on_blocking(move || timeline_methods::mark_reviewed(&state, &params)).await
+        })
+        .await
+    }
+
+    async fn revert(&self, params: Value) -> jsonrpc::Result<Value> {
+        let agent = self.agent();
+        guarded(async {
+            let params: RevertParams = edits::parse_params(method::REVERT, params)?;
+            self.may_write(method::REVERT, params.dry_run)?;
+            revert::revert(&self.state, &agent, params).await
+        })
+        .await
+    }
+
     async fn propose(&self, params: Value) -> jsonrpc::Result<Value> {
         let agent = self.agent();
         guarded(async {
@@ -173,6 +216,15 @@ impl AgentSession {
         })
         .await
     }
+}
+
+/// Runs blocking journal work off the async threads.
+async fn on_blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ProtocolError> + Send + 'static,
+) -> Result<T, ProtocolError> {
+    tokio::task::spawn_blocking(work).await.map_err(|error| {
+        ProtocolError::new(crate::service::error::ErrorKind::Io, format!("the journal task failed: {error}"))
+    })?
 }
 
 /// Runs a handler, turning its error into a JSON-RPC error and a panic into an

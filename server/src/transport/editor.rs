@@ -17,7 +17,10 @@ use tower_lsp_server::{Client, LanguageServer};
 use verbatim_engine::doc_key::DocKey;
 use verbatim_engine::workspace::Workspace;
 
-use crate::service::protocol::{ClientInfo, ExternalChanges, InitializationOptions, StatusResult};
+use crate::service::error::ProtocolError;
+use crate::service::protocol::{ClientInfo, ExternalChanges, InitializationOptions, StatusResult, method};
+use crate::service::registry::AgentInfo;
+use crate::service::{revert, timeline_methods};
 use crate::service::state::{EditorLink, State};
 use crate::service::to_proto;
 use crate::transport::claude_ws::ClaudeEndpoint;
@@ -102,6 +105,91 @@ impl EditorBackend {
 
     pub async fn status(&self) -> Result<StatusResult> {
         Ok(self.state.status())
+    }
+
+    /// `verbatim/timeline` from the editor's timeline view.
+    pub async fn timeline(&self, params: serde_json::Value) -> Result<serde_json::Value> {
+        let state = Arc::clone(&self.state);
+        answer(async move {
+            let params = parse(method::TIMELINE, params)?;
+            blocking(move || timeline_methods::timeline(&state, &params)).await
+        })
+        .await
+    }
+
+    /// `verbatim/timelineEntry`: one entry's texts, for the view's diff.
+    pub async fn timeline_entry(&self, params: serde_json::Value) -> Result<serde_json::Value> {
+        let state = Arc::clone(&self.state);
+        answer(async move {
+            let params = parse(method::TIMELINE_ENTRY, params)?;
+            blocking(move || timeline_methods::timeline_entry(&state, &params)).await
+        })
+        .await
+    }
+
+    /// `verbatim/markReviewed` from the timeline view.
+    pub async fn mark_reviewed(&self, params: serde_json::Value) -> Result<serde_json::Value> {
+        let state = Arc::clone(&self.state);
+        answer(async move {
+            let params = parse(method::MARK_REVIEWED, params)?;
+            blocking(move || timeline_methods::mark_reviewed(&state, &params)).await
+        })
+        .await
+    }
+
+    /// `verbatim/revert` from the timeline view: the person is the one who reverts.
+    pub async fn revert(&self, params: serde_json::Value) -> Result<serde_json::Value> {
+        let state = Arc::clone(&self.state);
+        answer(async move {
+            let params = parse(method::REVERT, params)?;
+            revert::revert(&state, &person(), params).await
+        })
+        .await
+    }
+}
+
+/// Who reverts from the editor's timeline: the person, as the journal names them.
+fn person() -> AgentInfo {
+    AgentInfo {
+        id: 0,
+        name: PERSON.into(),
+        version: None,
+        connected_at: crate::transport::clock::now_rfc3339(),
+        encoding: verbatim_engine::position::PositionEncoding::Utf16,
+        access: crate::service::access::Access::ReadWrite,
+        options: Default::default(),
+        session: crate::service::registry::session_of(0),
+        turn: None,
+    }
+}
+
+/// The journal's name for the person at the editor.
+pub const PERSON: &str = "you";
+
+fn parse<T: serde::de::DeserializeOwned>(name: &str, params: serde_json::Value) -> std::result::Result<T, ProtocolError> {
+    crate::service::edits::parse_params(name, params)
+}
+
+/// Runs blocking journal work off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> std::result::Result<T, ProtocolError> + Send + 'static,
+) -> std::result::Result<T, ProtocolError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|error| ProtocolError::new(crate::service::error::ErrorKind::Io, format!("the journal task failed: {error}")))?
+}
+
+/// A handler's result as JSON-RPC.
+async fn answer<T: serde::Serialize>(
+    handler: impl Future<Output = std::result::Result<T, ProtocolError>>,
+) -> Result<serde_json::Value> {
+    match handler.await {
+        Ok(value) => serde_json::to_value(value).map_err(|error| tower_lsp_server::jsonrpc::Error {
+            code: tower_lsp_server::jsonrpc::ErrorCode::InternalError,
+            message: format!("cannot serialise the result: {error}").into(),
+            data: None,
+        }),
+        Err(error) => Err(error.into_jsonrpc()),
     }
 }
 

@@ -65,6 +65,10 @@ pub async fn run(options: LspOptions) -> io::Result<Ending> {
         move |client| EditorBackend::new(client, state, shutdown_requested, claude, companion)
     })
     .custom_method(method::STATUS, EditorBackend::status)
+    .custom_method(method::TIMELINE, EditorBackend::timeline)
+    .custom_method(method::TIMELINE_ENTRY, EditorBackend::timeline_entry)
+    .custom_method(method::MARK_REVIEWED, EditorBackend::mark_reviewed)
+    .custom_method(method::REVERT, EditorBackend::revert)
     .finish();
     let service = OrderedSync::new(service, state.clone());
     let (input, output, _input_closed) = guard(tokio::io::stdin(), tokio::io::stdout(), FrameLimits::default());

@@ -141,7 +141,14 @@ impl Cli {
     /// Every journal entry under the state directory, in file then line order.
     pub fn journal(&self) -> Vec<Value> {
         let Ok(entries) = std::fs::read_dir(self.state_dir.join("journal")) else { return Vec::new() };
-        let mut files: Vec<PathBuf> = entries.flatten().map(|entry| entry.path()).collect();
+        let mut files: Vec<PathBuf> = entries
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|path| {
+                let name = path.file_name().unwrap().to_string_lossy();
+                name.ends_with(".jsonl") && !name.ends_with(".marks.jsonl")
+            })
+            .collect();
         files.sort();
         files
             .iter()

@@ -1,0 +1,188 @@
+//! Reverts written on disk: for files no editor has open (the server's revert hands
+//! them here) and for `verbatim revert` with no editor at all.
+//!
+//! Like every headless write: each file is locked, read with its encoding, planned
+//! against what it holds now ([`crate::service::revert::plan_file`]), staged beside
+//! itself and renamed into place only once every file is checked again; encodings, byte
+//! order marks and line endings are kept byte for byte. Conflicts are left as the file
+//! has them and reported. The revert is journaled with `reverts`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ropey::Rope;
+use serde_json::Value;
+use verbatim_engine::doc_key::DocKey;
+use verbatim_engine::plan;
+
+use super::{Headless, HeadlessOptions, JournalWrite, Target, file_lock, snapshot, to_value, write_documents};
+use crate::service::apply::{AppliedDocument, PlannedDocument};
+use crate::service::edits::{proposal, report_applied, texts_of};
+use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::journal_texts::KeptTexts;
+use crate::service::protocol::{RevertParams, RevertedFile};
+use crate::service::registry::AgentInfo;
+use crate::service::revert::{self, Action, FileChain, FilePlan};
+use crate::service::state::State;
+use crate::service::timeline;
+
+/// What a headless revert wrote.
+#[derive(Debug, Default)]
+pub struct WrittenRevert {
+    /// The journal's id of the revert, when it wrote something.
+    pub write_id: Option<String>,
+    pub files: Vec<RevertedFile>,
+}
+
+impl Headless {
+    /// The headless writer a server uses for files the editor does not have open: the
+    /// editor's workspace folders as roots, the server's journal.
+    pub fn for_server(state: &Arc<State>, agent: &AgentInfo) -> Self {
+        let workspace = state.workspace();
+        let roots = workspace.folders().to_vec();
+        Self::new(HeadlessOptions {
+            agent: agent.clone(),
+            cwd: roots.first().cloned().unwrap_or_else(|| PathBuf::from("/")),
+            roots,
+            git_commit: false,
+            journal: state.journal.clone(),
+            lock_dir: file_lock::default_lock_dir(),
+        })
+    }
+
+    /// `verbatim/revert` with no editor: every file on disk.
+    pub(super) fn revert(&self, params: RevertParams) -> Result<Value, ProtocolError> {
+        let Some(journal) = &self.options.journal else {
+            return Err(ProtocolError::new(
+                ErrorKind::Io,
+                "No journal to revert from (no state directory: set VERBATIM_STATE_DIR, XDG_STATE_HOME or HOME).",
+            ));
+        };
+        let files = if self.options.roots.is_empty() {
+            journal.files()
+        } else {
+            let mut files: Vec<PathBuf> =
+                self.options.roots.iter().map(|root| journal.file_for(Some(root))).collect();
+            files.push(journal.file_for(None));
+            files
+        };
+        let all = timeline::read_all(&files)
+            .map_err(|error| ProtocolError::new(ErrorKind::Io, format!("cannot read the journal: {error}")))?;
+        let selection = revert::select(&all, journal.texts(), &params)?;
+        let summary = revert::summary_of(&params, &selection);
+        let agent = self.options.agent.for_write(None, params.as_turn.as_deref());
+        let writer = Self::new(HeadlessOptions { agent, ..self.options.clone() });
+        let written = writer.revert_files(&selection.files, &summary, &selection.reverts, params.dry_run)?;
+        to_value(revert::result(params.dry_run, false, written.write_id, selection, written.files))
+    }
+
+    /// Reverts `chains` on disk, all or nothing.
+    pub fn revert_files(
+        &self,
+        chains: &[FileChain],
+        summary: &str,
+        reverts: &[String],
+        dry_run: bool,
+    ) -> Result<WrittenRevert, ProtocolError> {
+        let mut targets: BTreeMap<DocKey, Target> = BTreeMap::new();
+        for chain in chains {
+            targets.insert(chain.key.clone(), self.target(&chain.key)?);
+        }
+        let paths: Vec<PathBuf> = targets.values().map(|target| target.path.clone()).collect();
+        let _locks = if dry_run { Vec::new() } else { self.lock(&paths)? };
+        let mut planned = Vec::new();
+        let mut encodings = BTreeMap::new();
+        let mut plans: Vec<(&FileChain, FilePlan, Option<usize>)> = Vec::new();
+        for chain in chains {
+            let target = &targets[&chain.key];
+            let (disk, encoding) = snapshot(&chain.key, target, true)?;
+            let exists = disk.rev.is_some();
+            let current = exists.then(|| disk.text.to_string());
+            let plan = revert::plan_file(chain, current.as_deref());
+            let document = match plan.action {
+                Action::Unchanged => None,
+                Action::Edit => Some((plan::apply(&disk.text, &plan.replacements), false, false)),
+                Action::Delete => Some((Rope::new(), false, true)),
+                Action::Create => Some((Rope::from_str(plan.created.as_deref().unwrap_or("")), true, false)),
+            };
+            let index = document.map(|(predicted, create, delete)| {
+                encodings.insert(chain.key.clone(), encoding);
+                planned.push(PlannedDocument {
+                    key: chain.key.clone(),
+                    editor_uri: disk.editor_uri.clone(),
+                    label: disk.label.clone(),
+                    base: disk.text.clone(),
+                    base_rev: disk.rev,
+                    open: None,
+                    replacements: if create || delete {
+                        Vec::new()
+                    } else {
+                        plan.replacements.clone()
+                    },
+                    predicted,
+                    create,
+                    delete,
+                    rename_to: None,
+                    normalizations: Default::default(),
+                    rebased_from: None,
+                });
+                planned.len() - 1
+            });
+            plans.push((chain, plan, index));
+        }
+        let report = |outcome: &str, plans: &[(&FileChain, FilePlan, Option<usize>)]| -> Vec<RevertedFile> {
+            plans
+                .iter()
+                .map(|(chain, plan, index)| RevertedFile {
+                    uri: chain.key.to_uri(),
+                    via: "disk".to_owned(),
+                    action: plan.action.as_wire().to_owned(),
+                    new_uri: None,
+                    hunks: plan.replacements.len(),
+                    outcome: if index.is_some() { outcome } else { "unchanged" }.to_owned(),
+                    conflicts: plan.reports(|_| false),
+                })
+                .collect()
+        };
+        if dry_run || planned.is_empty() {
+            return Ok(WrittenRevert { write_id: None, files: report(if dry_run { "planned" } else { "unchanged" }, &plans) });
+        }
+        let agent = &self.options.agent;
+        let mut results: Vec<_> = planned.iter().map(|document| proposal(document, agent)).collect();
+        let written = write_documents(&planned, &targets, &encodings).map(|revs| {
+            let applied: Vec<AppliedDocument> = revs
+                .into_iter()
+                .map(|rev| AppliedDocument { rev, differs: None, live: None, review: None, pending_sync: false })
+                .collect();
+            let texts = planned.iter().zip(&applied).map(|(document, outcome)| texts_of(document, outcome)).collect();
+            report_applied(&mut results, &planned, applied);
+            texts
+        });
+        let write = JournalWrite { agent, summary, commit: None, reverts };
+        let write_id = self.journal(&write, &planned, &targets, &results, &written);
+        written?;
+        KeptTexts::flush(std::time::Duration::from_secs(5));
+        tracing::info!(agent = %agent.name, "revert written on disk: {summary}");
+        let files = plans
+            .iter()
+            .map(|(chain, plan, index)| {
+                let outcome = match index {
+                    None => "unchanged",
+                    Some(_) if plan.conflicts.is_empty() => "applied",
+                    Some(_) => "partial",
+                };
+                RevertedFile {
+                    uri: chain.key.to_uri(),
+                    via: "disk".to_owned(),
+                    action: plan.action.as_wire().to_owned(),
+                    new_uri: None,
+                    hunks: plan.replacements.len(),
+                    outcome: outcome.to_owned(),
+                    conflicts: plan.reports(|_| false),
+                }
+            })
+            .collect();
+        Ok(WrittenRevert { write_id, files })
+    }
+}

@@ -1,0 +1,595 @@
+//! `verbatim/revert`: undoing recorded changes (one entry, a write, a turn, a session)
+//! as a new change, moved over everything that happened to those files since.
+//!
+//! [`select`] picks the journal entries and loads their kept texts, one chain per file;
+//! [`plan_file`] undoes a chain in the file's current text with
+//! `verbatim_engine::revert` (a three-way merge per change, as `git revert` does) and
+//! decides the file operation (a file the chain created is deleted, one it deleted comes
+//! back); [`revert`] offers the files the editor has open as one ordinary review, with
+//! each conflict as a hunk of its own the person may take or leave, and writes the
+//! others on disk through the headless writer (`headless/revert.rs`), which also serves
+//! `verbatim revert` with no editor. Each revert is journaled with `reverts`, so it can
+//! be reverted in turn.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ropey::Rope;
+
+use verbatim_engine::doc_key::DocKey;
+use verbatim_engine::plan::{self, Replacement};
+use verbatim_engine::revert::{Recorded, RevertConflict, plan_revert};
+
+use crate::service::apply::{Origin, PlannedDocument};
+use crate::service::edits::{deliver_as, take_snapshots};
+use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::journal_texts::KeptTexts;
+use crate::service::protocol::{
+    DocumentResult, RevertConflictReport, RevertParams, RevertResult, RevertedFile, SkippedEntry,
+};
+use crate::service::registry::AgentInfo;
+use crate::service::state::State;
+use crate::service::timeline::{self, Journaled};
+
+/// The recorded changes of one file that a revert undoes.
+#[derive(Debug, Clone)]
+pub struct FileChain {
+    /// Where the file is now.
+    pub key: DocKey,
+    /// The entries, oldest first.
+    pub ids: Vec<String>,
+    /// Their texts, oldest first; `None` where the file did not exist.
+    pub changes: Vec<KeptChange>,
+    /// The summaries of the writes, for the revert's own.
+    pub summaries: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct KeptChange {
+    pub before: Option<String>,
+    pub after: Option<String>,
+}
+
+/// What a revert undoes.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    pub files: Vec<FileChain>,
+    /// Every entry id undone.
+    pub reverts: Vec<String>,
+    pub skipped: Vec<SkippedEntry>,
+}
+
+/// Picks the entries `params` names in `all`, with their kept texts.
+pub fn select(all: &[Journaled], texts: &KeptTexts, params: &RevertParams) -> Result<Selection, ProtocolError> {
+    let named: Vec<&Journaled> = match (&params.ids, &params.turn, &params.session) {
+        (Some(ids), None, None) if !ids.is_empty() => {
+            let mut named = Vec::new();
+            for id in ids {
+                let found: Vec<&Journaled> = all
+                    .iter()
+                    .filter(|journaled| &journaled.id == id || &journaled.entry.write_id == id)
+                    .collect();
+                if found.is_empty() {
+                    return Err(unknown("id", id, "an entry id (`<writeId>.<n>`) or a writeId"));
+                }
+                named.extend(found);
+            }
+            named
+        }
+        (None, Some(turn), None) => {
+            let found: Vec<&Journaled> = all.iter().filter(|journaled| &journaled.turn == turn).collect();
+            if found.is_empty() {
+                return Err(unknown("turn", turn, "a turn"));
+            }
+            found
+        }
+        (None, None, Some(session)) => {
+            let found: Vec<&Journaled> = all.iter().filter(|journaled| &journaled.session == session).collect();
+            if found.is_empty() {
+                return Err(unknown("session", session, "a session"));
+            }
+            found
+        }
+        _ => {
+            return Err(ProtocolError::invalid_params(
+                None,
+                "Name what to revert with exactly one of `ids` (a non-empty list), `turn` or `session`.",
+            ));
+        }
+    };
+    let mut selection = Selection::default();
+    let mut chains: BTreeMap<DocKey, FileChain> = BTreeMap::new();
+    let mut seen = std::collections::HashSet::new();
+    for journaled in named {
+        if !seen.insert(journaled.id.clone()) {
+            continue;
+        }
+        if let Err(why) = journaled.revertible() {
+            selection.skipped.push(SkippedEntry { id: journaled.id.clone(), why: why.to_owned() });
+            continue;
+        }
+        let load = |name: &Option<String>| match name {
+            None => Ok(None),
+            Some(name) => texts.load(name).map(Some).ok_or(()),
+        };
+        let (Ok(before), Ok(after)) = (load(&journaled.entry.before), load(&journaled.entry.after)) else {
+            selection.skipped.push(SkippedEntry { id: journaled.id.clone(), why: "pruned".to_owned() });
+            continue;
+        };
+        let uri = journaled.entry.new_uri.as_deref().unwrap_or(&journaled.entry.uri);
+        let key = DocKey::parse(&current_uri(all, journaled, uri)).map_err(|_| {
+            ProtocolError::invalid_params(None, format!("the journal names {uri}, which is not a document URI"))
+        })?;
+        let chain = chains.entry(key.clone()).or_insert_with(|| FileChain {
+            key,
+            ids: Vec::new(),
+            changes: Vec::new(),
+            summaries: Vec::new(),
+        });
+        chain.ids.push(journaled.id.clone());
+        chain.changes.push(KeptChange { before, after });
+        if !chain.summaries.contains(&journaled.entry.summary) {
+            chain.summaries.push(journaled.entry.summary.clone());
+        }
+        selection.reverts.push(journaled.id.clone());
+    }
+    if selection.reverts.is_empty() {
+        let why = selection.skipped.first().map_or("nothingWritten", |skipped| skipped.why.as_str()).to_owned();
+        let ids: Vec<&str> = selection.skipped.iter().map(|skipped| skipped.id.as_str()).collect();
+        return Err(ProtocolError::new(
+            ErrorKind::NotRevertible,
+            format!(
+                "Nothing named can be reverted: {}. Only changes that wrote a file, whose texts are still kept, can be \
+                 reverted (see `verbatim log`).",
+                describe_why(&why)
+            ),
+        )
+        .with("why", why)
+        .with("ids", ids));
+    }
+    selection.files = chains.into_values().collect();
+    Ok(selection)
+}
+
+/// Where the file an entry wrote is now: followed through the moves journaled after it.
+fn current_uri(all: &[Journaled], journaled: &Journaled, uri: &str) -> String {
+    let mut uri = uri.to_owned();
+    let after = all.iter().skip_while(|other| other.id != journaled.id).skip(1);
+    for later in after {
+        if later.entry.uri == uri
+            && let Some(moved) = &later.entry.new_uri
+        {
+            uri.clone_from(moved);
+        }
+    }
+    uri
+}
+
+fn describe_why(why: &str) -> &'static str {
+    match why {
+        "tooLarge" => "its texts were larger than VERBATIM_JOURNAL_MAX_TEXT_BYTES when it was written, so they were not kept",
+        "pruned" => "its texts were deleted after VERBATIM_JOURNAL_KEEP_DAYS days unused",
+        "legacy" => "it was journaled before Verbatim kept the texts needed to revert",
+        _ => "it wrote nothing (rejected, failed or not answered)",
+    }
+}
+
+fn unknown(field: &str, value: &str, what: &str) -> ProtocolError {
+    ProtocolError::new(
+        ErrorKind::UnknownEntry,
+        format!(
+            "No journal entry has {what} `{value}` in the journals read. List them with `verbatim log` (or \
+             verbatim/timeline) and copy the id, turn or session from there."
+        ),
+    )
+    .with(field, value)
+}
+
+/// What reverting a chain does to its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Edit,
+    /// The chain created the file: it goes.
+    Delete,
+    /// The chain deleted the file: it comes back.
+    Create,
+    /// Nothing to do (the file is already as the revert would leave it, or every
+    /// region conflicts).
+    Unchanged,
+}
+
+impl Action {
+    pub fn as_wire(self) -> &'static str {
+        match self {
+            Self::Edit | Self::Unchanged => "edit",
+            Self::Delete => "delete",
+            Self::Create => "create",
+        }
+    }
+}
+
+/// A chain's revert, planned against the file's current text.
+#[derive(Debug, Clone)]
+pub struct FilePlan {
+    pub action: Action,
+    /// Replacements of the current text where nothing later touched the changes.
+    pub replacements: Vec<Replacement>,
+    pub conflicts: Vec<RevertConflict>,
+    /// For [`Action::Create`]: the text the file comes back with.
+    pub created: Option<String>,
+}
+
+impl FilePlan {
+    fn unchanged(conflicts: Vec<RevertConflict>) -> Self {
+        Self { action: Action::Unchanged, replacements: Vec::new(), conflicts, created: None }
+    }
+
+    /// The conflicts as the result reports them, with what was chosen.
+    pub fn reports(&self, chosen: impl Fn(&RevertConflict) -> bool) -> Vec<RevertConflictReport> {
+        self.conflicts
+            .iter()
+            .map(|conflict| RevertConflictReport {
+                start_line: conflict.lines.start + 1,
+                end_line: conflict.lines.end.max(conflict.lines.start + 1),
+                current: conflict.current.clone(),
+                reverted: conflict.reverted.clone(),
+                chosen: if chosen(conflict) { "reverted" } else { "current" }.to_owned(),
+            })
+            .collect()
+    }
+}
+
+/// Plans undoing `chain` in `current` (`None`: the file does not exist now).
+pub fn plan_file(chain: &FileChain, current: Option<&str>) -> FilePlan {
+    let (Some(first), Some(last)) = (chain.changes.first(), chain.changes.last()) else {
+        return FilePlan::unchanged(Vec::new());
+    };
+    let whole = |current: &str, reverted: &str| RevertConflict {
+        range: 0..current.len(),
+        lines: 0..current.lines().count(),
+        current: current.to_owned(),
+        reverted: reverted.to_owned(),
+    };
+    match (first.before.as_deref(), last.after.as_deref(), current) {
+        // Created by the chain: it goes, if nothing changed it since.
+        (None, _, None) => FilePlan::unchanged(Vec::new()),
+        (None, after, Some(current)) => {
+            if after == Some(current) {
+                FilePlan { action: Action::Delete, replacements: Vec::new(), conflicts: Vec::new(), created: None }
+            } else {
+                FilePlan::unchanged(vec![whole(current, "")])
+            }
+        }
+        // Deleted by the chain: it comes back, unless a file is there again.
+        (Some(before), None, None) => {
+            FilePlan { action: Action::Create, replacements: Vec::new(), conflicts: Vec::new(), created: Some(before.to_owned()) }
+        }
+        (Some(before), None, Some(current)) => FilePlan::unchanged(vec![whole(current, before)]),
+        // Edited, and deleted since: nothing to move the revert onto.
+        (Some(_), Some(_), None) => FilePlan::unchanged(Vec::new()),
+        (Some(_), Some(_), Some(current)) => {
+            let recorded: Vec<Recorded<'_>> = chain
+                .changes
+                .iter()
+                .map(|change| Recorded {
+                    before: change.before.as_deref().unwrap_or(""),
+                    after: change.after.as_deref().unwrap_or(""),
+                })
+                .collect();
+            let planned = plan_revert(&recorded, current);
+            let action = if planned.replacements.is_empty() { Action::Unchanged } else { Action::Edit };
+            FilePlan { action, replacements: planned.replacements, conflicts: planned.conflicts, created: None }
+        }
+    }
+}
+
+/// The journals a server reads: those of the editor's workspace folders, and the one
+/// of documents outside them.
+pub fn journals_of(state: &State) -> Vec<PathBuf> {
+    let Some(journal) = &state.journal else { return Vec::new() };
+    let workspace = state.workspace();
+    let mut files: Vec<PathBuf> = workspace.folders().iter().map(|folder| journal.file_for(Some(folder))).collect();
+    files.push(journal.file_for(None));
+    files
+}
+
+/// Reads what `params` names from the server's journals.
+pub fn read_selection(state: &State, params: &RevertParams) -> Result<(Vec<Journaled>, Selection), ProtocolError> {
+    let Some(journal) = &state.journal else {
+        return Err(ProtocolError::new(
+            ErrorKind::Io,
+            "This server keeps no journal (no state directory: set VERBATIM_STATE_DIR, XDG_STATE_HOME or HOME), so \
+             there is nothing to revert.",
+        ));
+    };
+    KeptTexts::flush(Duration::from_secs(5));
+    let all = timeline::read_all(&journals_of(state))
+        .map_err(|error| ProtocolError::new(ErrorKind::Io, format!("cannot read the journal: {error}")))?;
+    let selection = select(&all, journal.texts(), params)?;
+    Ok((all, selection))
+}
+
+/// `verbatim/revert` through the server: open files reviewed in the editor, the others
+/// written on disk.
+pub async fn revert(state: &Arc<State>, agent: &AgentInfo, params: RevertParams) -> Result<RevertResult, ProtocolError> {
+    let agent = &agent.for_write(None, params.as_turn.as_deref());
+    let (_, selection) = read_selection(state, &params)?;
+    let summary = summary_of(&params, &selection);
+    let (open, closed): (Vec<FileChain>, Vec<FileChain>) = {
+        let store = state.documents.lock();
+        selection.files.iter().cloned().partition(|chain| store.get(&chain.key).is_some())
+    };
+    let mut files = Vec::new();
+    let mut write_ids = Vec::new();
+    let mut rejected = false;
+    if !closed.is_empty() {
+        let headless = crate::headless::Headless::for_server(state, agent);
+        let written = headless.revert_files(&closed, &summary, &selection.reverts, params.dry_run)?;
+        write_ids.extend(written.write_id);
+        files.extend(written.files);
+    }
+    if !open.is_empty() {
+        let (reported, write_id, refused) = revert_in_editor(state, agent, &open, &summary, &selection, params.dry_run).await?;
+        files.extend(reported);
+        write_ids.extend(write_id);
+        rejected = refused;
+    }
+    Ok(result(params.dry_run, rejected, write_ids.into_iter().next(), selection, files))
+}
+
+/// The revert's summary: the caller's, else "Revert" and what it reverts.
+pub fn summary_of(params: &RevertParams, selection: &Selection) -> String {
+    if let Some(summary) = params.summary.as_ref().filter(|summary| !summary.trim().is_empty()) {
+        return summary.clone();
+    }
+    let mut summaries: Vec<&str> = Vec::new();
+    for chain in &selection.files {
+        for summary in &chain.summaries {
+            if !summaries.contains(&summary.as_str()) {
+                summaries.push(summary);
+            }
+        }
+    }
+    match summaries.as_slice() {
+        [one] => format!("Revert: {one}"),
+        [first, rest @ ..] => format!("Revert: {first} (and {} more)", rest.len()),
+        [] => "Revert".to_owned(),
+    }
+}
+
+/// Builds the result and its message.
+pub fn result(
+    dry_run: bool,
+    rejected: bool,
+    write_id: Option<String>,
+    selection: Selection,
+    files: Vec<RevertedFile>,
+) -> RevertResult {
+    let conflicts: usize = files.iter().map(|file| file.conflicts.len()).sum();
+    let kept_current: usize =
+        files.iter().flat_map(|file| &file.conflicts).filter(|conflict| conflict.chosen == "current").count();
+    let changed = files.iter().filter(|file| file.outcome == "applied" || file.outcome == "partial").count();
+    let outcome = if dry_run {
+        "planned"
+    } else if rejected && changed == 0 {
+        "rejected"
+    } else if kept_current > 0 || files.iter().any(|file| file.outcome != "applied") {
+        "partial"
+    } else {
+        "applied"
+    };
+    let names: Vec<String> = files.iter().map(|file| short(&file.uri)).collect();
+    let mut message = match outcome {
+        "planned" => format!("Would revert {} entr{} in {}.", selection.reverts.len(), plural_y(selection.reverts.len()), names.join(", ")),
+        "rejected" => "The person rejected the revert in the editor; nothing changed.".to_owned(),
+        _ => format!("Reverted {} entr{} in {}.", selection.reverts.len(), plural_y(selection.reverts.len()), names.join(", ")),
+    };
+    if conflicts > 0 {
+        let places: Vec<String> = files
+            .iter()
+            .flat_map(|file| {
+                file.conflicts.iter().filter(|conflict| conflict.chosen == "current").map(move |conflict| {
+                    format!("{} lines {}-{}", short(&file.uri), conflict.start_line, conflict.end_line)
+                })
+            })
+            .collect();
+        if !places.is_empty() {
+            message.push_str(&format!(
+                " {} conflict{} kept as {} now, because a later change touched the same lines: {}.",
+                places.len(),
+                if places.len() == 1 { "" } else { "s" },
+                if places.len() == 1 { "it is" } else { "they are" },
+                places.join(", ")
+            ));
+        }
+    }
+    if !selection.skipped.is_empty() {
+        message.push_str(&format!(" {} entr{} could not be reverted (see skipped).", selection.skipped.len(), plural_y(selection.skipped.len())));
+    }
+    RevertResult {
+        write_id: if dry_run { None } else { write_id },
+        outcome: outcome.to_owned(),
+        reverts: selection.reverts,
+        files,
+        skipped: selection.skipped,
+        message,
+    }
+}
+
+fn plural_y(count: usize) -> &'static str {
+    if count == 1 { "y" } else { "ies" }
+}
+
+fn short(uri: &str) -> String {
+    uri.rsplit('/').next().unwrap_or(uri).to_owned()
+}
+
+/// Offers the reverts of open files as one review.
+async fn revert_in_editor(
+    state: &Arc<State>,
+    agent: &AgentInfo,
+    chains: &[FileChain],
+    summary: &str,
+    selection: &Selection,
+    dry_run: bool,
+) -> Result<(Vec<RevertedFile>, Option<String>, bool), ProtocolError> {
+    let mut keys: Vec<DocKey> = chains.iter().map(|chain| chain.key.clone()).collect();
+    keys.sort();
+    let _lanes = if dry_run { Vec::new() } else { state.lock_lanes(&keys).await };
+    let snapshots = take_snapshots(state, &keys, false).map_err(|(error, _)| error)?;
+    let mut planned = Vec::new();
+    let mut plans = Vec::new();
+    for chain in chains {
+        let snapshot = &snapshots[&chain.key];
+        let text = snapshot.text.to_string();
+        let plan = plan_file(chain, Some(&text));
+        if plan.action == Action::Unchanged && plan.conflicts.is_empty() {
+            plans.push((chain, plan, None));
+            continue;
+        }
+        // Each conflict is offered as a hunk of its own: the person takes or leaves it.
+        let mut replacements = plan.replacements.clone();
+        replacements.extend(
+            plan.conflicts
+                .iter()
+                .map(|conflict| Replacement { range: conflict.range.clone(), new_text: conflict.reverted.clone() }),
+        );
+        replacements.sort_by_key(|replacement| replacement.range.start);
+        let delete = plan.action == Action::Delete;
+        let predicted = if delete { Rope::new() } else { plan::apply(&snapshot.text, &replacements) };
+        let index = planned.len();
+        planned.push(PlannedDocument {
+            key: chain.key.clone(),
+            editor_uri: snapshot.editor_uri.clone(),
+            label: snapshot.label.clone(),
+            base: snapshot.text.clone(),
+            base_rev: snapshot.rev,
+            open: snapshot.open,
+            replacements: if delete { Vec::new() } else { replacements },
+            predicted,
+            create: false,
+            delete,
+            rename_to: None,
+            normalizations: Default::default(),
+            rebased_from: None,
+        });
+        plans.push((chain, plan, Some(index)));
+    }
+    if dry_run || planned.is_empty() {
+        let files = plans.iter().map(|(chain, plan, _)| reported(chain, plan, if dry_run { "planned" } else { "unchanged" }, None)).collect();
+        return Ok((files, None, false));
+    }
+    // The review's title names the conflicts: taking one drops a later change there.
+    let conflicted: Vec<String> = plans
+        .iter()
+        .flat_map(|(chain, plan, _)| {
+            plan.conflicts.iter().map(move |conflict| {
+                let (start, end) = (conflict.lines.start + 1, conflict.lines.end.max(conflict.lines.start + 1));
+                format!("{} lines {start}-{end}", short(&chain.key.to_uri()))
+            })
+        })
+        .collect();
+    let summary = if conflicted.is_empty() {
+        summary.to_owned()
+    } else {
+        format!(
+            "{summary} (conflict with a later change at {}: accepting that hunk drops the later change)",
+            conflicted.join(", ")
+        )
+    };
+    let delivered =
+        deliver_as(state, agent, Origin::Revert, &planned, &summary, None, &selection.reverts).await;
+    let (outcome, rejected) = match delivered {
+        Ok(outcome) => (Some(outcome), false),
+        Err(error) if error.kind == ErrorKind::Rejected => (None, true),
+        Err(error) => return Err(error),
+    };
+    let write_id = outcome.as_ref().and_then(|outcome| outcome.write_id.clone());
+    let files = plans
+        .iter()
+        .map(|(chain, plan, index)| {
+            let result = index.and_then(|index| outcome.as_ref().map(|outcome| &outcome.documents[index]));
+            let label = match (index, result) {
+                (None, _) => "unchanged",
+                (Some(_), None) => "rejected",
+                (Some(_), Some(result)) if result.partial => "partial",
+                (Some(_), Some(_)) => "applied",
+            };
+            reported(chain, plan, label, result)
+        })
+        .collect();
+    Ok((files, write_id, rejected))
+}
+
+/// One file of the result.
+fn reported(chain: &FileChain, plan: &FilePlan, outcome: &str, result: Option<&DocumentResult>) -> RevertedFile {
+    let taken = |conflict: &RevertConflict| {
+        let Some(result) = result else { return false };
+        match &result.hunks {
+            // Every hunk applied.
+            None => true,
+            Some(hunks) => hunks.iter().any(|hunk| {
+                let first = conflict.lines.start + 1;
+                hunk.accepted && hunk.line <= first && first < hunk.line + hunk.old_lines.max(1)
+            }),
+        }
+    };
+    RevertedFile {
+        uri: chain.key.to_uri(),
+        via: "editor".to_owned(),
+        action: plan.action.as_wire().to_owned(),
+        new_uri: None,
+        hunks: plan.replacements.len(),
+        outcome: outcome.to_owned(),
+        conflicts: plan.reports(taken),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chain(changes: &[(Option<&str>, Option<&str>)]) -> FileChain {
+        FileChain {
+            key: DocKey::parse("file:///p/a.txt").expect("key"),
+            ids: (0..changes.len()).map(|index| format!("w{index}.0")).collect(),
+            changes: changes
+                .iter()
+                .map(|(before, after)| KeptChange {
+                    before: before.map(str::to_owned),
+                    after: after.map(str::to_owned),
+                })
+                .collect(),
+            summaries: vec!["edit".into()],
+        }
+    }
+
+    #[test]
+    fn a_created_file_goes_unless_it_changed_since() {
+        let created = chain(&[(None, Some("new\n"))]);
+        assert_eq!(plan_file(&created, Some("new\n")).action, Action::Delete);
+        let changed = plan_file(&created, Some("new\nmore\n"));
+        assert_eq!((changed.action, changed.conflicts.len()), (Action::Unchanged, 1));
+        assert_eq!(plan_file(&created, None).action, Action::Unchanged);
+    }
+
+    #[test]
+    fn a_deleted_file_comes_back_unless_one_is_there_again() {
+        let deleted = chain(&[(Some("old\n"), None)]);
+        let plan = plan_file(&deleted, None);
+        assert_eq!((plan.action, plan.created.as_deref()), (Action::Create, Some("old\n")));
+        assert_eq!(plan_file(&deleted, Some("other\n")).conflicts.len(), 1);
+    }
+
+    #[test]
+    fn an_edit_goes_back_around_later_typing() {
+        let edited = chain(&[(Some("a\nb\nc\nd\ne\n"), Some("a\nB\nc\nd\ne\n"))]);
+        let plan = plan_file(&edited, Some("a\nB\nc\nd\nE!\n"));
+        assert_eq!(plan.action, Action::Edit);
+        assert!(plan.conflicts.is_empty());
+        let text = plan::apply(&Rope::from_str("a\nB\nc\nd\nE!\n"), &plan.replacements).to_string();
+        assert_eq!(text, "a\nb\nc\nd\nE!\n");
+    }
+}

@@ -1,0 +1,103 @@
+//! `verbatim/timeline`, `verbatim/timelineEntry` and `verbatim/markReviewed` against the
+//! server's journals (those of the editor's workspace folders and of documents outside
+//! them; `workspace` narrows to one folder).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use verbatim_engine::doc_key::DocKey;
+
+use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::journal::Journal;
+use crate::service::journal_texts::KeptTexts;
+use crate::service::protocol::{
+    MarkReviewedParams, MarkReviewedResult, TimelineEntryParams, TimelineEntryResult, TimelineParams, TimelineResult,
+};
+use crate::service::revert::journals_of;
+use crate::service::state::State;
+use crate::service::timeline::{self, Filter, Journaled, Marks};
+
+fn journal_of(state: &State) -> Result<&Journal, ProtocolError> {
+    state.journal.as_ref().ok_or_else(|| {
+        ProtocolError::new(
+            ErrorKind::Io,
+            "This server keeps no journal (no state directory: set VERBATIM_STATE_DIR, XDG_STATE_HOME or HOME).",
+        )
+    })
+}
+
+fn read(files: &[PathBuf]) -> Result<Vec<Journaled>, ProtocolError> {
+    timeline::read_all(files).map_err(|error| ProtocolError::new(ErrorKind::Io, format!("cannot read the journal: {error}")))
+}
+
+/// The journals a request reads: one folder's, or the server's.
+fn files_for(state: &State, workspace: Option<&str>) -> Result<Vec<PathBuf>, ProtocolError> {
+    let journal = journal_of(state)?;
+    match workspace {
+        None => Ok(journals_of(state)),
+        Some(folder) => {
+            let path = DocKey::parse(folder).ok().and_then(|key| key.path().map(PathBuf::from)).ok_or_else(|| {
+                ProtocolError::invalid_params(
+                    Some("workspace"),
+                    format!("workspace `{folder}` is not a folder: send a file:// URI or an absolute path"),
+                )
+            })?;
+            Ok(vec![journal.file_for(Some(&path))])
+        }
+    }
+}
+
+/// A URI as the journal spells it (the server's own spelling of the document).
+fn journal_uri(uri: &str) -> Result<String, ProtocolError> {
+    DocKey::parse(uri)
+        .map(|key| key.to_uri())
+        .map_err(|_| ProtocolError::invalid_params(Some("uri"), format!("`{uri}` is not a document URI or path")))
+}
+
+pub fn timeline(state: &State, params: &TimelineParams) -> Result<TimelineResult, ProtocolError> {
+    let files = files_for(state, params.workspace.as_deref())?;
+    let all = read(&files)?;
+    let uri = params.uri.as_deref().map(journal_uri).transpose()?;
+    let filter = Filter { agent: params.agent.as_deref(), uri: uri.as_deref(), limit: params.limit };
+    Ok(timeline::timeline(&all, &Marks::read(&files), &filter))
+}
+
+pub fn timeline_entry(state: &State, params: &TimelineEntryParams) -> Result<TimelineEntryResult, ProtocolError> {
+    let journal = journal_of(state)?;
+    KeptTexts::flush(Duration::from_secs(5));
+    let all = read(&journals_of(state))?;
+    let Some(found) = all.iter().find(|journaled| journaled.id == params.id) else {
+        return Err(ProtocolError::new(
+            ErrorKind::UnknownEntry,
+            format!("No journal entry has the id `{}`. Take ids from verbatim/timeline or `verbatim log --json`.", params.id),
+        )
+        .with("id", params.id.clone()));
+    };
+    let load = |name: &Option<String>| name.as_ref().and_then(|name| journal.texts().load(name));
+    Ok(TimelineEntryResult {
+        id: found.id.clone(),
+        uri: found.entry.uri.clone(),
+        new_uri: found.entry.new_uri.clone(),
+        before: load(&found.entry.before),
+        after: load(&found.entry.after),
+        diff: found.entry.diff.clone(),
+    })
+}
+
+pub fn mark_reviewed(state: &State, params: &MarkReviewedParams) -> Result<MarkReviewedResult, ProtocolError> {
+    let all = read(&journals_of(state))?;
+    let uri = journal_uri(&params.uri)?;
+    match timeline::mark(&all, &params.turn, &uri, params.reviewed) {
+        Ok(Some(mark)) => Ok(MarkReviewedResult { reviewed: mark.reviewed }),
+        Ok(None) => Err(ProtocolError::new(
+            ErrorKind::UnknownEntry,
+            format!(
+                "The turn `{}` did not change {uri} (or there is no such turn): only a file a turn changed can be \
+                 marked reviewed for it.",
+                params.turn
+            ),
+        )
+        .with("turn", params.turn.clone())),
+        Err(error) => Err(ProtocolError::new(ErrorKind::Io, format!("cannot keep the reviewed mark: {error}"))),
+    }
+}
