@@ -9,7 +9,7 @@
 //! [`plan`] (quote-addressed requests to replacements), [`line_endings`] (new text
 //! adopts the line ending around it), [`near_miss`] (the regions most like a missing
 //! quote, voted for by tokens and by [`trigram`]s), [`patch`] (patch dialects parsed) and [`hunk`] (their hunks planned),
-//! [`diff`] (minimal edits and unified diffs), [`proposal_hunks`] (what a reviewer keeps or leaves out), [`problems`] (what an edit changed in a language server's problems), [`merge`] (a change on disk merged into a buffer), [`transplant`] (a reviewed edit of a buffer moved onto the disk text), [`file_format`] (encodings and BOMs,
+//! [`diff`] (minimal edits and unified diffs), [`proposal_hunks`] (what a reviewer keeps or leaves out), [`problems`] (what an edit changed in a language server's problems), [`merge`] (a change on disk merged into a buffer), [`transplant`] (a reviewed edit of a buffer moved onto the disk text), [`revert`] (recorded changes undone in the current text, keeping later ones), [`file_format`] (encodings and BOMs,
 //! byte exact), [`disk`] (files that are not open), [`workspace`] (which files are in
 //! reach), [`agent_tools`] (the agents' own edit tools as text functions, for their
 //! pre-write hooks).
@@ -35,6 +35,9 @@ pub mod problems;
 pub mod proposal_hunks;
 pub mod quote;
 pub mod rev;
+pub mod revert;
+#[cfg(test)]
+mod revert_properties;
 pub mod store;
 pub mod transplant;
 pub mod trigram;

@@ -21,6 +21,10 @@ pub struct Conflict {
     pub ours_lines: Range<usize>,
     /// 0-based line indexes of the file on disk.
     pub theirs_lines: Range<usize>,
+    /// The same region of the live text in bytes: whole lines.
+    pub ours_range: Range<usize>,
+    /// What the file on disk holds there (its lines `theirs_lines`).
+    pub theirs_text: String,
 }
 
 /// What merging a disk change into the live text gives.
@@ -47,7 +51,14 @@ pub fn merge(base: &str, ours: &str, theirs: &str) -> Merged {
                     .push(Replacement { range: ours_starts[lines.start]..ours_starts[lines.end], new_text });
             }
             MergeResolution::Conflict => {
-                merged.conflicts.push(Conflict { ours_lines: region.ours_range(), theirs_lines: region.theirs_range() })
+                let lines = region.ours_range();
+                let theirs_text: String = region.theirs_range().filter_map(|index| merge.theirs_line(index)).collect();
+                merged.conflicts.push(Conflict {
+                    ours_range: ours_starts[lines.start]..ours_starts[lines.end],
+                    ours_lines: lines,
+                    theirs_lines: region.theirs_range(),
+                    theirs_text,
+                })
             }
             _ => {}
         }
@@ -106,7 +117,15 @@ mod tests {
     fn an_overlapping_change_keeps_the_person_s_lines_and_is_reported() {
         let merged = merge("a\nb\nc\nd\ne\nf\n", "a\nmine\nc\nd\ne\nf\n", "a\ntheirs\nc\nd\ne\nF\n");
         assert_eq!(apply("a\nmine\nc\nd\ne\nf\n", &merged.replacements), "a\nmine\nc\nd\ne\nF\n");
-        assert_eq!(merged.conflicts, vec![Conflict { ours_lines: 1..2, theirs_lines: 1..2 }]);
+        assert_eq!(
+            merged.conflicts,
+            vec![Conflict {
+                ours_lines: 1..2,
+                theirs_lines: 1..2,
+                ours_range: 2..7,
+                theirs_text: "theirs\n".to_owned()
+            }]
+        );
     }
 
     #[test]
