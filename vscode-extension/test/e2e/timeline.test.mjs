@@ -23,6 +23,7 @@ import { after, before, describe } from "node:test";
 import { pathToFileURL } from "node:url";
 
 import { launchEditor, requiredEnv, REVIEW_SELECTORS, scenarioSteps, waitFor, withTimeout } from "./harness.mjs";
+import { readMessages, writeMessage } from "./stdio_lsp.mjs";
 
 const output = path.join(requiredEnv("VERBATIM_TEST_OUTPUT"), "timeline");
 const METHOD_NOT_FOUND = -32601;
@@ -45,24 +46,10 @@ async function serverHasTimeline(bin) {
         stdio: ["pipe", "pipe", "ignore"],
     });
     const answers = new Map();
-    let buffer = Buffer.alloc(0);
-    server.stdout.on("data", (chunk) => {
-        buffer = Buffer.concat([buffer, chunk]);
-        for (;;) {
-            const headerEnd = buffer.indexOf("\r\n\r\n");
-            if (headerEnd < 0) return;
-            const length = Number(/Content-Length:\s*(\d+)/i.exec(buffer.subarray(0, headerEnd).toString("ascii"))?.[1]);
-            if (buffer.length < headerEnd + 4 + length) return;
-            const message = JSON.parse(buffer.subarray(headerEnd + 4, headerEnd + 4 + length).toString("utf8"));
-            buffer = buffer.subarray(headerEnd + 4 + length);
-            if (message.id !== undefined && message.method === undefined) answers.get(message.id)?.(message);
-        }
+    readMessages(server.stdout, (message) => {
+        if (message.id !== undefined && message.method === undefined) answers.get(message.id)?.(message);
     });
-    const send = (message) => {
-        const body = Buffer.from(JSON.stringify({ jsonrpc: "2.0", ...message }), "utf8");
-        server.stdin.write(`Content-Length: ${body.length}\r\n\r\n`);
-        server.stdin.write(body);
-    };
+    const send = (message) => writeMessage(server.stdin, message);
     const request = (id, method, params) =>
         withTimeout(new Promise((resolve) => {
             answers.set(id, resolve);
