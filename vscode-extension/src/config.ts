@@ -35,6 +35,8 @@ export interface Config {
     claudeCode: boolean;
     /** `verbatim.geminiCli.enabled`: the server serves Gemini CLI's and Qwen Code's IDE companion interface (`initializationOptions.geminiCli`). */
     geminiCli: boolean;
+    /** `verbatim.timeline.maxSessions`: the `limit` of the timeline view's `verbatim/timeline`. */
+    timelineMaxSessions: number;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -45,6 +47,7 @@ export const DEFAULT_CONFIG: Config = {
     externalChanges: "review",
     claudeCode: true,
     geminiCli: true,
+    timelineMaxSessions: 200,
 };
 
 /** Settings whose change only takes effect when the server restarts. */
@@ -81,6 +84,14 @@ export function readConfig(get: (key: string) => unknown, homeDir?: string): Rea
         return fallback;
     };
 
+    const positiveInteger = (key: string, fallback: number): number => {
+        const value = get(key);
+        if (value === undefined || value === null) return fallback;
+        if (typeof value === "number" && Number.isInteger(value) && value > 0) return value;
+        problems.push(`\`${SECTION}.${key}\` is ${JSON.stringify(value)}; expected a whole number above 0. Using ${fallback}.`);
+        return fallback;
+    };
+
     let serverPath: string | undefined;
     const rawPath = get("server.path");
     if (typeof rawPath === "string") {
@@ -99,6 +110,7 @@ export function readConfig(get: (key: string) => unknown, homeDir?: string): Rea
             externalChanges: oneOf("externalChanges", EXTERNAL_CHANGES, DEFAULT_CONFIG.externalChanges),
             claudeCode: flag("claudeCode.enabled", DEFAULT_CONFIG.claudeCode),
             geminiCli: flag("geminiCli.enabled", DEFAULT_CONFIG.geminiCli),
+            timelineMaxSessions: positiveInteger("timeline.maxSessions", DEFAULT_CONFIG.timelineMaxSessions),
         },
         problems,
     };

@@ -614,6 +614,201 @@ export interface SaveDocumentResult {
 /** Server → editor: save the open document (for Claude Code's `saveDocument`). */
 export const saveDocument = new RequestType<SaveDocumentParams, SaveDocumentResult, void>("verbatim/saveDocument");
 
+// --- Timeline and revert -------------------------------------------------------
+
+/** Where a journaled write came from: through the editor, headless, or a change made on disk outside the editor. */
+export type JournalSource = "editor" | "headless" | "disk";
+
+/**
+ * A journal entry's `outcome` (the `disk` and plain-client ones included). An
+ * edit's outcome is its files' when they agree, else `partial`.
+ */
+export type JournalOutcome =
+    | "applied"
+    | "modifiedByEditor"
+    | "partial"
+    | "rejected"
+    | "error"
+    | "reloaded"
+    | "conflict"
+    | "savedOver"
+    | "deleted"
+    | "moved"
+    | "notAnswered"
+    | "answeredLate"
+    | "differsFromAnswer";
+
+/** Why an entry cannot be reverted (`whyNot` in the timeline, `why` in `notRevertible`). */
+export type NotRevertibleReason = "nothingWritten" | "tooLarge" | "pruned" | "legacy";
+
+export interface TimelineParams {
+    /** The folder whose journal is read; default: every workspace folder of the editor. */
+    workspace?: string;
+    /** Keep only the edits of this agent. */
+    agent?: string;
+    /** Keep only the edits touching this file. */
+    uri?: string;
+    /** At most this many sessions, the newest (default 200). */
+    limit?: number;
+}
+
+/** One file of one edit: one journal entry. */
+export interface TimelineFile {
+    /** The entry's id, `<writeId>.<n>`. */
+    id: string;
+    uri: string;
+    outcome: JournalOutcome;
+    added: number;
+    removed: number;
+    revertible: boolean;
+    /** Set when `revertible` is false. */
+    whyNot?: NotRevertibleReason;
+}
+
+/** One write (a batch shares it), newest first in its turn. */
+export interface TimelineEdit {
+    writeId: string;
+    time: string;
+    agent: string;
+    summary: string;
+    outcome: JournalOutcome;
+    /** On a revert: the ids it reverts. */
+    reverts?: string[];
+    /** On an edit whose every revertible file a later applied revert took back: that revert's `writeId`. */
+    revertedBy?: string;
+    files: TimelineFile[];
+}
+
+/** A file a turn touched, and whether the person marked it reviewed for this turn (cleared when it changes again). */
+export interface TimelineTurnFile {
+    uri: string;
+    reviewed: boolean;
+}
+
+export interface TimelineTurn {
+    /** The agent's turn id, or `auto:<writeId of its first write>`. */
+    turn: string;
+    started: string;
+    ended: string;
+    files: TimelineTurnFile[];
+    /** Newest first. */
+    edits: TimelineEdit[];
+}
+
+export interface TimelineSession {
+    /** Opaque; `disk` for changes made on disk, `legacy:<agent>` for entries from before sessions. */
+    session: string;
+    agent: string;
+    source: JournalSource;
+    started: string;
+    ended: string;
+    /** Newest first. */
+    turns: TimelineTurn[];
+}
+
+export interface TimelineResult {
+    /** Newest first. */
+    sessions: TimelineSession[];
+    /** How many journal entries were read. */
+    entries: number;
+    /** Sessions were left out (`limit`). */
+    truncated: boolean;
+}
+
+/** Every agent's changes, grouped session → turn → edit → file, newest first. */
+export const timeline = new RequestType<TimelineParams, TimelineResult, ErrorData>("verbatim/timeline");
+
+export interface TimelineEntryParams {
+    /** An entry id, `<writeId>.<n>`. */
+    id: string;
+}
+
+export interface TimelineEntryResult {
+    id: string;
+    uri: string;
+    /** Where a moved file went; `null` otherwise. */
+    newUri: string | null;
+    /** `null` where the file did not exist or the text was not kept. */
+    before: string | null;
+    after: string | null;
+    /** The journal's unified diff of the entry. */
+    diff: string;
+}
+
+/** What one entry changed: the texts before and after, to show as a diff in the file's language. */
+export const timelineEntry = new RequestType<TimelineEntryParams, TimelineEntryResult, ErrorData>("verbatim/timelineEntry");
+
+export interface MarkReviewedParams {
+    turn: string;
+    uri: string;
+    reviewed: boolean;
+}
+
+export interface MarkReviewedResult {
+    reviewed: boolean;
+}
+
+/** Marks (or unmarks) one file of a turn as reviewed. */
+export const markReviewed = new RequestType<MarkReviewedParams, MarkReviewedResult, ErrorData>("verbatim/markReviewed");
+
+/** Exactly one of `ids`, `turn` and `session`. */
+export interface RevertParams {
+    /** Entry ids (one file of a write) or `writeId`s (every file of that write). */
+    ids?: string[];
+    /** Every revertible entry of this turn. */
+    turn?: string;
+    /** Every revertible entry of this session. */
+    session?: string;
+    /** Plan and report; change nothing. */
+    dryRun?: boolean;
+    /** The review's title and the journal's (default: `Revert <summary of what it reverts>`). */
+    summary?: string;
+}
+
+/** `planned`: a dry run. */
+export type RevertOutcome = "applied" | "partial" | "rejected" | "planned";
+
+/** A region a later change also touched: never reverted blindly. 1-based lines. */
+export interface RevertConflict {
+    startLine: number;
+    endLine: number;
+    current: string;
+    reverted: string;
+    /** What the file holds now (`current` on disk and in a dry run). */
+    chosen: "reverted" | "current";
+}
+
+export interface RevertedFile {
+    uri: string;
+    via: "editor" | "disk";
+    action: "edit" | "delete" | "create" | "move";
+    /** For a `move`: where the file goes back to. */
+    newUri?: string;
+    hunks: number;
+    outcome: RevertOutcome;
+    conflicts: RevertConflict[];
+}
+
+export interface RevertResult {
+    /** The revert's own write id; `null` for a dry run. */
+    writeId: string | null;
+    outcome: RevertOutcome;
+    reverts: string[];
+    files: RevertedFile[];
+    /** One sentence for the person. */
+    message: string;
+}
+
+/** Undoes recorded changes as a new, reviewed change moved over everything that happened since. */
+export const revert = new RequestType<RevertParams, RevertResult, ErrorData>("verbatim/revert");
+
+export interface JournalChangedParams {
+    uris: string[];
+}
+
+/** Server → editor (with `verbatimExtensions`): the server appended to a journal. */
+export const journalChanged = new NotificationType<JournalChangedParams>("verbatim/journalChanged");
+
 /** Every custom method, in the order `docs/protocol.md` lists them. */
 export const METHODS = [
     documents.method,
@@ -649,6 +844,8 @@ export const ERROR_CODES = {
     editorError: -33016,
     permissionDenied: -33017,
     notAnswered: -33018,
+    notRevertible: -33019,
+    unknownEntry: -33020,
 } as const;
 
 export type ErrorKind = keyof typeof ERROR_CODES;
@@ -728,6 +925,16 @@ export interface ErrorData {
     lines?: [number, number];
     /** A patch: every part that failed. */
     failures?: PatchFailure[];
+    /** `notRevertible`: the entries named. */
+    ids?: string[];
+    /** `notRevertible`: why none of them can be reverted. */
+    why?: NotRevertibleReason;
+    /** `unknownEntry`: the entry id that was not found. */
+    id?: string;
+    /** `unknownEntry`: the turn that was not found. */
+    turn?: string;
+    /** `unknownEntry`: the session that was not found. */
+    session?: string;
 }
 
 /** One failing part of a patch: where, why, and the data of that error. */

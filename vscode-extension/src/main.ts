@@ -1,6 +1,6 @@
 /**
  * The extension's entry point: starts the server, shows the status bar item
- * and registers the commands. Everything it creates is disposed through
+ * and the timeline view, and registers the commands. Everything it creates is disposed through
  * `context.subscriptions`.
  */
 
@@ -9,6 +9,7 @@ import * as vscode from "vscode";
 import { needsRestart, SECTION } from "./config";
 import { toggled } from "./review";
 import { Server } from "./server";
+import { TimelineView } from "./timeline_view";
 import { agentListItems, sameStatusBarView, SettledView, statusBarView, type StatusBarView } from "./status";
 
 /** How long the status must hold still before the status bar item shows it (see `SettledView`). */
@@ -41,6 +42,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     renderStatus();
     shownStatus.flush();
     context.subscriptions.push(statusItem, shownStatus, current.onDidChangeState(renderStatus));
+
+    context.subscriptions.push(new TimelineView(current, log, () => current.config().timelineMaxSessions));
 
     context.subscriptions.push(
         vscode.commands.registerCommand("verbatim.restartServer", () => current.restart()),

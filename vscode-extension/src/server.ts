@@ -11,8 +11,10 @@ import * as os from "node:os";
 import * as readline from "node:readline";
 import type { Readable } from "node:stream";
 import * as vscode from "vscode";
+import type { RequestParam } from "vscode-languageserver-protocol";
 import {
     ApplyWorkspaceEditRequest,
+    type RequestType,
     type ApplyWorkspaceEditParams,
     type ApplyWorkspaceEditResult,
     type CancellationToken,
@@ -56,6 +58,9 @@ export class Server implements vscode.Disposable {
 
     /** Fires whenever the state or the status changes. */
     readonly onDidChangeState = this.stateEmitter.event;
+    private readonly journalEmitter = new vscode.EventEmitter<lsp_ext.JournalChangedParams>();
+    /** Fires on the server's `verbatim/journalChanged`: it appended to a journal (the timeline reloads). */
+    readonly onDidChangeJournal = this.journalEmitter.event;
 
     constructor(
         private readonly context: vscode.ExtensionContext,
@@ -195,6 +200,7 @@ export class Server implements vscode.Disposable {
             }),
             client.onNotification(lsp_ext.statusChanged, (status) => this.setState({ kind: "running", status })),
             client.onNotification(lsp_ext.externalChange, (params) => this.diskChanges.onExternalChange(params)),
+            client.onNotification(lsp_ext.journalChanged, (params) => this.journalEmitter.fire(params)),
             client.onRequest(lsp_ext.saveDocument, (params) => this.claudeCode.saveDocument(params)),
             client.onRequest(lsp_ext.diagnostics, async (params) => {
                 const result = await this.editorDiagnostics.tracker.handle(params);
@@ -268,6 +274,23 @@ export class Server implements vscode.Disposable {
         this.setState({ kind: "stopped" });
     }
 
+    /** Whether a server runs and answers requests. */
+    get isRunning(): boolean {
+        return this.client?.isRunning() ?? false;
+    }
+
+    /**
+     * Sends a request to the running server (the timeline view's requests go
+     * through here, so they reach whichever client a restart made); rejects
+     * when none runs.
+     */
+    async request<P, R>(type: RequestType<P, R, lsp_ext.ErrorData>, params: P): Promise<R> {
+        const client = this.client;
+        if (client === undefined || !client.isRunning()) throw new Error("the Verbatim server is not running");
+        // Spelled out: the client's overload wants `RequestParam<P>` (`P`, or `undefined` for a null `P`), which a generic `P` does not meet.
+        return client.sendRequest<P, R, lsp_ext.ErrorData>(type, params as RequestParam<P>);
+    }
+
     /** Asks the server for `verbatim/status`; `undefined` when it is not running. */
     async refreshStatus(): Promise<lsp_ext.StatusResult | undefined> {
         const client = this.client;
@@ -289,6 +312,7 @@ export class Server implements vscode.Disposable {
         this.claudeCode.dispose();
         this.editorDiagnostics.dispose();
         this.stateEmitter.dispose();
+        this.journalEmitter.dispose();
     }
 
     private setState(state: ServerState): void {

@@ -10,6 +10,8 @@
 
 import { appendFileSync } from "node:fs";
 
+import { IDLE_STATUS, receive, request, send } from "./stdio_lsp.mjs";
+
 if (process.argv.includes("--version")) {
     process.stdout.write("verbatim 0.0.0-diagnostics-probe\n");
     process.exit(0);
@@ -23,21 +25,6 @@ function record(entry) {
     appendFileSync(logFile, `${JSON.stringify({ at: Date.now() - start, ...entry })}\n`);
 }
 
-let nextId = 1;
-const pending = new Map();
-
-function send(message) {
-    const body = Buffer.from(JSON.stringify({ jsonrpc: "2.0", ...message }), "utf8");
-    process.stdout.write(`Content-Length: ${body.length}\r\n\r\n`);
-    process.stdout.write(body);
-}
-
-function request(method, params) {
-    const id = `probe-${nextId++}`;
-    send({ id, method, params });
-    return new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
-}
-
 async function askForDiagnostics(kind, params) {
     const sent = Date.now();
     try {
@@ -48,23 +35,7 @@ async function askForDiagnostics(kind, params) {
     }
 }
 
-const STATUS = {
-    socket: "/nonexistent/probe.sock",
-    readOnlySocket: "/nonexistent/probe-ro.sock",
-    discoveryFile: "/nonexistent/probe.json",
-    editorConnected: true,
-    agents: [],
-    pending: [],
-};
-
 function onMessage(message) {
-    if (message.method === undefined) {
-        const waiting = pending.get(message.id);
-        pending.delete(message.id);
-        if (message.error) waiting?.reject(message.error);
-        else waiting?.resolve(message.result);
-        return;
-    }
     switch (message.method) {
         case "initialize":
             record({ kind: "initialize", initializationOptions: message.params.initializationOptions });
@@ -83,7 +54,7 @@ function onMessage(message) {
             process.exit(0);
             return;
         case "verbatim/status":
-            send({ id: message.id, result: STATUS });
+            send({ id: message.id, result: IDLE_STATUS });
             return;
         case "textDocument/didOpen": {
             const { uri, version, languageId } = message.params.textDocument;
@@ -106,17 +77,4 @@ function onMessage(message) {
     }
 }
 
-let buffer = Buffer.alloc(0);
-process.stdin.on("data", (chunk) => {
-    buffer = Buffer.concat([buffer, chunk]);
-    for (;;) {
-        const headerEnd = buffer.indexOf("\r\n\r\n");
-        if (headerEnd < 0) return;
-        const length = Number(/Content-Length:\s*(\d+)/i.exec(buffer.subarray(0, headerEnd).toString("ascii"))?.[1]);
-        if (buffer.length < headerEnd + 4 + length) return;
-        const body = buffer.subarray(headerEnd + 4, headerEnd + 4 + length).toString("utf8");
-        buffer = buffer.subarray(headerEnd + 4 + length);
-        onMessage(JSON.parse(body));
-    }
-});
-process.stdin.on("end", () => process.exit(0));
+receive(onMessage);

@@ -20,6 +20,7 @@ describe("readConfig", () => {
                 externalChanges: "auto",
                 "claudeCode.enabled": false,
                 "geminiCli.enabled": false,
+                "timeline.maxSessions": 50,
             }),
             "/home/ada",
         );
@@ -31,6 +32,7 @@ describe("readConfig", () => {
             externalChanges: "auto",
             claudeCode: false,
             geminiCli: false,
+            timelineMaxSessions: 50,
         });
         assert.deepEqual(problems, []);
     });
@@ -42,12 +44,21 @@ describe("readConfig", () => {
 
     test("invalid values fall back to the default and are reported", () => {
         const { config, problems } = readConfig(
-            settings({ "server.path": 42, reviewMode: "yolo", "review.ui": "panel", logLevel: 3, externalChanges: "merge", "claudeCode.enabled": "yes" }),
+            settings({
+                "server.path": 42,
+                reviewMode: "yolo",
+                "review.ui": "panel",
+                logLevel: 3,
+                externalChanges: "merge",
+                "claudeCode.enabled": "yes",
+                "timeline.maxSessions": 0,
+            }),
         );
         assert.deepEqual(config, DEFAULT_CONFIG);
-        assert.equal(problems.length, 6);
+        assert.equal(problems.length, 7);
         assert.match(problems[1] ?? "", /`verbatim.reviewMode` is "yolo"; expected one of "confirm", "auto". Using "confirm"./);
         assert.match(problems[5] ?? "", /`verbatim.claudeCode.enabled` is "yes"; expected true or false. Using true./);
+        assert.match(problems[6] ?? "", /`verbatim.timeline.maxSessions` is 0; expected a whole number above 0. Using 200./);
     });
 });
 

@@ -216,6 +216,13 @@ function literalsOfType(node: ts.TypeNode | undefined, into: Set<string>, seen: 
     return into;
 }
 
+/** The string literals of a type alias of lsp_ext.ts. */
+function literalsOf(name: string): Set<string> {
+    const declaration = declarations.get(name);
+    assert.ok(declaration && ts.isTypeAliasDeclaration(declaration), `lsp_ext.ts declares no type ${name}`);
+    return literalsOfType(declaration.type, new Set(), new Set());
+}
+
 /** Own property names of one interface (no recursion), for exact comparisons. */
 function ownFields(name: string): string[] {
     const declaration = declarations.get(name);
@@ -390,6 +397,35 @@ describe("lsp_ext.ts matches docs/protocol.md", () => {
         // Fields are listed once: `port` is Claude Code's already.
         const expected = [...new Set(["verbatim", "claudeCode", "port", "geminiCli", ...documented])];
         assert.deepEqual([...fieldsOfDeclaration("EditorExperimentalCapabilities")], expected);
+    });
+
+    test("the journal's outcomes", () => {
+        const row = tableRows(section("Journal").body).find((cells) => cells[0] === "`outcome`");
+        assert.ok(row, "no `outcome` row in the journal's table");
+        // "`partial` (some hunks left out; `hunksLeftOut` lists …)": what a parenthesis names is no outcome.
+        const documented = backticked((row[1] ?? "").replace(/\([^)]*\)/g, ""));
+        assert.deepEqual([...literalsOf("JournalOutcome")].sort(), [...documented].sort());
+    });
+
+    test("why an entry cannot be reverted", () => {
+        const listed = /`whyNot` \(([^)]*)\)/.exec(methodSection("verbatim/timeline").body)?.[1];
+        assert.ok(listed, "no `whyNot` (…) in the verbatim/timeline section");
+        assert.deepEqual([...literalsOf("NotRevertibleReason")].sort(), backticked(listed.replace(/:.*$/, "")).sort());
+    });
+
+    test("a revert's outcomes, ways and actions", () => {
+        const body = methodSection("verbatim/revert").body.replace(/\s+/g, " ");
+        const after = (field: string): string[] => {
+            const text = new RegExp(`\`${field.replace(/[[\].]/g, "\\$&")}\`: (.*?)(?:;|\\.) `).exec(body)?.[1];
+            assert.ok(text, `no \`${field}\`: … in the verbatim/revert section`);
+            return backticked(text.replace(/\([^)]*\)/g, "")).sort();
+        };
+        assert.deepEqual([...literalsOf("RevertOutcome")].sort(), after("outcome"));
+        const file = declarations.get("RevertedFile");
+        assert.ok(file && ts.isInterfaceDeclaration(file));
+        const member = (name: string) => file.members.find((m) => ts.isPropertySignature(m) && m.name.getText(source) === name) as ts.PropertySignature;
+        assert.deepEqual([...literalsOfType(member("via").type, new Set(), new Set())].sort(), after("files[].via"));
+        assert.deepEqual([...literalsOfType(member("action").type, new Set(), new Set())].sort(), after("action"));
     });
 
     test("Claude Code's agent name", () => {
