@@ -15,7 +15,15 @@ use verbatim::service::protocol::DocumentResult;
 use verbatim::service::timeline::{self, Filter, Marks};
 
 fn text_of(lines: usize, changed: usize) -> String {
-    (0..lines).map(|line| if line == lines / 2 { format!("    let changed = {changed};\n") } else { format!("    let value_{line} = compute({line}, \"some text\");\n") }).collect()
+    (0..lines)
+        .map(|line| {
+            if line == lines / 2 {
+                format!("    let changed = {changed};\n")
+            } else {
+                format!("    let value_{line} = compute({line}, \"some text\");\n")
+            }
+        })
+        .collect()
 }
 
 fn result() -> DocumentResult {
@@ -25,7 +33,8 @@ fn result() -> DocumentResult {
         rev: Some("e1.2".into()),
         edits: Vec::new(),
         replaced: vec!["x".into()],
-        diff: "--- a/src/big.rs\n+++ b/src/big.rs\n@@ -500 +500 @@\n-    let changed = 0;\n+    let changed = 1;\n".into(),
+        diff: "--- a/src/big.rs\n+++ b/src/big.rs\n@@ -500 +500 @@\n-    let changed = 0;\n+    let changed = 1;\n"
+            .into(),
         modified_by_editor: false,
         editor_diff: None,
         normalizations: Vec::new(),
@@ -101,7 +110,11 @@ fn timeline_of_10000(c: &mut Criterion) {
     c.bench_function("timeline_10000_entries", |b| {
         b.iter(|| {
             let all = timeline::read_all(std::slice::from_ref(&file)).unwrap();
-            let result = timeline::timeline(&all, &Marks::read(std::slice::from_ref(&file)), &Filter { limit: Some(10_000), ..Filter::default() });
+            let result = timeline::timeline(
+                &all,
+                &Marks::read(std::slice::from_ref(&file)),
+                &Filter { limit: Some(10_000), ..Filter::default() },
+            );
             serde_json::to_vec(&result).unwrap().len()
         });
     });

@@ -240,22 +240,30 @@ async fn the_log_shows_the_workspace_journal_newest_first_with_filters() {
 
     let log = cli.run(&["log"]).await;
     log.expect_code(0);
-    let summaries: Vec<&str> = log.stdout.lines().map(|line| line.rsplit('"').nth(1).unwrap()).collect();
+    // Each run is a session of its own: a header line, then its entries, indented.
+    let entries =
+        |text: &str| -> Vec<String> { text.lines().filter(|line| line.starts_with("  ")).map(str::to_owned).collect() };
+    let summaries: Vec<String> =
+        entries(&log.stdout).iter().map(|line| line.rsplit('"').nth(1).unwrap().to_owned()).collect();
     assert_eq!(summaries, ["Third", "Second", "First"]);
+    assert_eq!(log.stdout.lines().filter(|line| line.starts_with("session ")).count(), 3, "{log:?}");
     let limited = cli.run(&["log", "--limit", "1", "--json"]).await;
-    let entries: Vec<Value> = limited.stdout.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
-    assert_eq!(entries.len(), 1);
-    assert_eq!(entries[0]["summary"], "Third");
-    assert_eq!(entries[0]["outcome"], "applied");
+    let json: Vec<Value> = limited.stdout.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    assert_eq!(json.len(), 1);
+    assert_eq!(json[0]["summary"], "Third");
+    assert_eq!(json[0]["outcome"], "applied");
+    for field in ["id", "session", "turn"] {
+        assert!(json[0][field].is_string(), "--json gives each entry's {field}: {}", json[0]);
+    }
     let by_path = cli.run(&["log", "--path", "a.txt"]).await;
-    assert_eq!(by_path.stdout.lines().count(), 2, "{by_path:?}");
+    assert_eq!(entries(&by_path.stdout).len(), 2, "{by_path:?}");
     let by_agent = cli.run(&["log", "--agent", "bob", "--diff"]).await;
     assert!(by_agent.stdout.contains("\"Second\"\n--- a/b.txt\n+++ b/b.txt\n"), "{by_agent:?}");
     // From a subdirectory, the workspace's journal is still found.
     std::fs::create_dir(project.path("sub")).unwrap();
     let mut sub = project.cli.clone();
     sub.cwd = project.path("sub");
-    assert_eq!(sub.run(&["log"]).await.stdout.lines().count(), 3);
+    assert_eq!(entries(&sub.run(&["log"]).await.stdout).len(), 3);
     // Elsewhere there is none, and --all shows every workspace.
     let elsewhere = tempfile::tempdir().unwrap();
     let mut away = project.cli.clone();
@@ -263,7 +271,7 @@ async fn the_log_shows_the_workspace_journal_newest_first_with_filters() {
     let none = away.run(&["log"]).await;
     none.expect_code(0);
     assert!(none.stderr.starts_with("No journal for"), "{none:?}");
-    assert_eq!(away.run(&["log", "--all"]).await.stdout.lines().count(), 3);
+    assert_eq!(entries(&away.run(&["log", "--all"]).await.stdout).len(), 3);
 }
 
 /// Two processes each make `edits` edits, one after another, to their own lines of one file.

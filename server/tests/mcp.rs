@@ -94,7 +94,17 @@ async fn the_tools_are_listed_with_the_ladder_in_their_descriptions() {
     names.sort();
     assert_eq!(
         names,
-        ["apply_patch", "batch_edit", "list_documents", "read_file", "replace_range", "str_replace", "write_file"]
+        [
+            "apply_patch",
+            "batch_edit",
+            "list_documents",
+            "read_file",
+            "replace_range",
+            "revert",
+            "str_replace",
+            "timeline",
+            "write_file"
+        ]
     );
     let tool = |name: &str| tools.iter().find(|tool| tool.name == name).unwrap();
     let str_replace = tool("str_replace");

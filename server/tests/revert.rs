@@ -32,7 +32,7 @@ async fn session_of(project: &Project, name: &str) -> String {
 #[tokio::test]
 async fn a_session_reverted_on_disk_keeps_every_byte_and_what_came_after_and_comes_back_when_its_revert_is_reverted() {
     let project = Project::new();
-    project.write("crlf.txt", "one\r\ntwo\r\nthree\r\nfour\r\n");
+    project.write("crlf.txt", "one\r\ntwo\r\nthree\r\n3.5\r\nfour\r\n");
     project.write("bom.txt", bom("alpha\nbeta\n"));
     project.write("wide.txt", utf16le("uno\ndos 😀\ntres\n"));
     let cli = &project.cli;
@@ -57,14 +57,14 @@ async fn a_session_reverted_on_disk_keeps_every_byte_and_what_came_after_and_com
     assert_eq!(result["outcome"], "applied", "{result:#}");
     assert_eq!(result["via"], "headless");
     assert_eq!(result["reverts"].as_array().unwrap().len(), 3);
-    assert_eq!(project.read("crlf.txt"), b"ONE\r\ntwo\r\nthree\r\nFOUR\r\n");
+    assert_eq!(project.read("crlf.txt"), b"ONE\r\ntwo\r\nthree\r\n3.5\r\nFOUR\r\n");
     assert_eq!(project.read("bom.txt"), bom("alpha\nbeta\n"));
     assert_eq!(project.read("wide.txt"), utf16le("uno\ndos 😀\ntres\n"));
 
     // The revert is journaled as a change of its own: reverting it brings the session back.
     let revert_id = result["writeId"].as_str().unwrap().to_owned();
     cli.run(&["revert", &revert_id]).await.expect_code(0);
-    assert_eq!(project.read("crlf.txt"), b"ONE\r\ntwo\r\nTHREE\r\nFOUR\r\n");
+    assert_eq!(project.read("crlf.txt"), b"ONE\r\ntwo\r\nTHREE\r\n3.5\r\nFOUR\r\n");
     assert_eq!(project.read("bom.txt"), bom("alpha\nBETA\n"));
     assert_eq!(project.read("wide.txt"), utf16le("uno\nDOS 😀😀\ntres\n"));
 
@@ -75,7 +75,7 @@ async fn a_session_reverted_on_disk_keeps_every_byte_and_what_came_after_and_com
 #[tokio::test]
 async fn a_later_change_to_the_same_lines_is_a_conflict_left_as_it_is_on_disk() {
     let project = Project::new();
-    project.write("a.txt", "one\ntwo\nthree\n");
+    project.write("a.txt", "one\nbetween\ntwo\nthree\n");
     let cli = &project.cli;
     cli.run(&["edit", "a.txt", "--old", "two", "--new", "TWO", "-m", "shout", "--turn", "t-1"]).await.expect_code(0);
     cli.run(&["edit", "a.txt", "--old", "TWO", "--new", "TWO!", "-m", "louder"]).await.expect_code(0);
@@ -86,7 +86,7 @@ async fn a_later_change_to_the_same_lines_is_a_conflict_left_as_it_is_on_disk() 
     let conflict = &result["files"][0]["conflicts"][0];
     assert_eq!((conflict["current"].as_str(), conflict["reverted"].as_str()), (Some("TWO!\n"), Some("two\n")));
     assert_eq!(conflict["chosen"], "current");
-    assert_eq!(project.text("a.txt"), "one.\nTWO!\nthree\n", "nothing of the later change is lost");
+    assert_eq!(project.text("a.txt"), "one.\nbetween\nTWO!\nthree\n", "nothing of the later change is lost");
 
     cli.assert_errors(&[
         (vec!["revert", "nope"], "", 22, "unknownEntry"),
@@ -114,18 +114,25 @@ async fn a_file_the_change_created_is_deleted_and_comes_back_when_the_revert_is_
 #[tokio::test]
 async fn a_turn_reverted_through_the_editor_keeps_the_persons_typing_and_another_agents_edit() {
     let editor = ScriptedEditor::start().await;
-    let text = "fn main() {\n    let a = 1;\n    let b = 2;\n    let c = 3;\n}\n";
+    // Lines one apart: diff3 takes changes to touching lines for one region.
+    let text = "fn main() {\n    let a = 1;\n\n    let b = 2;\n\n    let c = 3;\n}\n";
     let uri = editor.open("main.rs", text, text).await;
     editor.set_review(Review::Accept);
     let first = editor.agent("agent-one").await;
     let second = editor.agent("agent-two").await;
     first
-        .call("verbatim/strReplace", json!({"uri": uri, "oldStr": "let a = 1;", "newStr": "let a = 10;", "summary": "ten", "turn": "turn-1"}))
+        .call(
+            "verbatim/strReplace",
+            json!({"uri": uri, "oldStr": "let a = 1;", "newStr": "let a = 10;", "summary": "ten", "turn": "turn-1"}),
+        )
         .await
         .unwrap();
     editor.type_text(&uri, "let c = 3;", "let c = 3; // typed").await;
     second
-        .call("verbatim/strReplace", json!({"uri": uri, "oldStr": "let b = 2;", "newStr": "let b = 20;", "summary": "twenty"}))
+        .call(
+            "verbatim/strReplace",
+            json!({"uri": uri, "oldStr": "let b = 2;", "newStr": "let b = 20;", "summary": "twenty"}),
+        )
         .await
         .unwrap();
     first
@@ -146,13 +153,13 @@ async fn a_turn_reverted_through_the_editor_keeps_the_persons_typing_and_another
     let result = second.call("verbatim/revert", json!({"turn": "turn-1"})).await.unwrap();
     assert_eq!(result["outcome"], "applied", "{result:#}");
     assert_eq!(result["files"][0]["via"], "editor");
-    let expected = "fn main() {\n    let a = 1;\n    let b = 20;\n    let c = 3; // typed\n}\n";
+    let expected = "fn main() {\n    let a = 1;\n\n    let b = 20;\n\n    let c = 3; // typed\n}\n";
     editor.wait_for_buffer(&uri, expected).await;
 
     // The revert is reverted in turn: turn-1's changes are back, everything else stays.
     let write_id = result["writeId"].as_str().unwrap();
     second.call("verbatim/revert", json!({"ids": [write_id]})).await.unwrap();
-    let back = "fn main() { // one\n    let a = 10;\n    let b = 20;\n    let c = 3; // typed\n}\n";
+    let back = "fn main() { // one\n    let a = 10;\n\n    let b = 20;\n\n    let c = 3; // typed\n}\n";
     editor.wait_for_buffer(&uri, back).await;
 
     // Marked reviewed, a file of a turn stays so until it changes again.

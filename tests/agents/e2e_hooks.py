@@ -33,6 +33,12 @@ Cases (what each proves):
   the model reads the reason.
 - gemini -p --yolo, Neovim confirm: one hunk of its replace kept; the disk holds it, and
   the model reads the reason (through the AfterTool hook setup installs).
+- three agents and the person, then undo (issue 33): Codex's apply_patch (its hook) changes
+  b.txt and c.txt, the person types in b.txt, Claude Code's Edit (its hook) and an agent on
+  Verbatim's own socket (the CLI, as the MCP server does) change them too; Codex's turn,
+  taken from `verbatim log --json`, is reverted from Neovim (`verbatim/revert` by the
+  plugin's client) and reviewed there: only Codex's lines go back, everything else stays;
+  the revert of the revert brings them back.
 """
 
 import argparse
@@ -462,6 +468,80 @@ def case_codex_tui_rejected(case):
     check(read(b) == EIGHT, f"nothing written: {read(b)!r}")
 
 
+def cli(case, *args):
+    env = case.env(XDG_RUNTIME_DIR=case.xdg_runtime, VERBATIM_RUNTIME_DIR=None)
+    return subprocess.run([harness.VERBATIM, *args], cwd=case.project, env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=120)
+
+
+REVERT_FROM_NEOVIM = """
+local client = vim.lsp.get_clients({ name = "verbatim" })[1]
+e2e.reverted = nil
+client:request("verbatim/revert", PARAMS, function(err, result) e2e.reverted = { err = err, result = result } end)
+return true
+"""
+
+
+def revert_in_neovim(nvim, params):
+    """Asks for a revert through the plugin's own client, accepts its review, returns the result."""
+    nvim.lua(REVERT_FROM_NEOVIM.replace("PARAMS", f"vim.json.decode({json.dumps(json.dumps(params))})").replace("\n", " "))
+    wait_until(lambda: nvim.lua("return e2e.pending()") > 0, "the revert offered for review", timeout=60)
+    nvim.lua("return e2e.accept_all()")
+    wait_until(lambda: nvim.lua("return e2e.reverted ~= nil"), "the revert's answer", timeout=60)
+    answer = nvim.lua("return e2e.reverted")
+    check(not answer.get("err"), f"the revert failed: {answer}")
+    return answer["result"]
+
+
+def case_three_agents_and_a_turn_reverted(case):
+    codex_case(case)
+    b, c = case.path("b.txt"), case.path("c.txt")
+    write(b, EIGHT)
+    write(c, "alpha\nbeta\ngamma\n")
+    nvim = neovim(case, ["b.txt", "c.txt"], "auto")
+    patch = ("*** Begin Patch\n*** Update File: b.txt\n@@\n-first\n+FIRST\n*** Update File: c.txt\n@@\n-beta\n+BETA\n"
+             "*** End Patch\n")
+    codex_exec(case, [{"custom_tool_call": {"name": "apply_patch", "input": patch}},
+                      {"expect": ["Success"], "text": "Done."}])
+    wait_until(lambda: nvim.buffer("b.txt").startswith("FIRST\n"), "Codex's change in the buffer")
+    # The person types in b.txt: an unsaved line of their own.
+    typed = nvim.buffer("b.txt").replace("fourth\n", "fourth\nmine, typed\n")
+    check(nvim.lua(f"return e2e.set_text({json.dumps(b)}, {json.dumps(typed)})"), "b.txt has the person's line")
+    setup_ok(case, "claude-code", "--write", env=case.env(XDG_RUNTIME_DIR=case.xdg_runtime, VERBATIM_RUNTIME_DIR=None))
+    port, log = case.model([
+        {"tool_use": {"name": "Read", "input": {"file_path": b}}},
+        {"tool_use": {"name": "Edit", "input": {"file_path": b, "old_string": "eighth", "new_string": "EIGHTH"}}},
+        {"expect": ["updated successfully"], "text": "Done."},
+    ])
+    env = case.env(ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}", XDG_RUNTIME_DIR=case.xdg_runtime,
+                   VERBATIM_RUNTIME_DIR=None, **CLAUDE_ENV)
+    done = subprocess.run([agent_bin("claude-code"), "-p", "Edit b.txt", "--output-format", "json",
+                           "--permission-mode", "acceptEdits"], cwd=case.project, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    check(done.returncode == 0, f"claude -p exited {done.returncode}: {done.stdout[-2000:]}{done.stderr[-2000:]}")
+    wait_until(lambda: "EIGHTH" in nvim.buffer("b.txt"), "Claude Code's change in the buffer")
+    edited = cli(case, "edit", "c.txt", "--old", "gamma", "--new", "GAMMA", "-m", "Shout gamma", "--agent", "mcp-agent",
+                 "--turn", "mcp-1")
+    check(edited.returncode == 0, f"verbatim edit: {edited.stdout}{edited.stderr}")
+    wait_until(lambda: nvim.buffer("c.txt") == "alpha\nBETA\nGAMMA\n", "the third agent's change in the buffer")
+
+    logged = cli(case, "log", "--json", "--all", "-n", "50")
+    entries = [json.loads(line) for line in logged.stdout.splitlines() if line.strip()]
+    codex = [entry for entry in entries if entry["agent"].lower().startswith("codex") and entry["outcome"] == "applied"]
+    check(codex, f"Codex's write in the journal: {entries}")
+    turn = codex[0]["turn"]
+    result = revert_in_neovim(nvim, {"turn": turn})
+    check(result["outcome"] == "applied", f"the revert: {result}")
+    b_after = EIGHT.replace("fourth\n", "fourth\nmine, typed\n").replace("eighth", "EIGHTH")
+    wait_until(lambda: nvim.buffer("b.txt") == b_after, f"b.txt without Codex's line: {nvim.buffer('b.txt')!r}")
+    wait_until(lambda: nvim.buffer("c.txt") == "alpha\nbeta\nGAMMA\n", "c.txt without Codex's line")
+
+    again = revert_in_neovim(nvim, {"ids": [result["writeId"]]})
+    check(again["outcome"] == "applied", f"the revert of the revert: {again}")
+    wait_until(lambda: nvim.buffer("b.txt") == b_after.replace("first", "FIRST"), "Codex's line back in b.txt")
+    wait_until(lambda: nvim.buffer("c.txt") == "alpha\nBETA\nGAMMA\n", "Codex's line back in c.txt")
+
+
 CASES = [
     ("codex exec, Neovim confirm: one hunk kept, one left out with a reason", case_codex_partial),
     ("codex exec, Neovim confirm: rejected with a reason, nothing written", case_codex_rejected),
@@ -478,6 +558,8 @@ CASES = [
     ("gemini -p --yolo, Neovim confirm: its replace rejected, the reason reaches the model", case_gemini_yolo_rejected),
     ("gemini -p --yolo, Neovim confirm: one hunk kept, the reason reaches the model (AfterTool)",
      case_gemini_yolo_partial),
+    ("three agents and the person, then Codex's turn reverted from Neovim and the revert reverted",
+     case_three_agents_and_a_turn_reverted),
 ]
 
 

@@ -614,7 +614,8 @@ fn log(args: &LogArgs) -> Result<(), Failure> {
         let agent_matches = args.agent.as_ref().is_none_or(|agent| &entry.agent == agent);
         path_matches && agent_matches
     };
-    let newest: Vec<&verbatim::service::timeline::Journaled> = all.iter().rev().filter(wanted).take(args.limit).collect();
+    let newest: Vec<&verbatim::service::timeline::Journaled> =
+        all.iter().rev().filter(wanted).take(args.limit).collect();
     if args.json {
         let mut text = String::new();
         for journaled in newest {

@@ -34,8 +34,8 @@ use serde_json::{Value, json};
 use crate::frontend::client::Identity;
 use crate::frontend::render::{self, Diffs, Vocabulary};
 use crate::frontend::tool_output::{
-    DiagnosticsOutput, DocumentsOutput, JournalOutput, EditOutput, ErrorOutput, FileOutput, OpenDocumentOutput, input_schema,
-    output_schema,
+    DiagnosticsOutput, DocumentsOutput, EditOutput, ErrorOutput, FileOutput, JournalOutput, OpenDocumentOutput,
+    input_schema, output_schema,
 };
 use crate::frontend::{Frontend, FrontendError, Routed, Via, is_write, uris_of};
 use crate::service::error::{ErrorKind, ProtocolError};
@@ -624,7 +624,8 @@ fn journal_text(routed: &Routed) -> Option<Described> {
     let text = match serde_json::from_value::<crate::service::protocol::RevertResult>(routed.result.clone()) {
         Ok(result) => render::revert(&result),
         Err(_) => {
-            let timeline: crate::service::protocol::TimelineResult = serde_json::from_value(routed.result.clone()).ok()?;
+            let timeline: crate::service::protocol::TimelineResult =
+                serde_json::from_value(routed.result.clone()).ok()?;
             render::timeline(&timeline)
         }
     };

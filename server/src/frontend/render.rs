@@ -575,7 +575,8 @@ pub fn journal_grouped(entries: &[&crate::service::timeline::Journaled], with_di
 pub fn revert(result: &crate::service::protocol::RevertResult) -> String {
     let mut out = format!("{}\n", result.message);
     for file in &result.files {
-        let _ = writeln!(out, "  {} {}  via {}  {} hunk(s)  {}", file.action, file.uri, file.via, file.hunks, file.outcome);
+        let _ =
+            writeln!(out, "  {} {}  via {}  {} hunk(s)  {}", file.action, file.uri, file.via, file.hunks, file.outcome);
         for conflict in &file.conflicts {
             let _ = writeln!(
                 out,
@@ -604,12 +605,17 @@ pub fn timeline(result: &crate::service::protocol::TimelineResult) -> String {
         out.push_str("No changes in the journal yet.\n");
     }
     for session in &result.sessions {
-        let _ = writeln!(out, "session {} ({}, {} to {})", session.session, session.agent, session.started, session.ended);
+        let _ =
+            writeln!(out, "session {} ({}, {} to {})", session.session, session.agent, session.started, session.ended);
         for turn in &session.turns {
             let _ = writeln!(out, "  turn {}", turn.turn);
             for edit in &turn.edits {
                 let reverted = edit.reverted_by.as_ref().map(|by| format!(", reverted by {by}")).unwrap_or_default();
-                let _ = writeln!(out, "    {} {} {}: \"{}\" ({}{reverted})", edit.write_id, edit.time, edit.agent, edit.summary, edit.outcome);
+                let _ = writeln!(
+                    out,
+                    "    {} {} {}: \"{}\" ({}{reverted})",
+                    edit.write_id, edit.time, edit.agent, edit.summary, edit.outcome
+                );
                 for file in &edit.files {
                     let why = file.why_not.as_ref().map(|why| format!(", not revertible: {why}")).unwrap_or_default();
                     let _ = writeln!(out, "      {} {} +{} -{}{why}", file.id, file.uri, file.added, file.removed);

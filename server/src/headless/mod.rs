@@ -367,7 +367,10 @@ impl Headless {
             Ok(texts) => (texts.as_slice(), None),
             Err(error) => (&[][..], Some(error)),
         };
-        Some(journal.record(&info, &roots, results, failure, texts))
+        let write_id = journal.record(&info, &roots, results, failure, texts);
+        // A headless writer is a short process: its kept texts must be on disk before it ends.
+        crate::service::journal_texts::KeptTexts::flush(std::time::Duration::from_secs(10));
+        Some(write_id)
     }
 
     /// Where a document is on disk, if a headless call may touch it: inside the

@@ -62,8 +62,7 @@ impl Headless {
         let files = if self.options.roots.is_empty() {
             journal.files()
         } else {
-            let mut files: Vec<PathBuf> =
-                self.options.roots.iter().map(|root| journal.file_for(Some(root))).collect();
+            let mut files: Vec<PathBuf> = self.options.roots.iter().map(|root| journal.file_for(Some(root))).collect();
             files.push(journal.file_for(None));
             files
         };
@@ -115,11 +114,7 @@ impl Headless {
                     base: disk.text.clone(),
                     base_rev: disk.rev,
                     open: None,
-                    replacements: if create || delete {
-                        Vec::new()
-                    } else {
-                        plan.replacements.clone()
-                    },
+                    replacements: if create || delete { Vec::new() } else { plan.replacements.clone() },
                     predicted,
                     create,
                     delete,
@@ -146,7 +141,10 @@ impl Headless {
                 .collect()
         };
         if dry_run || planned.is_empty() {
-            return Ok(WrittenRevert { write_id: None, files: report(if dry_run { "planned" } else { "unchanged" }, &plans) });
+            return Ok(WrittenRevert {
+                write_id: None,
+                files: report(if dry_run { "planned" } else { "unchanged" }, &plans),
+            });
         }
         let agent = &self.options.agent;
         let mut results: Vec<_> = planned.iter().map(|document| proposal(document, agent)).collect();

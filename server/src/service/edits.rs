@@ -597,7 +597,9 @@ pub(crate) async fn deliver_as(
         Err(_) => Vec::new(),
     };
     let kept = match &applied {
-        Ok(applied) => planned.iter().zip(&applied.documents).map(|(document, outcome)| texts_of(document, outcome)).collect(),
+        Ok(applied) => {
+            planned.iter().zip(&applied.documents).map(|(document, outcome)| texts_of(document, outcome)).collect()
+        }
         Err(_) => Vec::new(),
     };
     let applied = applied.map(|applied| report_applied(&mut results, planned, applied.documents));

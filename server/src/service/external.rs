@@ -522,7 +522,8 @@ async fn merge_into_buffer(
     let failure = outcome.as_ref().err();
     let mut texts = Vec::new();
     if let Ok(applied) = outcome.clone() {
-        texts = documents.iter().zip(&applied.documents).map(|(document, outcome)| texts_of(document, outcome)).collect();
+        texts =
+            documents.iter().zip(&applied.documents).map(|(document, outcome)| texts_of(document, outcome)).collect();
         report_applied(&mut results, &documents, applied.documents);
     }
     if let Some(journal) = &state.journal {

@@ -190,7 +190,11 @@ fn write_text(path: &Path, text: &Rope) -> io::Result<()> {
     }
     let folder = path.parent().ok_or_else(|| io::Error::other("a kept text has no folder"))?;
     fs::DirBuilder::new().recursive(true).mode(0o700).create(folder)?;
-    let temporary = folder.join(format!(".{}.{}", std::process::id(), path.file_name().map_or_else(String::new, |name| name.to_string_lossy().into_owned())));
+    let temporary = folder.join(format!(
+        ".{}.{}",
+        std::process::id(),
+        path.file_name().map_or_else(String::new, |name| name.to_string_lossy().into_owned())
+    ));
     {
         let mut file = fs::OpenOptions::new().create(true).truncate(true).write(true).mode(0o600).open(&temporary)?;
         for chunk in text.chunks() {
@@ -229,7 +233,12 @@ mod tests {
         assert_eq!(texts.prune(), 0);
         let path = texts.path_of(&name).expect("path");
         let old = SystemTime::now() - Duration::from_secs(3 * 86_400);
-        fs::File::options().write(true).open(&path).expect("open").set_times(fs::FileTimes::new().set_modified(old)).expect("times");
+        fs::File::options()
+            .write(true)
+            .open(&path)
+            .expect("open")
+            .set_times(fs::FileTimes::new().set_modified(old))
+            .expect("times");
         assert_eq!(texts.prune(), 1);
         assert!(texts.load(&name).is_none());
     }

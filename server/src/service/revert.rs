@@ -67,10 +67,8 @@ pub fn select(all: &[Journaled], texts: &KeptTexts, params: &RevertParams) -> Re
         (Some(ids), None, None) if !ids.is_empty() => {
             let mut named = Vec::new();
             for id in ids {
-                let found: Vec<&Journaled> = all
-                    .iter()
-                    .filter(|journaled| &journaled.id == id || &journaled.entry.write_id == id)
-                    .collect();
+                let found: Vec<&Journaled> =
+                    all.iter().filter(|journaled| &journaled.id == id || &journaled.entry.write_id == id).collect();
                 if found.is_empty() {
                     return Err(unknown("id", id, "an entry id (`<writeId>.<n>`) or a writeId"));
                 }
@@ -169,7 +167,9 @@ fn current_uri(all: &[Journaled], journaled: &Journaled, uri: &str) -> String {
 
 fn describe_why(why: &str) -> &'static str {
     match why {
-        "tooLarge" => "its texts were larger than VERBATIM_JOURNAL_MAX_TEXT_BYTES when it was written, so they were not kept",
+        "tooLarge" => {
+            "its texts were larger than VERBATIM_JOURNAL_MAX_TEXT_BYTES when it was written, so they were not kept"
+        }
         "pruned" => "its texts were deleted after VERBATIM_JOURNAL_KEEP_DAYS days unused",
         "legacy" => "it was journaled before Verbatim kept the texts needed to revert",
         _ => "it wrote nothing (rejected, failed or not answered)",
@@ -263,9 +263,12 @@ pub fn plan_file(chain: &FileChain, current: Option<&str>) -> FilePlan {
             }
         }
         // Deleted by the chain: it comes back, unless a file is there again.
-        (Some(before), None, None) => {
-            FilePlan { action: Action::Create, replacements: Vec::new(), conflicts: Vec::new(), created: Some(before.to_owned()) }
-        }
+        (Some(before), None, None) => FilePlan {
+            action: Action::Create,
+            replacements: Vec::new(),
+            conflicts: Vec::new(),
+            created: Some(before.to_owned()),
+        },
         (Some(before), None, Some(current)) => FilePlan::unchanged(vec![whole(current, before)]),
         // Edited, and deleted since: nothing to move the revert onto.
         (Some(_), Some(_), None) => FilePlan::unchanged(Vec::new()),
@@ -313,7 +316,11 @@ pub fn read_selection(state: &State, params: &RevertParams) -> Result<(Vec<Journ
 
 /// `verbatim/revert` through the server: open files reviewed in the editor, the others
 /// written on disk.
-pub async fn revert(state: &Arc<State>, agent: &AgentInfo, params: RevertParams) -> Result<RevertResult, ProtocolError> {
+pub async fn revert(
+    state: &Arc<State>,
+    agent: &AgentInfo,
+    params: RevertParams,
+) -> Result<RevertResult, ProtocolError> {
     let agent = &agent.for_write(None, params.as_turn.as_deref());
     let (_, selection) = read_selection(state, &params)?;
     let summary = summary_of(&params, &selection);
@@ -331,7 +338,8 @@ pub async fn revert(state: &Arc<State>, agent: &AgentInfo, params: RevertParams)
         files.extend(written.files);
     }
     if !open.is_empty() {
-        let (reported, write_id, refused) = revert_in_editor(state, agent, &open, &summary, &selection, params.dry_run).await?;
+        let (reported, write_id, refused) =
+            revert_in_editor(state, agent, &open, &summary, &selection, params.dry_run).await?;
         files.extend(reported);
         write_ids.extend(write_id);
         rejected = refused;
@@ -382,9 +390,19 @@ pub fn result(
     };
     let names: Vec<String> = files.iter().map(|file| short(&file.uri)).collect();
     let mut message = match outcome {
-        "planned" => format!("Would revert {} entr{} in {}.", selection.reverts.len(), plural_y(selection.reverts.len()), names.join(", ")),
+        "planned" => format!(
+            "Would revert {} entr{} in {}.",
+            selection.reverts.len(),
+            plural_y(selection.reverts.len()),
+            names.join(", ")
+        ),
         "rejected" => "The person rejected the revert in the editor; nothing changed.".to_owned(),
-        _ => format!("Reverted {} entr{} in {}.", selection.reverts.len(), plural_y(selection.reverts.len()), names.join(", ")),
+        _ => format!(
+            "Reverted {} entr{} in {}.",
+            selection.reverts.len(),
+            plural_y(selection.reverts.len()),
+            names.join(", ")
+        ),
     };
     if conflicts > 0 {
         let places: Vec<String> = files
@@ -406,7 +424,11 @@ pub fn result(
         }
     }
     if !selection.skipped.is_empty() {
-        message.push_str(&format!(" {} entr{} could not be reverted (see skipped).", selection.skipped.len(), plural_y(selection.skipped.len())));
+        message.push_str(&format!(
+            " {} entr{} could not be reverted (see skipped).",
+            selection.skipped.len(),
+            plural_y(selection.skipped.len())
+        ));
     }
     RevertResult {
         write_id: if dry_run { None } else { write_id },
@@ -478,7 +500,10 @@ async fn revert_in_editor(
         plans.push((chain, plan, Some(index)));
     }
     if dry_run || planned.is_empty() {
-        let files = plans.iter().map(|(chain, plan, _)| reported(chain, plan, if dry_run { "planned" } else { "unchanged" }, None)).collect();
+        let files = plans
+            .iter()
+            .map(|(chain, plan, _)| reported(chain, plan, if dry_run { "planned" } else { "unchanged" }, None))
+            .collect();
         return Ok((files, None, false));
     }
     // The review's title names the conflicts: taking one drops a later change there.
@@ -499,8 +524,7 @@ async fn revert_in_editor(
             conflicted.join(", ")
         )
     };
-    let delivered =
-        deliver_as(state, agent, Origin::Revert, &planned, &summary, None, &selection.reverts).await;
+    let delivered = deliver_as(state, agent, Origin::Revert, &planned, &summary, None, &selection.reverts).await;
     let (outcome, rejected) = match delivered {
         Ok(outcome) => (Some(outcome), false),
         Err(error) if error.kind == ErrorKind::Rejected => (None, true),

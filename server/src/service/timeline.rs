@@ -96,9 +96,7 @@ fn name_turns(all: &mut [Journaled]) {
             Some(turn) => turn.clone(),
             None => match last.get(&journaled.session) {
                 Some((_, write, turn)) if *write == journaled.entry.write_id => turn.clone(),
-                Some((previous, _, turn))
-                    if time - previous <= TURN_GAP_SECONDS && turn.starts_with("auto:") =>
-                {
+                Some((previous, _, turn)) if time - previous <= TURN_GAP_SECONDS && turn.starts_with("auto:") => {
                     turn.clone()
                 }
                 _ => format!("auto:{}", journaled.entry.write_id),
@@ -157,9 +155,9 @@ pub fn timeline(all: &[Journaled], marks: &Marks, filter: &Filter<'_>) -> Timeli
         let first = entries[0];
         filter.agent.is_none_or(|agent| first.entry.agent == agent)
             && filter.uri.is_none_or(|uri| {
-                entries.iter().any(|journaled| {
-                    journaled.entry.uri == uri || journaled.entry.new_uri.as_deref() == Some(uri)
-                })
+                entries
+                    .iter()
+                    .any(|journaled| journaled.entry.uri == uri || journaled.entry.new_uri.as_deref() == Some(uri))
             })
     };
     // Sessions and turns in the order of their newest write.
@@ -384,8 +382,7 @@ pub fn mark(all: &[Journaled], turn: &str, uri: &str, reviewed: bool) -> io::Res
     let Some(journal) = all
         .iter()
         .find(|journaled| {
-            journaled.turn == turn
-                && (journaled.entry.uri == uri || journaled.entry.new_uri.as_deref() == Some(uri))
+            journaled.turn == turn && (journaled.entry.uri == uri || journaled.entry.new_uri.as_deref() == Some(uri))
         })
         .map(|journaled| journaled.journal.clone())
     else {
@@ -462,9 +459,10 @@ mod tests {
         let result = timeline(&all, &Marks::default(), &Filter::default());
         assert_eq!(result.sessions.len(), 2);
         assert_eq!(result.sessions[0].session, "s2");
-        assert_eq!(result.sessions[1].turns.iter().map(|turn| turn.turn.as_str()).collect::<Vec<_>>(), [
-            "auto:w3", "auto:w1"
-        ]);
+        assert_eq!(
+            result.sessions[1].turns.iter().map(|turn| turn.turn.as_str()).collect::<Vec<_>>(),
+            ["auto:w3", "auto:w1"]
+        );
         let older = &result.sessions[1].turns[1];
         assert_eq!(older.edits.iter().map(|edit| edit.write_id.as_str()).collect::<Vec<_>>(), ["w2", "w1"]);
         assert_eq!((older.edits[0].files[0].added, older.edits[0].files[0].removed), (2, 1));
@@ -490,14 +488,16 @@ mod tests {
     fn a_revert_marks_what_it_took_back_and_a_revert_of_it_brings_it_back() {
         let mut revert = entry("2026-12-03T10:02:00Z", "w2", Some("s1"), None, "file:///p/a");
         revert.reverts = Some(vec!["w1".into()]);
-        let (_dir, file) = journal_of(&[entry("2026-12-03T10:00:00Z", "w1", Some("s1"), None, "file:///p/a"), revert.clone()]);
+        let (_dir, file) =
+            journal_of(&[entry("2026-12-03T10:00:00Z", "w1", Some("s1"), None, "file:///p/a"), revert.clone()]);
         let all = read_all(std::slice::from_ref(&file)).expect("read");
         let result = timeline(&all, &Marks::default(), &Filter::default());
         let edits = &result.sessions[0].turns[0].edits;
         assert_eq!(edits[1].reverted_by.as_deref(), Some("w2"));
         let mut redo = entry("2026-12-03T10:03:00Z", "w3", Some("s1"), None, "file:///p/a");
         redo.reverts = Some(vec!["w2.0".into()]);
-        let (_dir2, file2) = journal_of(&[entry("2026-12-03T10:00:00Z", "w1", Some("s1"), None, "file:///p/a"), revert, redo]);
+        let (_dir2, file2) =
+            journal_of(&[entry("2026-12-03T10:00:00Z", "w1", Some("s1"), None, "file:///p/a"), revert, redo]);
         let all = read_all(&[file2]).expect("read");
         let result = timeline(&all, &Marks::default(), &Filter::default());
         let edits = &result.sessions[0].turns[0].edits;
@@ -515,11 +515,18 @@ mod tests {
         let marks = Marks::read(std::slice::from_ref(&file));
         let result = timeline(&all, &marks, &Filter::default());
         assert!(result.sessions[0].turns[0].files[0].reviewed);
-        let line = serde_json::to_string(&entry("2026-12-03T10:09:00Z", "w2", Some("s2"), None, "file:///p/a")).expect("json");
-        fs::OpenOptions::new().append(true).open(&file).expect("open").write_all(format!("{line}\n").as_bytes()).expect("append");
+        let line =
+            serde_json::to_string(&entry("2026-12-03T10:09:00Z", "w2", Some("s2"), None, "file:///p/a")).expect("json");
+        fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .expect("open")
+            .write_all(format!("{line}\n").as_bytes())
+            .expect("append");
         let all = read_all(std::slice::from_ref(&file)).expect("read");
         let result = timeline(&all, &Marks::read(&[file]), &Filter::default());
-        let turn = result.sessions.iter().flat_map(|session| &session.turns).find(|turn| turn.turn == "t1").expect("t1");
+        let turn =
+            result.sessions.iter().flat_map(|session| &session.turns).find(|turn| turn.turn == "t1").expect("t1");
         assert!(!turn.files[0].reviewed);
     }
 

@@ -27,7 +27,8 @@ fn journal_of(state: &State) -> Result<&Journal, ProtocolError> {
 }
 
 fn read(files: &[PathBuf]) -> Result<Vec<Journaled>, ProtocolError> {
-    timeline::read_all(files).map_err(|error| ProtocolError::new(ErrorKind::Io, format!("cannot read the journal: {error}")))
+    timeline::read_all(files)
+        .map_err(|error| ProtocolError::new(ErrorKind::Io, format!("cannot read the journal: {error}")))
 }
 
 /// The journals a request reads: one folder's, or the server's.
@@ -69,7 +70,10 @@ pub fn timeline_entry(state: &State, params: &TimelineEntryParams) -> Result<Tim
     let Some(found) = all.iter().find(|journaled| journaled.id == params.id) else {
         return Err(ProtocolError::new(
             ErrorKind::UnknownEntry,
-            format!("No journal entry has the id `{}`. Take ids from verbatim/timeline or `verbatim log --json`.", params.id),
+            format!(
+                "No journal entry has the id `{}`. Take ids from verbatim/timeline or `verbatim log --json`.",
+                params.id
+            ),
         )
         .with("id", params.id.clone()));
     };

@@ -27,14 +27,14 @@ use crate::service::access::Access;
 use crate::service::edits;
 use crate::service::error::{ErrorKind, ProtocolError};
 use crate::service::patching;
-use crate::service::{revert, timeline_methods};
 use crate::service::protocol::{
-    ApplyPatchParams, BatchEditParams, PROTOCOL_VERSION, ProposeParams, ReplaceRangeParams, StrReplaceParams,
-    WriteParams, method, MarkReviewedParams, RevertParams, TimelineEntryParams, TimelineParams,
+    ApplyPatchParams, BatchEditParams, MarkReviewedParams, PROTOCOL_VERSION, ProposeParams, ReplaceRangeParams,
+    RevertParams, StrReplaceParams, TimelineEntryParams, TimelineParams, WriteParams, method,
 };
 use crate::service::registry::AgentInfo;
 use crate::service::state::State;
 use crate::service::to_proto;
+use crate::service::{revert, timeline_methods};
 use crate::transport::clock::now_rfc3339;
 
 /// One agent connection.

@@ -20,9 +20,9 @@ use verbatim_engine::workspace::Workspace;
 use crate::service::error::ProtocolError;
 use crate::service::protocol::{ClientInfo, ExternalChanges, InitializationOptions, StatusResult, method};
 use crate::service::registry::AgentInfo;
-use crate::service::{revert, timeline_methods};
 use crate::service::state::{EditorLink, State};
 use crate::service::to_proto;
+use crate::service::{revert, timeline_methods};
 use crate::transport::claude_ws::ClaudeEndpoint;
 use crate::transport::companion_http::CompanionEndpoint;
 
@@ -166,7 +166,10 @@ fn person() -> AgentInfo {
 /// The journal's name for the person at the editor.
 pub const PERSON: &str = "you";
 
-fn parse<T: serde::de::DeserializeOwned>(name: &str, params: serde_json::Value) -> std::result::Result<T, ProtocolError> {
+fn parse<T: serde::de::DeserializeOwned>(
+    name: &str,
+    params: serde_json::Value,
+) -> std::result::Result<T, ProtocolError> {
     crate::service::edits::parse_params(name, params)
 }
 
@@ -174,9 +177,9 @@ fn parse<T: serde::de::DeserializeOwned>(name: &str, params: serde_json::Value) 
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> std::result::Result<T, ProtocolError> + Send + 'static,
 ) -> std::result::Result<T, ProtocolError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|error| ProtocolError::new(crate::service::error::ErrorKind::Io, format!("the journal task failed: {error}")))?
+    tokio::task::spawn_blocking(work).await.map_err(|error| {
+        ProtocolError::new(crate::service::error::ErrorKind::Io, format!("the journal task failed: {error}"))
+    })?
 }
 
 /// A handler's result as JSON-RPC.
