@@ -497,7 +497,8 @@ def case_three_agents_and_a_turn_reverted(case):
     codex_case(case)
     b, c = case.path("b.txt"), case.path("c.txt")
     write(b, EIGHT)
-    write(c, "alpha\nbeta\ngamma\n")
+    # Lines one apart: changes to touching lines are one region (diff3), a conflict.
+    write(c, "alpha\nbeta\nmiddle\ngamma\n")
     nvim = neovim(case, ["b.txt", "c.txt"], "auto")
     patch = ("*** Begin Patch\n*** Update File: b.txt\n@@\n-first\n+FIRST\n*** Update File: c.txt\n@@\n-beta\n+BETA\n"
              "*** End Patch\n")
@@ -523,7 +524,7 @@ def case_three_agents_and_a_turn_reverted(case):
     edited = cli(case, "edit", "c.txt", "--old", "gamma", "--new", "GAMMA", "-m", "Shout gamma", "--agent", "mcp-agent",
                  "--turn", "mcp-1")
     check(edited.returncode == 0, f"verbatim edit: {edited.stdout}{edited.stderr}")
-    wait_until(lambda: nvim.buffer("c.txt") == "alpha\nBETA\nGAMMA\n", "the third agent's change in the buffer")
+    wait_until(lambda: nvim.buffer("c.txt") == "alpha\nBETA\nmiddle\nGAMMA\n", "the third agent's change in the buffer")
 
     logged = cli(case, "log", "--json", "--all", "-n", "50")
     entries = [json.loads(line) for line in logged.stdout.splitlines() if line.strip()]
@@ -534,12 +535,12 @@ def case_three_agents_and_a_turn_reverted(case):
     check(result["outcome"] == "applied", f"the revert: {result}")
     b_after = EIGHT.replace("fourth\n", "fourth\nmine, typed\n").replace("eighth", "EIGHTH")
     wait_until(lambda: nvim.buffer("b.txt") == b_after, f"b.txt without Codex's line: {nvim.buffer('b.txt')!r}")
-    wait_until(lambda: nvim.buffer("c.txt") == "alpha\nbeta\nGAMMA\n", "c.txt without Codex's line")
+    wait_until(lambda: nvim.buffer("c.txt") == "alpha\nbeta\nmiddle\nGAMMA\n", "c.txt without Codex's line")
 
     again = revert_in_neovim(nvim, {"ids": [result["writeId"]]})
     check(again["outcome"] == "applied", f"the revert of the revert: {again}")
     wait_until(lambda: nvim.buffer("b.txt") == b_after.replace("first", "FIRST"), "Codex's line back in b.txt")
-    wait_until(lambda: nvim.buffer("c.txt") == "alpha\nBETA\nGAMMA\n", "Codex's line back in c.txt")
+    wait_until(lambda: nvim.buffer("c.txt") == "alpha\nBETA\nmiddle\nGAMMA\n", "Codex's line back in c.txt")
 
 
 CASES = [
