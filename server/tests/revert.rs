@@ -171,3 +171,28 @@ async fn a_turn_reverted_through_the_editor_keeps_the_persons_typing_and_another
     let error = first.call("verbatim/timelineEntry", json!({"id": "nope"})).await.unwrap_err();
     assert_eq!(error.kind(), "unknownEntry");
 }
+
+#[tokio::test]
+async fn a_moved_file_moves_back_with_its_text_and_forward_again_when_the_revert_is_reverted() {
+    let project = Project::new();
+    project.write("old.txt", "keep\nchange me\n");
+    let cli = &project.cli;
+    let patch =
+        "*** Begin Patch\n*** Update File: old.txt\n*** Move to: new.txt\n@@\n-change me\n+changed\n*** End Patch\n";
+    cli.run_with_stdin(&["patch", "-m", "move it", "--turn", "t-move"], patch.as_bytes()).await.expect_code(0);
+    assert!(!project.path("old.txt").exists());
+    let run = cli.run(&["revert", "--turn", "t-move", "--json"]).await;
+    run.expect_code(0);
+    let file = &run.json()["files"][0];
+    assert_eq!(
+        (file["action"].as_str(), file["newUri"].as_str().map(|uri| uri.ends_with("/old.txt"))),
+        (Some("move"), Some(true)),
+        "{file:#}"
+    );
+    assert!(!project.path("new.txt").exists());
+    assert_eq!(project.text("old.txt"), "keep\nchange me\n");
+    let revert_id = run.json()["writeId"].as_str().unwrap().to_owned();
+    cli.run(&["revert", &revert_id]).await.expect_code(0);
+    assert!(!project.path("old.txt").exists());
+    assert_eq!(project.text("new.txt"), "keep\nchanged\n");
+}

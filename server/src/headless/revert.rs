@@ -87,6 +87,9 @@ impl Headless {
         let mut targets: BTreeMap<DocKey, Target> = BTreeMap::new();
         for chain in chains {
             targets.insert(chain.key.clone(), self.target(&chain.key)?);
+            if let Some(back) = &chain.move_back_to {
+                targets.insert(back.clone(), self.target(back)?);
+            }
         }
         let paths: Vec<PathBuf> = targets.values().map(|target| target.path.clone()).collect();
         let _locks = if dry_run { Vec::new() } else { self.lock(&paths)? };
@@ -98,10 +101,11 @@ impl Headless {
             let (disk, encoding) = snapshot(&chain.key, target, true)?;
             let exists = disk.rev.is_some();
             let current = exists.then(|| disk.text.to_string());
-            let plan = revert::plan_file(chain, current.as_deref());
+            let taken = chain.move_back_to.as_ref().is_some_and(revert::exists);
+            let plan = revert::plan_file(chain, current.as_deref(), taken);
             let document = match plan.action {
                 Action::Unchanged => None,
-                Action::Edit => Some((plan::apply(&disk.text, &plan.replacements), false, false)),
+                Action::Edit | Action::Move => Some((plan::apply(&disk.text, &plan.replacements), false, false)),
                 Action::Delete => Some((Rope::new(), false, true)),
                 Action::Create => Some((Rope::from_str(plan.created.as_deref().unwrap_or("")), true, false)),
             };
@@ -118,7 +122,10 @@ impl Headless {
                     predicted,
                     create,
                     delete,
-                    rename_to: None,
+                    rename_to: (plan.action == Action::Move)
+                        .then(|| chain.move_back_to.clone())
+                        .flatten()
+                        .map(|to| (to.clone(), to.to_uri())),
                     normalizations: Default::default(),
                     rebased_from: None,
                 });
@@ -133,7 +140,7 @@ impl Headless {
                     uri: chain.key.to_uri(),
                     via: "disk".to_owned(),
                     action: plan.action.as_wire().to_owned(),
-                    new_uri: None,
+                    new_uri: revert::moved_to(chain, plan),
                     hunks: plan.replacements.len(),
                     outcome: if index.is_some() { outcome } else { "unchanged" }.to_owned(),
                     conflicts: plan.reports(|_| false),
@@ -174,7 +181,7 @@ impl Headless {
                     uri: chain.key.to_uri(),
                     via: "disk".to_owned(),
                     action: plan.action.as_wire().to_owned(),
-                    new_uri: None,
+                    new_uri: revert::moved_to(chain, plan),
                     hunks: plan.replacements.len(),
                     outcome: outcome.to_owned(),
                     conflicts: plan.reports(|_| false),

@@ -44,6 +44,8 @@ pub struct FileChain {
     pub changes: Vec<KeptChange>,
     /// The summaries of the writes, for the revert's own.
     pub summaries: Vec<String>,
+    /// Where the file was before the oldest move among the entries: it moves back there.
+    pub move_back_to: Option<DocKey>,
 }
 
 #[derive(Debug, Clone)]
@@ -125,7 +127,14 @@ pub fn select(all: &[Journaled], texts: &KeptTexts, params: &RevertParams) -> Re
             ids: Vec::new(),
             changes: Vec::new(),
             summaries: Vec::new(),
+            move_back_to: None,
         });
+        if journaled.entry.operation.as_deref() == Some("move")
+            && chain.move_back_to.is_none()
+            && let Ok(from) = DocKey::parse(&journaled.entry.uri)
+        {
+            chain.move_back_to = Some(from);
+        }
         chain.ids.push(journaled.id.clone());
         chain.changes.push(KeptChange { before, after });
         if !chain.summaries.contains(&journaled.entry.summary) {
@@ -195,6 +204,8 @@ pub enum Action {
     Delete,
     /// The chain deleted the file: it comes back.
     Create,
+    /// The chain moved the file: it moves back (its text reverted too).
+    Move,
     /// Nothing to do (the file is already as the revert would leave it, or every
     /// region conflicts).
     Unchanged,
@@ -206,6 +217,7 @@ impl Action {
             Self::Edit | Self::Unchanged => "edit",
             Self::Delete => "delete",
             Self::Create => "create",
+            Self::Move => "move",
         }
     }
 }
@@ -241,8 +253,22 @@ impl FilePlan {
     }
 }
 
-/// Plans undoing `chain` in `current` (`None`: the file does not exist now).
-pub fn plan_file(chain: &FileChain, current: Option<&str>) -> FilePlan {
+/// Plans undoing `chain` in `current` (`None`: the file does not exist now). A chain
+/// that moved the file moves it back, unless something is at its old place now
+/// (`old_place_taken`): then only its text is reverted, in place.
+pub fn plan_file(chain: &FileChain, current: Option<&str>, old_place_taken: bool) -> FilePlan {
+    let mut plan = plan_text(chain, current);
+    if chain.move_back_to.is_some()
+        && !old_place_taken
+        && current.is_some()
+        && matches!(plan.action, Action::Edit | Action::Unchanged)
+    {
+        plan.action = Action::Move;
+    }
+    plan
+}
+
+fn plan_text(chain: &FileChain, current: Option<&str>) -> FilePlan {
     let (Some(first), Some(last)) = (chain.changes.first(), chain.changes.last()) else {
         return FilePlan::unchanged(Vec::new());
     };
@@ -440,6 +466,16 @@ pub fn result(
     }
 }
 
+/// Where a file moves back to, when it does.
+pub fn moved_to(chain: &FileChain, plan: &FilePlan) -> Option<String> {
+    (plan.action == Action::Move).then(|| chain.move_back_to.as_ref().map(DocKey::to_uri)).flatten()
+}
+
+/// Whether a document exists on disk (a file that is not a file URI never does).
+pub fn exists(key: &DocKey) -> bool {
+    key.path().is_some_and(|path| path.exists())
+}
+
 fn plural_y(count: usize) -> &'static str {
     if count == 1 { "y" } else { "ies" }
 }
@@ -466,7 +502,8 @@ async fn revert_in_editor(
     for chain in chains {
         let snapshot = &snapshots[&chain.key];
         let text = snapshot.text.to_string();
-        let plan = plan_file(chain, Some(&text));
+        let taken = chain.move_back_to.as_ref().is_some_and(|from| exists(from));
+        let plan = plan_file(chain, Some(&text), taken);
         if plan.action == Action::Unchanged && plan.conflicts.is_empty() {
             plans.push((chain, plan, None));
             continue;
@@ -493,7 +530,10 @@ async fn revert_in_editor(
             predicted,
             create: false,
             delete,
-            rename_to: None,
+            rename_to: (plan.action == Action::Move)
+                .then(|| chain.move_back_to.clone())
+                .flatten()
+                .map(|to| (to.clone(), to.to_uri())),
             normalizations: Default::default(),
             rebased_from: None,
         });
@@ -564,7 +604,7 @@ fn reported(chain: &FileChain, plan: &FilePlan, outcome: &str, result: Option<&D
         uri: chain.key.to_uri(),
         via: "editor".to_owned(),
         action: plan.action.as_wire().to_owned(),
-        new_uri: None,
+        new_uri: moved_to(chain, plan),
         hunks: plan.replacements.len(),
         outcome: outcome.to_owned(),
         conflicts: plan.reports(taken),
@@ -587,30 +627,31 @@ mod tests {
                 })
                 .collect(),
             summaries: vec!["edit".into()],
+            move_back_to: None,
         }
     }
 
     #[test]
     fn a_created_file_goes_unless_it_changed_since() {
         let created = chain(&[(None, Some("new\n"))]);
-        assert_eq!(plan_file(&created, Some("new\n")).action, Action::Delete);
-        let changed = plan_file(&created, Some("new\nmore\n"));
+        assert_eq!(plan_file(&created, Some("new\n"), false).action, Action::Delete);
+        let changed = plan_file(&created, Some("new\nmore\n"), false);
         assert_eq!((changed.action, changed.conflicts.len()), (Action::Unchanged, 1));
-        assert_eq!(plan_file(&created, None).action, Action::Unchanged);
+        assert_eq!(plan_file(&created, None, false).action, Action::Unchanged);
     }
 
     #[test]
     fn a_deleted_file_comes_back_unless_one_is_there_again() {
         let deleted = chain(&[(Some("old\n"), None)]);
-        let plan = plan_file(&deleted, None);
+        let plan = plan_file(&deleted, None, false);
         assert_eq!((plan.action, plan.created.as_deref()), (Action::Create, Some("old\n")));
-        assert_eq!(plan_file(&deleted, Some("other\n")).conflicts.len(), 1);
+        assert_eq!(plan_file(&deleted, Some("other\n"), false).conflicts.len(), 1);
     }
 
     #[test]
     fn an_edit_goes_back_around_later_typing() {
         let edited = chain(&[(Some("a\nb\nc\nd\ne\n"), Some("a\nB\nc\nd\ne\n"))]);
-        let plan = plan_file(&edited, Some("a\nB\nc\nd\nE!\n"));
+        let plan = plan_file(&edited, Some("a\nB\nc\nd\nE!\n"), false);
         assert_eq!(plan.action, Action::Edit);
         assert!(plan.conflicts.is_empty());
         let text = plan::apply(&Rope::from_str("a\nB\nc\nd\nE!\n"), &plan.replacements).to_string();
