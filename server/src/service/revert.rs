@@ -502,7 +502,7 @@ async fn revert_in_editor(
     for chain in chains {
         let snapshot = &snapshots[&chain.key];
         let text = snapshot.text.to_string();
-        let taken = chain.move_back_to.as_ref().is_some_and(|from| exists(from));
+        let taken = chain.move_back_to.as_ref().is_some_and(exists);
         let plan = plan_file(chain, Some(&text), taken);
         if plan.action == Action::Unchanged && plan.conflicts.is_empty() {
             plans.push((chain, plan, None));
