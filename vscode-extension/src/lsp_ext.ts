@@ -763,6 +763,8 @@ export interface RevertParams {
     dryRun?: boolean;
     /** The review's title and the journal's (default: `Revert <summary of what it reverts>`). */
     summary?: string;
+    /** The turn to journal the revert under. */
+    asTurn?: string;
 }
 
 /** `planned`: a dry run. */
