@@ -435,6 +435,53 @@ async fn a_file_that_is_not_open_is_edited_through_the_editor_with_version_null(
     assert_eq!(agent.read(&uri).await["source"], "editor");
 }
 
+/// An agent edits a file that is not open while the person opens it. Issue 32: under
+/// load, VS Code's `didOpen` reached the server while it planned such an edit, and the
+/// edit was refused as "changed on disk" although nothing had changed. Opened at any
+/// moment of the planning (spread over the time it takes here), the file is edited in
+/// the editor, never refused.
+#[tokio::test]
+async fn a_file_the_editor_opens_while_its_edit_is_planned_is_edited_all_the_same() {
+    const ROUNDS: u32 = 12;
+    let editor = ScriptedEditor::start().await;
+    editor.set_review(Review::Manual);
+    let agent = editor.agent("agent").await;
+    // Large enough that planning takes a while: the file is read and hashed more than once.
+    let text: String =
+        (1..=20_000).map(|n| format!("line {n:06}: the quick brown fox jumps over the lazy dog\n")).collect();
+    let edited = text.replace("line 019990:", "LINE 019990:");
+    // How long the server takes from the request to the review when nobody opens the file.
+    let mut planning = Duration::ZERO;
+    for round in 0..=ROUNDS {
+        let name = format!("opened-while-planned-{round}.txt");
+        std::fs::write(editor.path(&name), &text).unwrap();
+        let uri = editor.uri(&name);
+        let read = agent.read(&uri).await;
+        assert_eq!(read["source"], "disk");
+        let started = std::time::Instant::now();
+        let mut call = agent.spawn_call(
+            "verbatim/strReplace",
+            json!({"uri": uri, "oldStr": "line 019990:", "newStr": "LINE 019990:", "baseRev": read["rev"], "summary": "s"}),
+        );
+        if round > 0 {
+            tokio::time::sleep(planning * (round - 1) / (ROUNDS - 1)).await;
+            editor.open_uri(&uri, &text).await;
+        }
+        let review = tokio::select! {
+            review = editor.next_review() => review,
+            answer = &mut call => panic!("round {round}: answered before any review: {:?}", answer.unwrap()),
+        };
+        if round == 0 {
+            planning = started.elapsed();
+        }
+        editor.decide(review, Review::Accept).await;
+        let result = call.await.unwrap().unwrap();
+        assert_eq!(result["applied"], true, "round {round}: {result}");
+        assert_eq!(editor.buffer(&uri), edited, "round {round}");
+        assert_eq!(agent.read(&uri).await["text"], edited.as_str(), "round {round}");
+    }
+}
+
 #[tokio::test]
 async fn write_creates_files_and_replaces_documents_with_a_base_rev() {
     let editor = ScriptedEditor::start().await;

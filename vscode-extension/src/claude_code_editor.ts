@@ -178,11 +178,17 @@ export class ClaudeCodeEditor implements vscode.Disposable {
         const client = this.client;
         // The selection is Claude Code's, and Gemini CLI's context.
         if (client === undefined || (this.endpointValue === undefined && this.companionVariables.length === 0)) return;
+        const document = editor.document;
+        if (document.isClosed) return;
+        // Either side of a review's diff: the person looks at a proposal, they do not select in their file.
+        if (inReviewDiff(editor)) {
+            this.log.debug(`[claude code] a selection in a review's diff is not the person's: not sent (${document.uri.toString()})`);
+            return;
+        }
         // Only the editor the person is in; a selection set in another (a review moving to a hunk) is not theirs.
         if (editor !== vscode.window.activeTextEditor) return;
-        const document = editor.document;
         // The documents the server has open: the language client syncs every open `file:` document.
-        if (document.uri.scheme !== "file" || document.isClosed || inReviewDiff(editor)) return;
+        if (document.uri.scheme !== "file") return;
         const selection = editor.selection;
         this.selections.update({
             uri: client.code2ProtocolConverter.asUri(document.uri),

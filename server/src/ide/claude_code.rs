@@ -309,6 +309,11 @@ async fn forward_context(state: Arc<State>, outgoing: Outgoing, closed: Cancella
             () = tokio::time::sleep_until(wake), if pending.is_some() => {
                 if let Some(selection) = pending.take() {
                     mcp::notify(&outgoing, "selection_changed", selection_notification(&selection));
+                    tracing::debug!(
+                        path = %selection.path.display(),
+                        line = selection.range.end.line + 1,
+                        "selection_changed sent to Claude Code"
+                    );
                     last_sent = tokio::time::Instant::now();
                 }
             }

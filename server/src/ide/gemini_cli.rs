@@ -320,6 +320,12 @@ async fn forward_context(state: Arc<State>, outgoing: Outgoing, closed: Cancella
                 let update = context(&state, &mut recency.focused);
                 if last_sent.as_ref() != Some(&update) {
                     mcp::notify(&outgoing, "ide/contextUpdate", update.clone());
+                    let active = update["workspaceState"]["openFiles"].as_array().and_then(|files| files.first());
+                    tracing::debug!(
+                        active = %active.and_then(|file| file["path"].as_str()).unwrap_or(""),
+                        cursor_line = %active.map_or(serde_json::Value::Null, |file| file["cursor"]["line"].clone()),
+                        "ide/contextUpdate sent"
+                    );
                     last_sent = Some(update);
                 }
             }

@@ -551,9 +551,8 @@ pub(crate) async fn deliver_as(
         if let Some(ask) = diagnostics {
             baseline = Some(diagnostics::baseline(state, &planned, ask).await);
         }
-        // After the last wait, right before the disk is checked again.
-        adopt_opened(state, &mut planned);
-        let applied = match recheck_disk(state, &planned) {
+        // After the last wait, right before sending.
+        let applied = match recheck_unopened(state, &mut planned) {
             Ok(()) => apply_through_editor(state, agent, origin, summary, &planned, &mut offer).await,
             Err(error) => Err(error),
         };
@@ -985,37 +984,51 @@ pub(crate) fn check_base_rev(
     .with("currentRev", current.to_string()))
 }
 
-/// Just before sending, a file that is not open must still hold what was planned against.
-/// A file planned on disk that the editor opened meanwhile, with the same text, is
-/// edited in the editor instead (otherwise `recheck_disk` refuses it as stale).
-fn adopt_opened(state: &State, planned: &mut [PlannedDocument]) {
+/// Just before sending, a document planned on disk (not open when it was snapshotted)
+/// must still be as it was planned. The editor may have opened it meanwhile (the person
+/// clicked it while the agent's edit was planned): with the text planned against, it is
+/// edited in the editor instead; with other text, or changed on disk, the edit is
+/// refused as `stale`. The disk is read first, and what the editor holds is looked at
+/// under one lock of the store after it, so a `didOpen` that arrives during the read is
+/// adopted, never taken for a change (issue 32: an edit of a file the editor was
+/// opening was refused as "changed on disk" although nothing had changed).
+fn recheck_unopened(state: &State, planned: &mut [PlannedDocument]) -> Result<(), ProtocolError> {
+    // The disk is read before the store is locked, never under the lock.
+    let on_disk: Vec<Option<Option<Rev>>> = planned
+        .iter()
+        .map(|document| {
+            let path = document.key.path().filter(|_| document.open.is_none())?;
+            Some(match read_text(path) {
+                Ok(disk) => Some(disk.rev),
+                Err(DiskError::Missing) => None,
+                Err(_) => Some(Rev::of_bytes(b"\0unreadable")),
+            })
+        })
+        .collect();
     let store = state.documents.lock();
-    for document in planned.iter_mut().filter(|document| document.open.is_none() && !document.create) {
-        let Some(current) = store.get(&document.key) else { continue };
-        if current.text == document.base {
-            document.open = Some((current.session, current.version));
-            document.base_rev = Some(current.rev());
-            document.editor_uri = current.editor_uri.clone();
-        }
-    }
-}
-
-fn recheck_disk(state: &State, planned: &[PlannedDocument]) -> Result<(), ProtocolError> {
-    for document in planned.iter().filter(|document| document.open.is_none()) {
-        let Some(path) = document.key.path() else { continue };
-        let now = match read_text(path) {
-            Ok(disk) => Some(disk.rev),
-            Err(DiskError::Missing) => None,
-            Err(_) => Some(Rev::of_bytes(b"\0unreadable")),
-        };
-        let opened_meanwhile = state.documents.lock().get(&document.key).is_some();
-        if now != document.base_rev || opened_meanwhile {
-            return Err(ProtocolError::new(
+    for (document, now) in planned.iter_mut().zip(on_disk) {
+        let Some(now) = now else { continue };
+        let stale = |now: Option<Rev>| {
+            ProtocolError::new(
                 ErrorKind::Stale,
-                format!("{} changed on disk (or was opened in the editor) while the edit was being planned. Read it again and redo the edit.", document.label),
+                format!(
+                    "{} changed on disk (or was opened in the editor with other text) while the edit was being \
+                     planned. Read it again and redo the edit.",
+                    document.label
+                ),
             )
             .with("baseRev", document.base_rev.map(|rev| rev.to_string()))
-            .with("currentRev", now.map(|rev| rev.to_string())));
+            .with("currentRev", now.map(|rev| rev.to_string()))
+        };
+        match store.get(&document.key) {
+            Some(current) if !document.create && current.text == document.base => {
+                document.open = Some((current.session, current.version));
+                document.base_rev = Some(current.rev());
+                document.editor_uri = current.editor_uri.clone();
+            }
+            Some(current) => return Err(stale(Some(current.rev()))),
+            None if now != document.base_rev => return Err(stale(now)),
+            None => {}
         }
     }
     Ok(())
@@ -1044,4 +1057,106 @@ fn changed_under_quote(snapshot: &Snapshot, rebase: &Rebase, touched: &Touched) 
     .with("baseRev", rebase.from.to_string())
     .with("currentRev", current)
     .with("changedLines", serde_json::json!([first, last.max(first)]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A state, a file on disk, and a plan of one edit of it made while it was not open.
+    struct Planned {
+        state: Arc<State>,
+        _dir: tempfile::TempDir,
+        path: PathBuf,
+        key: DocKey,
+        uri: String,
+        document: PlannedDocument,
+    }
+
+    const TEXT: &str = "one\ntwo\nthree\n";
+
+    fn planned_on_disk() -> Planned {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("file.txt");
+        std::fs::write(&path, TEXT).expect("the file written");
+        let uri = format!("file://{}", path.display());
+        let key = parse_key(&uri).expect("a file URI");
+        let base = Rope::from_str(TEXT);
+        let replacements = vec![Replacement { range: 4..7, new_text: "TWO".into() }];
+        let document = PlannedDocument {
+            key: key.clone(),
+            editor_uri: uri.clone(),
+            label: "file.txt".into(),
+            predicted: plan::apply(&base, &replacements),
+            base_rev: Some(Rev::of_bytes(TEXT.as_bytes())),
+            base,
+            open: None,
+            replacements,
+            create: false,
+            delete: false,
+            rename_to: None,
+            normalizations: BTreeSet::new(),
+            rebased_from: None,
+        };
+        Planned { state: State::new(), _dir: dir, path, key, uri, document }
+    }
+
+    fn open_in_editor(planned: &Planned, text: &str) {
+        planned.state.documents.update(|store| {
+            store.open(planned.key.clone(), planned.uri.clone(), "plaintext".into(), 7, text);
+        });
+    }
+
+    #[test]
+    fn a_file_still_closed_and_unchanged_is_sent_as_planned() {
+        let mut planned = planned_on_disk();
+        recheck_unopened(&planned.state, std::slice::from_mut(&mut planned.document)).expect("sent");
+        assert_eq!(planned.document.open, None);
+    }
+
+    /// The editor opened the file after the plan was made and after any earlier look at
+    /// the store (its `didOpen` arriving while the disk is read again): the edit goes to
+    /// the editor's buffer, at its version, never refused as a change.
+    #[test]
+    fn a_file_the_editor_opened_meanwhile_with_the_planned_text_is_edited_in_the_editor() {
+        let mut planned = planned_on_disk();
+        open_in_editor(&planned, TEXT);
+        recheck_unopened(&planned.state, std::slice::from_mut(&mut planned.document)).expect("sent");
+        let (session, version) = planned.document.open.expect("adopted");
+        assert_eq!(version, 7);
+        let store = planned.state.documents.lock();
+        let current = store.get(&planned.key).expect("open");
+        assert_eq!(session, current.session);
+        assert_eq!(planned.document.base_rev, Some(current.rev()));
+    }
+
+    #[test]
+    fn a_file_opened_meanwhile_with_other_text_is_stale() {
+        let mut planned = planned_on_disk();
+        open_in_editor(&planned, "one\ntwo, typed\nthree\n");
+        let error = recheck_unopened(&planned.state, std::slice::from_mut(&mut planned.document)).expect_err("stale");
+        assert_eq!(error.kind, ErrorKind::Stale);
+        assert_eq!(planned.document.open, None);
+    }
+
+    #[test]
+    fn a_file_changed_on_disk_meanwhile_is_stale() {
+        let mut planned = planned_on_disk();
+        std::fs::write(&planned.path, "one\ntwo\nthree\nfour\n").expect("the file rewritten");
+        let error = recheck_unopened(&planned.state, std::slice::from_mut(&mut planned.document)).expect_err("stale");
+        assert_eq!(error.kind, ErrorKind::Stale);
+    }
+
+    #[test]
+    fn a_file_to_create_that_the_editor_opened_meanwhile_is_stale() {
+        let mut planned = planned_on_disk();
+        std::fs::remove_file(&planned.path).expect("the file removed");
+        planned.document.create = true;
+        planned.document.base_rev = None;
+        planned.document.base = Rope::new();
+        recheck_unopened(&planned.state, std::slice::from_mut(&mut planned.document)).expect("sent");
+        open_in_editor(&planned, "");
+        let error = recheck_unopened(&planned.state, std::slice::from_mut(&mut planned.document)).expect_err("stale");
+        assert_eq!(error.kind, ErrorKind::Stale);
+    }
 }
