@@ -37,6 +37,16 @@ const bigName = (lines) => `big${lines}.txt`;
 /** The line of a big file Claude Code edits (near its end, where a diff is slowest to find). */
 const bigTarget = (lines) => numberedLine(lines - 5);
 
+/**
+ * Waits until the integrated terminal `terminal` (its `.xterm` element) is up and its
+ * shell has drawn a prompt: keys typed before that can be lost.
+ */
+async function shellPrompt(terminal) {
+    await terminal.waitFor({ state: "visible" });
+    const rows = terminal.locator(".xterm-rows");
+    await waitFor("the terminal's shell to draw its prompt", async () => ((await rows.textContent()) ?? "").trim() !== "", { timeout: 30_000 });
+}
+
 describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { concurrency: false }, () => {
     let editor;
     let page;
@@ -112,7 +122,6 @@ describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { 
                 "terminal.integrated.enablePersistentSessions": false,
                 // The terminal drawn in the page's DOM, not on a canvas, so that the test reads what it shows.
                 "terminal.integrated.gpuAcceleration": "off",
-                "remote.autoForwardPorts": false,
                 // Every file opened from the Explorer keeps its tab.
                 "workbench.editor.enablePreview": false,
             },
@@ -164,6 +173,12 @@ describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { 
         return undefined;
     }
 
+    /** How many lines of the extension's log match `pattern` so far. */
+    const loggedCount = (pattern) => extensionLog().split("\n").filter((line) => pattern.test(line)).length;
+
+    /** Waits until the extension's log has more lines matching `pattern` than `count`. */
+    const loggedMore = (what, pattern, count) => waitFor(what, () => loggedCount(pattern) > count);
+
     /** Types `text` at the end of the file shown in the editor that holds `visibleText`. */
     async function typeAtEnd(visibleText, text) {
         await page.locator(".monaco-editor:not(.monaco-diff-editor *) .view-lines", { hasText: visibleText }).first().click();
@@ -192,12 +207,12 @@ describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { 
         // The status bar item's hover (VS Code draws it after a delay, in an element of its own).
         await page.locator('[id="verbatim.verbatim.verbatim.status"]').hover();
         await page.getByText(`ws://127.0.0.1:${port}`).first().waitFor({ state: "visible", timeout: 15_000 });
-        await page.mouse.move(640, 300);
+        await editor.pointerAway();
     });
 
     step("the person opens app.txt and clean.txt, and types a line at the end of app.txt (unsaved)", async () => {
-        await editor.openFromExplorer("clean.txt", "three");
-        await editor.openFromExplorer("app.txt", "epsilon");
+        await editor.openFromExplorer("clean.txt", "three", { read: () => read("clean.txt") });
+        await editor.openFromExplorer("app.txt", "epsilon", { read: () => read("app.txt") });
         await typeAtEnd("epsilon", TYPED);
         await waitForText("app.txt", APP + TYPED);
         await dirtyTab("app.txt").waitFor({ state: "visible" });
@@ -205,15 +220,42 @@ describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { 
 
     /** Brings the open document `name` to the front by its tab. */
     async function showTab(name, visibleText) {
-        await page.locator(`.tabs-container .tab[data-resource-name="${name}"]`).first().click();
+        await editor.showTab(name);
         await page.locator(".monaco-editor:not(.monaco-diff-editor *) .view-lines", { hasText: visibleText }).first().waitFor({ state: "visible" });
     }
 
-    /** Clicks into the file editor that shows `text`, on it: a new selection, which the extension reports. */
+    /** Clicks into the file editor that shows `text`, on it. */
     async function clickOn(text) {
         await page.locator(".monaco-editor:not(.monaco-diff-editor *) .view-line", { hasText: text }).first().click();
-        // The extension's debounce (100 ms) and the server's (50 ms), with room.
-        await page.waitForTimeout(500);
+    }
+
+    /** The extension's log line of a selection it sent the server, in `name`. */
+    const selectionSent = (name) => new RegExp(`\\[claude code\\] selection \\S*/${name.replace(".", "\\.")} `);
+
+    /**
+     * The person selects `word` (a double click) in the file editor of `name`, and Claude
+     * Code shows the selection in its prompt box (`screenShows`). Claude Code drops
+     * notifications for a moment after it connects: the person clicks elsewhere
+     * (`elsewhere`: the extension reports only a changed selection) and selects again
+     * until it shows.
+     */
+    async function selectForClaude(name, word, elsewhere, screenShows) {
+        await waitFor(
+            `Claude Code to show the selection of "${word}"`,
+            async () => {
+                let sent = loggedCount(selectionSent(name));
+                await clickOn(elsewhere);
+                await loggedMore(`the extension to send the click on "${elsewhere}"`, selectionSent(name), sent);
+                sent = loggedCount(selectionSent(name));
+                await page.locator(".monaco-editor:not(.monaco-diff-editor *) .view-line", { hasText: word }).first().dblclick();
+                await loggedMore(`the extension to send the selection of "${word}"`, selectionSent(name), sent);
+                return screenShows(5_000).then(
+                    () => true,
+                    () => false,
+                );
+            },
+            { timeout: 45_000, interval: 100 },
+        );
     }
 
     step("Claude Code under tmux connects; the first prompt carries the file the person is in", async () => {
@@ -231,8 +273,8 @@ describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { 
         });
         assert.equal(status.pending.length, 0);
         await claude.waitIde(lock.ideName);
-        // The person moves the cursor in app.txt once Claude Code listens.
-        await clickOn("gamma");
+        // The person selects a word in app.txt once Claude Code listens.
+        await selectForClaude("app.txt", "gamma", "beta", (ms) => claude.waitFor("⧉ 1 line selected", ms / 1000));
     });
 
     let reviewShown;
@@ -251,6 +293,9 @@ describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { 
     });
 
     step("a. the person keeps one hunk of two: the disk holds exactly the disk text and that hunk; the buffer that and their line, still dirty", async () => {
+        // The extension's re-read of app.txt once the agent has written it (the buffer has the person's line).
+        const reread = /\[disk\] \S*\/app\.txt: re-read from disk and the buffer's text put back \(the agent wrote/;
+        const rereadBefore = loggedCount(reread);
         await lenses("Accept").first().click();
         await lenses("Accepted · Undo").first().waitFor({ state: "visible" });
         await lenses("Reject").first().click();
@@ -264,8 +309,9 @@ describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { 
         await diff().waitFor({ state: "detached" });
         const request = await claude.waitRequest(3);
         assert.match(toolResults(request), /modified/i, "Claude Code told the model the person changed its proposal");
-        // The write is the one the server expected: no second review, no reload over the person's line.
-        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        // The write is the one the server expected: it says the disk now holds the decision (`synced`), and the
+        // extension re-reads the file and puts the person's line back; no second review.
+        await waitFor("the extension to re-read app.txt after Claude Code's write", () => loggedCount(reread) > rereadBefore);
         assert.equal(await reviewTab().count(), 0, "no second review");
         assert.equal((await reader.request("verbatim/status", null)).pending.length, 0);
         assert.equal((await read("app.txt")).text, kept + TYPED);
@@ -275,7 +321,7 @@ describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { 
     });
 
     step("a. saving it afterwards writes the buffer, with no \"The content of the file is newer\"", async () => {
-        await page.locator('.tabs-container .tab[data-resource-name="app.txt"]').first().click();
+        await editor.showTab("app.txt");
         await page.locator(".monaco-editor:not(.monaco-diff-editor *) .view-lines", { hasText: "ALPHA" }).first().click();
         await saveWithoutConflict("app.txt");
         assert.equal(onDisk("app.txt"), APP.replace("alpha", "ALPHA") + TYPED);
@@ -283,7 +329,7 @@ describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { 
 
     step("Send to Claude Code: the selected lines go into Claude Code's prompt as @clean.txt#L1-2", async () => {
         await claude.waitForPrompt();
-        await page.locator('.tabs-container .tab[data-resource-name="clean.txt"]').first().click();
+        await editor.showTab("clean.txt");
         await clickOn("one");
         await page.keyboard.press("Control+Home");
         await page.keyboard.press("Shift+ArrowDown");
@@ -305,7 +351,7 @@ describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { 
         assert.match(messageText(await claude.waitRequest(4)), /@clean\.txt#L1-2 Upper-case beta/, "the mention was in the prompt");
         assert.match(toolResults(await claude.waitRequest(6)), /has been updated/);
         assert.deepEqual(await claude.mismatches(), []);
-        await page.locator('.tabs-container .tab[data-resource-name="clean.txt"]').first().click();
+        await editor.showTab("clean.txt");
         await typeAtEnd("three", "four\n");
         await dirtyTab("clean.txt").waitFor({ state: "visible" });
         await saveWithoutConflict("clean.txt");
@@ -349,7 +395,7 @@ describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { 
         step(`timings on a ${lines.toLocaleString("en")}-line file: openDiff received → review on screen, accept key → answer sent`, async () => {
             const name = bigName(lines);
             await claude.waitForPrompt();
-            await editor.openFromExplorer(name, numberedLine(1));
+            await editor.openFromExplorer(name, numberedLine(1), { read: () => read(name) });
             // Up to 5,000 lines (verbatim.review.diffMaxLines) in a diff; above, in the file's own editor.
             const inEditor = lines > 5_000;
             // The title bar's Accept All comes with the review itself; the lenses after VS Code's fetch delay.
@@ -401,9 +447,15 @@ describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { 
             pending.catch(() => undefined);
             await page.locator(".tabs-container .tab", { hasText: "e2e-reader: Shout four" }).first().waitFor({ state: "visible" });
             await lenses("Reject All").first().waitFor({ state: "visible" });
-            await diff().locator(".editor.original .view-line", { hasText: "one" }).first().click();
-            await diff().locator(".editor.modified .view-line", { hasText: "FOUR" }).first().click();
-            await page.waitForTimeout(500);
+            // The cursor moves on each side (a click, then End, so that it surely moves); the extension says
+            // that it did not send each of those selections.
+            const notSent = /\[claude code\] a selection in a review's diff is not the person's: not sent/;
+            for (const [side, text] of [["original", "one"], ["modified", "FOUR"]]) {
+                const count = loggedCount(notSent);
+                await diff().locator(`.editor.${side} .view-line`, { hasText: text }).first().click();
+                await page.keyboard.press("End");
+                await loggedMore(`the extension to pass over the selection in the diff's ${side} side`, notSent, count);
+            }
             assert.equal((await selection()).text, "three", "still the selection made in the file's own editor");
             await lenses("Reject All").first().click();
             const input = page.locator(".quick-input-widget .quick-input-box input");
@@ -416,7 +468,7 @@ describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { 
             await diff().waitFor({ state: "detached" });
 
             // Claude Code's saveDocument saves the document in VS Code.
-            await page.locator('.tabs-container .tab[data-resource-name="clean.txt"]').first().click();
+            await editor.showTab("clean.txt");
             await typeAtEnd("three", "five\n");
             await dirtyTab("clean.txt").waitFor({ state: "visible" });
             const saved = JSON.parse((await ide.call("saveDocument", { filePath: file("clean.txt") }))[0]);
@@ -439,8 +491,7 @@ describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { 
         await showTab("clean.txt", "three");
         await editor.runCommand("Terminal: Create New Terminal");
         const terminal = page.locator(".terminal-wrapper .xterm").first();
-        await terminal.waitFor({ state: "visible" });
-        await page.waitForTimeout(1_000);
+        await shellPrompt(terminal);
         await terminal.click();
         await page.keyboard.type("claude\n");
         await waitFor(
@@ -453,18 +504,7 @@ describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { 
         // its prompt box shows the selection.
         const terminalText = page.locator(".terminal-wrapper .xterm-rows").first();
         await terminalText.getByText("? for shortcuts").first().waitFor({ state: "visible", timeout: 30_000 });
-        await waitFor(
-            "Claude Code in the terminal to show the selection",
-            async () => {
-                // Elsewhere first: the extension reports a selection only when it changed.
-                await page.locator(".monaco-editor:not(.monaco-diff-editor *) .view-line", { hasText: "one" }).first().click();
-                await page.waitForTimeout(200);
-                await page.locator(".monaco-editor:not(.monaco-diff-editor *) .view-line", { hasText: "three" }).first().dblclick();
-                await page.waitForTimeout(500);
-                return (await terminalText.getByText("1 line selected").count()) > 0;
-            },
-            { timeout: 20_000, interval: 500 },
-        );
+        await selectForClaude("clean.txt", "three", "one", (ms) => terminalText.getByText("1 line selected").first().waitFor({ state: "visible", timeout: ms }));
         await terminal.click();
         await page.keyboard.type("Say hello.");
         await page.keyboard.press("Enter");
@@ -534,7 +574,8 @@ describe("Anthropic's Claude Code extension installed too (code-server, a stand-
         delete inherited.CLAUDE_CODE_SSE_PORT;
         const home = mkdtempSync(path.join(tmpdir(), "verbatim-claude-home-"));
         editor = await launchEditor({
-            settings: { "terminal.integrated.enablePersistentSessions": false, "remote.autoForwardPorts": false },
+            // The terminal drawn in the page's DOM, so that the test sees its shell's prompt.
+            settings: { "terminal.integrated.enablePersistentSessions": false, "terminal.integrated.gpuAcceleration": "off" },
             env: { ...inherited, HOME: home },
             extraExtensions: [standInAnthropicExtension(standInOutput)],
             output: standInOutput,
@@ -562,8 +603,7 @@ describe("Anthropic's Claude Code extension installed too (code-server, a stand-
         // What a terminal the person opens now gets, typed and read back as a person would.
         await editor.runCommand("Terminal: Create New Terminal");
         const terminal = page.locator(".terminal-wrapper .xterm").first();
-        await terminal.waitFor({ state: "visible" });
-        await page.waitForTimeout(1_000);
+        await shellPrompt(terminal);
         await terminal.click();
         // VS Code draws the terminal on a canvas: the shell writes what it got to a file instead.
         const got = path.join(editor.workspace, "port.txt");

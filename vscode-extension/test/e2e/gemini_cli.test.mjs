@@ -243,7 +243,6 @@ describe("Gemini CLI connected to Verbatim as its IDE companion (code-server, re
             settings: {
                 "verbatim.logLevel": "debug",
                 "terminal.integrated.enablePersistentSessions": false,
-                "remote.autoForwardPorts": false,
                 "workbench.editor.enablePreview": false,
             },
             env: { ...inherited, HOME: home },
@@ -288,6 +287,9 @@ describe("Gemini CLI connected to Verbatim as its IDE companion (code-server, re
         return undefined;
     }
 
+    /** How many lines of the extension's log match `pattern` so far. */
+    const loggedCount = (pattern) => extensionLog().split("\n").filter((line) => pattern.test(line)).length;
+
     /** Clicks into the file editor on the line that shows `text` (double: selects the word there). */
     async function clickOn(text, { double = false } = {}) {
         const line = page.locator(".monaco-editor:not(.monaco-diff-editor *) .view-line", { hasText: text }).first();
@@ -295,14 +297,17 @@ describe("Gemini CLI connected to Verbatim as its IDE companion (code-server, re
         else await line.click();
     }
 
-    /** Waits until the extension has sent the server a selection ending on `line` (1-based) of `name`. */
+    /**
+     * Waits until the extension has sent the server a selection ending on `line` (1-based) of `name`,
+     * and the server has sent Gemini CLI the context with that cursor (after its debounce).
+     */
     async function selectionSent(name, line, since) {
-        await waitFor(`the extension to send the selection at line ${line} of ${name}`, () => {
+        const sent = await waitFor(`the extension to send the selection at line ${line} of ${name}`, () => {
             const pattern = new RegExp(`\\[claude code\\] selection \\S*${name.replace(".", "\\.")} \\d+:\\d+-${line}:\\d+`);
             return loggedAt(pattern, since);
         });
-        // The server's debounce (50 ms) and the event stream to Gemini CLI, with room: nothing shows when it arrived.
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        const update = new RegExp(`ide/contextUpdate sent active=\\S*/${name.replace(".", "\\.")} cursor_line=${line}\\b`);
+        await waitFor(`the server to send Gemini CLI the cursor at line ${line} of ${name}`, () => loggedAt(update, sent));
     }
 
     step("the extension gives a new terminal Gemini CLI's variables, naming the server's discovery file", async () => {
@@ -344,8 +349,8 @@ describe("Gemini CLI connected to Verbatim as its IDE companion (code-server, re
     });
 
     step("the person opens app.txt and types a line at its end (unsaved)", async () => {
-        await editor.openFromExplorer(BIG, numberedLine(1));
-        await editor.openFromExplorer("app.txt", "epsilon");
+        await editor.openFromExplorer(BIG, numberedLine(1), { read: () => read(BIG) });
+        await editor.openFromExplorer("app.txt", "epsilon", { read: () => read("app.txt") });
         await clickOn("epsilon");
         await page.keyboard.press("Control+End");
         await page.keyboard.type(TYPED);
@@ -388,6 +393,9 @@ describe("Gemini CLI connected to Verbatim as its IDE companion (code-server, re
     });
 
     step("a. the person keeps one hunk of two: the disk holds exactly the disk text and that hunk; the buffer that and their line, still dirty", async () => {
+        // The extension's re-read of app.txt once the agent has written it (the buffer has the person's line).
+        const reread = /\[disk\] \S*\/app\.txt: re-read from disk and the buffer's text put back \(the agent wrote/;
+        const rereadBefore = loggedCount(reread);
         await lenses("Accept").first().click();
         await lenses("Accepted · Undo").first().waitFor({ state: "visible" });
         await lenses("Reject").first().click();
@@ -402,8 +410,9 @@ describe("Gemini CLI connected to Verbatim as its IDE companion (code-server, re
         const second = await model.waitRequest(2);
         assert.equal(functionResponses(second).length, 1, "the replace's result went to the model");
         await gemini.waitFor("Kept what you kept");
-        // The write is the one the server expected: no second review, no reload over the person's line.
-        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        // The write is the one the server expected: it says the disk now holds the decision (`synced`), and the
+        // extension re-reads the file and puts the person's line back; no second review.
+        await waitFor("the extension to re-read app.txt after Gemini CLI's write", () => loggedCount(reread) > rereadBefore);
         assert.equal(await reviewTab().count(), 0, "no second review");
         assert.equal((await status()).pending.length, 0);
         assert.equal((await read("app.txt")).text, kept + TYPED);
@@ -432,7 +441,7 @@ describe("Gemini CLI connected to Verbatim as its IDE companion (code-server, re
 
     step("c. the context update reaches the model; a write_file of a new file is reviewed as created and, accepted, written", async () => {
         // The person selects "delta" in app.txt: the next request carries the change.
-        await page.locator('.tabs-container .tab[data-resource-name="app.txt"]').first().click();
+        await editor.showTab("app.txt");
         const since = Date.now();
         await clickOn("delta", { double: true });
         await selectionSent("app.txt", 4, since - 1_000);
@@ -459,7 +468,7 @@ describe("Gemini CLI connected to Verbatim as its IDE companion (code-server, re
     });
 
     step(`timings on a ${BIG_LINES.toLocaleString("en")}-line file: openDiff received → review on screen, accept key → ide/diffAccepted sent`, async () => {
-        await page.locator(`.tabs-container .tab[data-resource-name="${BIG}"]`).first().click();
+        await editor.showTab(BIG);
         // Above verbatim.review.diffMaxLines (5,000), the review is in the file's own editor; each edit's
         // watch is armed while the last one's buttons are still there.
         const watch = async (k) => ({

@@ -115,6 +115,25 @@ export function withTimeout(promise, what, ms = 30_000) {
     return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * Waits for `step` while an agent's request (`pending`) is meant to wait for the
+ * person: if the request ends first (the server refused the edit, say), the wait
+ * fails at once with its answer, instead of after the step's whole timeout.
+ */
+export async function untilAnswered(step, pending, what) {
+    step.catch(() => undefined);
+    const answered = pending.then(
+        (result) => {
+            throw new Error(`the agent was answered while waiting for ${what}: ${JSON.stringify(result)}`);
+        },
+        (error) => {
+            throw new Error(`the agent's request failed while waiting for ${what}: ${error.message}`);
+        },
+    );
+    answered.catch(() => undefined);
+    return Promise.race([step, answered]);
+}
+
 /** Where a review's buttons are on the page: its lenses in a diff's proposal side and in a file's own editor, and Accept All in the editor's title bar. */
 export const REVIEW_SELECTORS = {
     diffLens: ".monaco-diff-editor .editor.modified .codelens-decoration a",
@@ -157,6 +176,10 @@ const BASE_SETTINGS = {
     "telemetry.telemetryLevel": "off",
     "editor.acceptSuggestionOnEnter": "off",
     "editor.quickSuggestions": { other: false, comments: false, strings: false },
+    // VS Code forwards every port a process opens (the server's endpoints among them); past
+    // 20 on a busy machine it says so and rewrites the user settings mid-test (a restart
+    // right after was seen to find no verbatim.server.path).
+    "remote.autoForwardPorts": false,
 };
 
 /**
@@ -283,14 +306,17 @@ export class Editor {
     /** Closes the browser and code-server; copies VS Code's logs to the output directory. */
     async close() {
         await this.browser?.close().catch(() => undefined);
-        if (this.codeServerProcess?.pid) {
+        const codeServer = this.codeServerProcess;
+        if (codeServer?.pid) {
+            // Its logs are complete once it has exited (or given up on after a while).
+            const exited = codeServer.exitCode !== null || codeServer.signalCode !== null ? Promise.resolve() : new Promise((resolve) => codeServer.once("exit", resolve));
             try {
-                process.kill(-this.codeServerProcess.pid, "SIGTERM");
+                process.kill(-codeServer.pid, "SIGTERM");
             } catch {
                 // Already gone.
             }
+            await withTimeout(exited, "code-server to exit", 10_000).catch(() => undefined);
         }
-        await new Promise((resolve) => setTimeout(resolve, 1000));
         const logs = path.join(this.userData, "logs");
         if (existsSync(logs)) cpSync(logs, path.join(this.output, "vscode-logs"), { recursive: true });
         rmSync(this.temp, { recursive: true, force: true });
@@ -331,11 +357,65 @@ export class Editor {
         return Agent.connect((await this.discovery()).socket, name);
     }
 
-    /** Opens a workspace file by clicking it in the Explorer (Ctrl+P would go to the browser). */
-    async openFromExplorer(name, visibleText) {
-        await this.page.locator(".explorer-folders-view").getByText(name, { exact: true }).first().click();
+    /**
+     * Moves the pointer where nothing shows a tooltip, and the keyboard focus off an
+     * element that shows one, and waits until no hover is up. VS Code shows a tooltip
+     * once the pointer rests on an Explorer row, a tab or a status bar item, and it
+     * stays while the pointer is on it or on the tooltip: one that lies over what the
+     * next step clicks takes that click, and Playwright retries it for its whole
+     * timeout. It also shows one when such an element gets the focus back (a status
+     * bar item, once the quick pick it opened closes), until the focus leaves it. The
+     * spot is the Explorer's empty space below its files, else the middle of the
+     * editor area.
+     */
+    async pointerAway() {
+        const explorer = this.page.locator(".explorer-folders-view");
+        const box = (await explorer.isVisible()) ? await explorer.boundingBox() : null;
+        const rows = box ? await explorer.locator(".monaco-list-row").evaluateAll((rows) => Math.max(0, ...rows.map((row) => row.getBoundingClientRect().bottom))) : 0;
+        const emptyBelow = box && box.y + box.height - rows > 40;
+        if (emptyBelow) await this.page.mouse.move(box.x + box.width / 2, box.y + box.height - 20);
+        else await this.page.mouse.move(900, 450);
+        const hovers = this.page.locator(".workbench-hover-container:visible, .monaco-hover:visible");
+        if ((await hovers.count()) > 0) {
+            // VS Code marks an element whose tooltip it draws itself with `custom-hover`, and shows
+            // that tooltip on focus unless the element takes typing (an input box, an editor).
+            await this.page.evaluate(() => {
+                const focused = document.activeElement;
+                const takesTyping = focused instanceof HTMLInputElement || focused instanceof HTMLTextAreaElement || (focused instanceof HTMLElement && focused.isContentEditable);
+                if (focused instanceof HTMLElement && !takesTyping && focused.closest("[custom-hover]")) focused.blur();
+            });
+        }
+        await waitFor("no hover to be up", async () => (await hovers.count()) === 0, { timeout: 10_000, interval: 100 });
+    }
+
+    /**
+     * Clicks `target` (an Explorer row, a tab, a status bar item: anything with a
+     * tooltip) with no hover in the way, and takes the pointer off it again, so that
+     * its own tooltip does not show over what the next step clicks.
+     */
+    async click(target, options) {
+        await this.pointerAway();
+        await target.click(options);
+        await this.pointerAway();
+    }
+
+    /** Brings the open document `name` to the front by its tab. */
+    async showTab(name) {
+        await this.click(this.tab(name).first());
+        await this.tab(name).and(this.page.locator(".active")).first().waitFor({ state: "visible" });
+    }
+
+    /**
+     * Opens a workspace file by clicking it in the Explorer (Ctrl+P would go to the browser).
+     * With `read` (an agent's `verbatim/read` of that file), it also waits until the server
+     * holds the editor's copy: the editor's didOpen arrives a moment after the tab shows
+     * (seconds on a busy machine), and until then the server answers from the disk.
+     */
+    async openFromExplorer(name, visibleText, { read } = {}) {
+        await this.click(this.page.locator(".explorer-folders-view").getByText(name, { exact: true }).first());
         await this.tab(name).waitFor({ state: "visible" });
         if (visibleText) await this.page.locator(".monaco-editor .view-lines", { hasText: visibleText }).first().waitFor({ state: "visible" });
+        if (read) await waitFor(`the server to hold ${name} as the editor opened it`, async () => ((await read()).source === "editor" ? true : undefined));
     }
 
     /**
@@ -343,11 +423,14 @@ export class Editor {
      * puts the change annotation's label (and its description, which the
      * extension drops when it only repeats the summary) in the edit row's hover.
      */
-    async waitForPreview(label, timeout = 60_000) {
+    async waitForPreview(label, { timeout = 60_000, pending } = {}) {
         const labelled = this.panel().locator(`.monaco-list-row:has([title^="${label}"])`).first();
-        await labelled.waitFor({ state: "visible", timeout });
-        await this.panel().locator(".monaco-button", { hasText: "Apply" }).first().waitFor({ state: "visible" });
-        return labelled;
+        const shown = (async () => {
+            await labelled.waitFor({ state: "visible", timeout });
+            await this.panel().locator(".monaco-button", { hasText: "Apply" }).first().waitFor({ state: "visible" });
+            return labelled;
+        })();
+        return pending ? untilAnswered(shown, pending, `the Refactor Preview to show "${label}"`) : shown;
     }
 
     /**

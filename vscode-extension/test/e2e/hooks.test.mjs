@@ -188,7 +188,6 @@ describe("the agents' own edits reviewed in VS Code through their pre-write hook
                 "verbatim.logLevel": "debug",
                 "verbatim.reviewMode": "confirm",
                 "workbench.editor.enablePreview": false,
-                "remote.autoForwardPorts": false,
             },
             output,
         });
@@ -257,20 +256,8 @@ describe("the agents' own edits reviewed in VS Code through their pre-write hook
         return undefined;
     }
 
-    /**
-     * Moves the pointer into the editor and waits until no hover is up: the Explorer's tooltip of the
-     * file just clicked can stay over the editor and take the next click.
-     */
-    async function dismissHovers() {
-        await page.mouse.move(900, 450);
-        await waitFor("the hovers to go", async () => (await page.locator(".workbench-hover-container:visible, .monaco-hover:visible").count()) === 0, { timeout: 10_000 });
-    }
-
-    /** Opens `name` from the Explorer and waits for its text. */
-    async function open(name, visibleText) {
-        await editor.openFromExplorer(name, visibleText);
-        await dismissHovers();
-    }
+    /** Opens `name` from the Explorer and waits for its text, and for the server to hold the editor's copy. */
+    const open = (name, visibleText) => editor.openFromExplorer(name, visibleText, { read: () => read(name) });
 
     /** Rejects the review's first undecided hunk (or all of them), giving `reason` in the box VS Code asks it in. */
     async function reject(lens, reason) {

@@ -69,10 +69,11 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
     });
 
     const read = (name, by = agent) => by.request("verbatim/read", { uri: uriOf(name) });
+    /** Waits until the server holds `text` in the editor's buffer of `name` (until the editor's didOpen arrives, a read answers from the disk). */
     const waitForText = (name, text) =>
-        waitFor(`the server to hold ${JSON.stringify(text)} in ${name}`, async () => {
+        waitFor(`the server to hold ${JSON.stringify(text)} in the editor's buffer of ${name}`, async () => {
             const result = await read(name);
-            return result.text === text ? result : undefined;
+            return result.source === "editor" && result.text === text ? result : undefined;
         });
 
     /** Sends an agent request whose answer comes when the person decides. */
@@ -98,6 +99,12 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         await diff().locator(".editor.modified .view-lines", { hasText: text }).first().waitFor({ state: "visible" });
         await lenses("Accept All").first().waitFor({ state: "visible" });
     }
+
+    /** How many times the review of `label` took a new offer of its edit, by the extension's log. */
+    const newOffers = (label) => {
+        const taken = new RegExp(`\\[review\\] "${label}": offer \\S+, over the new text`);
+        return editor.extensionLog().split("\n").filter((line) => taken.test(line)).length;
+    };
 
     /** Answers the reason box: `reason` (may be empty) and Enter. */
     async function giveReason(reason) {
@@ -192,14 +199,14 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         const pending = replaceIn("review.rs", before, "let w = 4;", "let w = 400;", "Scale w");
         await waitForReview("test-agent: Scale w", "let w = 400;");
         // The person types at the end of the file, in the document's own tab.
-        await page.locator('.tabs-container .tab[aria-label="review.rs"]').click();
+        await editor.click(page.locator('.tabs-container .tab[aria-label="review.rs"]'));
         await page.locator(".monaco-editor:not(.monaco-diff-editor *) .view-lines", { hasText: "fn main" }).first().click();
         await page.keyboard.press("Control+End");
         await page.keyboard.type("// typed during review\n");
         const typed = `${before.text}// typed during review\n`;
         await waitForText("review.rs", typed);
         // Back to the review, which the server has offered again over the typing (or is about to).
-        await page.locator(".tabs-container .tab", { hasText: "test-agent: Scale w" }).first().click();
+        await editor.click(page.locator(".tabs-container .tab", { hasText: "test-agent: Scale w" }).first());
         await lenses("Accept All").first().click();
         const result = await withTimeout(pending, "the agent's answer");
         assert.equal(result.applied, true);
@@ -210,7 +217,7 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
 
     /** Types in review.rs's own tab: `keys` move the cursor from the start of the file first. */
     async function typeInReviewFile(keys, text) {
-        await page.locator('.tabs-container .tab[aria-label="review.rs"]').click();
+        await editor.click(page.locator('.tabs-container .tab[aria-label="review.rs"]'));
         await page.locator(".monaco-editor:not(.monaco-diff-editor *) .view-lines", { hasText: "fn main" }).first().click();
         await page.keyboard.press("Control+Home");
         for (const key of keys) await page.keyboard.press(key);
@@ -229,12 +236,13 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         await waitForReview("test-agent: Print z", "{x} {y} {z}");
         await lenses("Accept").first().click();
         await lenses("Accepted · Undo").first().waitFor({ state: "visible" });
+        const offers = newOffers("test-agent: Print z");
         await typeInReviewFile(["Control+End"], "// typed while one hunk was accepted\n");
         const typed = `${before.text}// typed while one hunk was accepted\n`;
         await waitForText("review.rs", typed);
         // The typing settles, the edit is refused, and the server offers it again over the typing.
-        await new Promise((resolve) => setTimeout(resolve, 1500));
-        await page.locator(".tabs-container .tab", { hasText: "test-agent: Print z" }).first().click();
+        await waitFor("the review to take the new offer", () => newOffers("test-agent: Print z") > offers);
+        await editor.click(page.locator(".tabs-container .tab", { hasText: "test-agent: Print z" }).first());
         await lenses("Accepted · Undo").first().waitFor({ state: "visible" });
         assert.equal(await lenses("Accept").count(), 1, "only the second hunk waits");
         await lenses("Accept").first().click();
@@ -309,11 +317,9 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         await lenses("File 1 of 2: next file").first().click();
         await waitForReview("test-agent: Touch both files", "First line");
         await lenses("Accept").first().click();
-        // One file decided: nothing applied yet.
-        await new Promise((resolve) => setTimeout(resolve, 500));
-        assert.equal((await read("other.txt")).text, otherBefore.text);
-        // The review moves on to the hunk still undecided, in the first file.
+        // The review moves on to the hunk still undecided, in the first file; one file decided, nothing is applied yet.
         await waitForReview("test-agent: Touch both files", "// checked");
+        assert.equal((await read("other.txt")).text, otherBefore.text);
         await lenses("File 1 of 2: next file").first().waitFor({ state: "visible" });
         await page.screenshot({ path: path.join(output, "multi-file.png") });
         assert.equal(await page.locator(".tabs-container .tab", { hasText: "Touch both files" }).count(), 1, "one tab for the review");
@@ -383,13 +389,14 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
 
         await fileLenses("Accept").first().click();
         await fileLenses("Accepted · Undo").first().waitFor({ state: "visible" });
+        const offers = newOffers("test-agent: Edit near the end");
         // Typing at the top of the file meanwhile: the edit is offered again below it, the decision kept.
         await page.locator(".monaco-editor:not(.monaco-diff-editor *) .view-lines", { hasText: numberedLine(LARGE_LINES) }).first().click();
         await page.keyboard.press("Control+Home");
         await page.keyboard.type("typed at the top\n");
         const typed = `typed at the top\n${original}`;
         await waitForText(LARGE_NAME, typed);
-        await new Promise((resolve) => setTimeout(resolve, 1500));
+        await waitFor("the review to take the new offer", () => newOffers("test-agent: Edit near the end") > offers);
         await page.keyboard.press("Control+End");
         await fileLenses("Accepted · Undo").first().waitFor({ state: "visible" });
         assert.equal(await fileLenses("Reject").count(), 1, "only the second hunk waits");
@@ -612,7 +619,7 @@ describe("the in-editor review (code-server)", { concurrency: false }, () => {
         await page.locator(".monaco-modal-editor-block").waitFor({ state: "detached" });
         const before = await read("other.txt");
         const pending = replaceIn("other.txt", before, "second line", "SECOND LINE", "Through the preview");
-        await editor.waitForPreview("test-agent: Through the preview");
+        await editor.waitForPreview("test-agent: Through the preview", { pending });
         await editor.tickAllChanges();
         await editor.pressApply();
         const result = await withTimeout(pending, "the agent's answer");

@@ -80,7 +80,8 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
 
     const statusBar = () => editor.statusBar();
     const notesTab = () => editor.tab("notes.txt");
-    const waitForPreview = (label) => editor.waitForPreview(label);
+    /** Waits for the Refactor Preview to show `label`; fails at once if the agent's request `pending` ends first. */
+    const waitForPreview = (label, pending) => editor.waitForPreview(label, { pending });
     const runCommand = (title) => editor.runCommand(title);
 
     /** Sends `verbatim/strReplace` as the agent; the returned promise settles when the person decides. */
@@ -104,7 +105,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
     }
 
     async function typeAtEndOfNotes(text) {
-        await notesTab().click();
+        await editor.showTab("notes.txt");
         await page.locator(".monaco-editor .view-lines", { hasText: "alpha" }).first().click();
         await page.keyboard.press("Control+End");
         await page.keyboard.type(text);
@@ -128,7 +129,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
     });
 
     step("the status bar item lists the agents; the socket path can be copied", async () => {
-        await statusBar().getByText("Verbatim: 1 agent").first().click();
+        await editor.click(statusBar().getByText("Verbatim: 1 agent").first());
         const list = page.locator(".quick-input-widget");
         await list.locator(".monaco-list-row", { hasText: "test-agent" }).first().waitFor({ state: "visible" });
         await list.locator(".monaco-list-row", { hasText: "Copy Agent Connection Info" }).first().click();
@@ -138,8 +139,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
     });
 
     step("the person opens a file through the Explorer and types an unsaved change", async () => {
-        await page.locator(".explorer-folders-view").getByText("notes.txt").first().click();
-        await page.locator(".monaco-editor .view-lines", { hasText: "alpha" }).first().waitFor({ state: "visible" });
+        await editor.openFromExplorer("notes.txt", "alpha");
         await typeAtEndOfNotes("delta");
         await notesTab().and(page.locator(".dirty")).waitFor({ state: "visible" });
         const live = await waitForServerText(TYPED);
@@ -150,7 +150,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
     step("Apply in the Refactor Preview: the agent's edit lands in the unsaved buffer", async () => {
         const before = await read();
         const pending = strReplace("beta", "BETA", "Shout beta", before.rev);
-        const row = await waitForPreview("test-agent: Shout beta");
+        const row = await waitForPreview("test-agent: Shout beta", pending);
         await statusBar().getByText("1 pending").first().waitFor({ state: "visible", timeout: 30_000 });
         await editor.tickAllChanges();
 
@@ -159,10 +159,11 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         const label = row.locator(".monaco-highlighted-label").first();
         await label.click();
         await page.locator(".monaco-diff-editor .view-lines", { hasText: "BETA" }).first().waitFor({ state: "visible", timeout: 30_000 });
-        await page.mouse.move(10, 400);
+        await editor.pointerAway();
         await label.hover();
         await page.getByText("test-agent: Shout beta", { exact: true }).first().waitFor({ state: "visible", timeout: 10_000 });
         await page.screenshot({ path: path.join(output, "refactor-preview.png") });
+        await editor.pointerAway();
 
         await editor.pressApply();
 
@@ -185,7 +186,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
     step("Discard in the Refactor Preview: the agent gets `rejected`", async () => {
         const before = await read();
         const pending = strReplace("gamma", "GAMMA", "Shout gamma", before.rev);
-        await waitForPreview("test-agent: Shout gamma");
+        await waitForPreview("test-agent: Shout gamma", pending);
         await editor.pressDiscard();
 
         const error = await expectError(pending);
@@ -202,7 +203,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         assert.notEqual(moved.rev, seen.rev);
 
         const pending = strReplace("BETA", "Beta", "Calm beta", seen.rev);
-        await waitForPreview("test-agent: Calm beta");
+        await waitForPreview("test-agent: Calm beta", pending);
         await editor.tickAllChanges();
         await editor.pressApply();
         const result = await withTimeout(pending, "the agent's answer");
@@ -224,15 +225,16 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
     step("the person types elsewhere while the edit waits in the preview: it is offered again over the typing, and applied rebased", async () => {
         const before = await read();
         const pending = strReplace("gamma", "GAMMA", "Shout gamma again", before.rev);
-        const row = await waitForPreview("test-agent: Shout gamma again");
+        await waitForPreview("test-agent: Shout gamma again", pending);
         await pendingEdit("Shout gamma again");
         await typeAtEndOfNotes("?");
         const moved = await waitForServerText(`${before.text}?`);
 
         // The extension withdraws the stale preview, and the server offers the edit again over the new
-        // text, under the same id. The gap between the two may be too short to see: wait a little for it.
-        await row.waitFor({ state: "detached", timeout: 3_000 }).catch(() => undefined);
-        await waitForPreview("test-agent: Shout gamma again");
+        // text, under the same id. The old preview is gone before the server hears of it, so the preview
+        // shown once the server has sent the second offer is that one.
+        await waitFor("the server to offer the edit again", () => /sending workspace\/applyEdit: test-agent: Shout gamma again .*offer=2/.test(editor.extensionLog()));
+        await waitForPreview("test-agent: Shout gamma again", pending);
         await page.screenshot({ path: path.join(output, "offered-again.png") });
         await editor.tickAllChanges();
         await editor.pressApply();
@@ -252,7 +254,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
     step("the person types inside the quoted text while the edit waits in the preview: the agent gets `stale`", async () => {
         const before = await read();
         const pending = strReplace("GAMMA", "gamma", "Quiet gamma", before.rev);
-        await waitForPreview("test-agent: Quiet gamma");
+        await waitForPreview("test-agent: Quiet gamma", pending);
         // Into the middle of line 3, "GAMMA": the end of the file, up a line, its start, two to the right.
         await typeAtEndOfNotes("");
         for (const key of ["ArrowUp", "Home", "ArrowRight", "ArrowRight"]) await page.keyboard.press(key);
@@ -274,16 +276,14 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         const largePath = path.join(workspace, LARGE_NAME);
         const largeUri = pathToFileURL(largePath).href;
         const original = readFileSync(largePath, "utf8");
-        await editor.openFromExplorer(LARGE_NAME, numberedLine(1));
-        const before = await waitFor("the server to hold the large file as the editor opened it", async () => {
-            const result = await read(largeUri);
-            return result.text === original ? result : undefined;
-        });
+        await editor.openFromExplorer(LARGE_NAME, numberedLine(1), { read: () => read(largeUri) });
+        const before = await read(largeUri);
+        assert.ok(before.text === original, "the server holds the file as the editor opened it");
 
         const target = numberedLine(LARGE_LINES - 7);
         const replacement = `${target} (edited by the agent)`;
         const pending = strReplace(target, replacement, "Edit near the end", before.rev, largeUri);
-        await waitForPreview("test-agent: Edit near the end");
+        await waitForPreview("test-agent: Edit near the end", pending);
         await editor.tickAllChanges();
         await editor.pressApply();
         const result = await withTimeout(pending, "the agent's answer");
@@ -297,8 +297,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         assert.ok(live.text === expected, "the server's copy of the buffer is the original with one line replaced");
 
         // The editor's own text, written out by a save, is exact too.
-        await editor.tab(LARGE_NAME).click();
-        await editor.tab(LARGE_NAME).and(page.locator(".active")).waitFor({ state: "visible" });
+        await editor.showTab(LARGE_NAME);
         await page.locator(".monaco-editor .view-lines").first().click();
         await page.keyboard.press("Control+s");
         // A 1.2 MB save may be read half-written: wait for the whole of it.
@@ -307,7 +306,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
     });
 
     step("Toggle Auto-Apply: the next edit is applied at once, without the preview", async () => {
-        await notesTab().click();
+        await editor.showTab("notes.txt");
         await runCommand("Verbatim: Toggle Auto-Apply for This Session");
         await statusBar().getByText("(auto-apply)").first().waitFor({ state: "visible", timeout: 30_000 });
 
@@ -347,7 +346,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
     const saveConflict = () => page.getByText("The content of the file is newer");
 
     step("a clean document rewritten on disk: VS Code reloads it by itself", async () => {
-        await editor.openFromExplorer(DISK_NAME, "disk line 1");
+        await editor.openFromExplorer(DISK_NAME, "disk line 1", { read: () => read(diskUri()) });
         await waitFor("the server to hold disk.txt", async () => (await read(diskUri())).text === DISK_ORIGINAL);
         const rewritten = DISK_ORIGINAL.replace("disk line 12", "disk line 12, rewritten while clean");
         writeAtomically(diskPath(), rewritten);
@@ -359,7 +358,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
     step("a dirty document rewritten on disk: the merged change is reviewed, and Ctrl+S saves both without a dialog", async () => {
         const clean = readFileSync(diskPath(), "utf8");
         // The person adds a line at the top, unsaved.
-        await editor.tab(DISK_NAME).click();
+        await editor.showTab(DISK_NAME);
         await page.locator(".monaco-editor .view-lines", { hasText: "disk line 1" }).first().click();
         await page.keyboard.press("Control+Home");
         await page.keyboard.type("typed by the person\n");
@@ -389,7 +388,7 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         await waitFor("the save to reach the disk", () => readFileSync(diskPath(), "utf8") === merged, { timeout: 10_000 });
         await editor.tab(DISK_NAME).and(page.locator(".dirty")).waitFor({ state: "detached" });
         await page.screenshot({ path: path.join(output, "saved-after-change-on-disk.png") });
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        // VS Code shows that notification instead of writing the file: the save is done and on disk.
         assert.equal(await saveConflict().count(), 0, "no \"content of the file is newer\" notification");
         assert.equal(readFileSync(diskPath(), "utf8"), merged, "the file holds the agent's and the person's changes");
 
@@ -428,11 +427,12 @@ describe("Verbatim in VS Code (code-server)", { concurrency: false }, () => {
         await page.screenshot({ path: path.join(output, "compare-with-disk.png") });
         assert.equal((await read(diskUri())).text, typed, "the person's line is kept");
 
-        await editor.tab(DISK_NAME).click();
+        await editor.showTab(DISK_NAME);
         await page.locator(".monaco-editor .view-lines", { hasText: "twice" }).first().click();
         await page.keyboard.press("Control+s");
         await waitFor("the save to reach the disk", () => readFileSync(diskPath(), "utf8") === typed, { timeout: 10_000 });
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        await editor.tab(DISK_NAME).and(page.locator(".dirty")).waitFor({ state: "detached" });
+        // VS Code shows that notification instead of writing the file: the save is done and on disk.
         assert.equal(await saveConflict().count(), 0, "no \"content of the file is newer\" notification");
     });
 });

@@ -123,10 +123,14 @@ describe("an untrusted workspace (code-server with workspace trust on)", { concu
                 .reduce((sum, file) => sum + readFileSync(file, "utf8").split(text).length - 1, 0);
         await waitFor("the log to show both restart requests", () => count("Restart requested.") >= 2);
         await waitFor("the log to show three starts (at activation, then two restarts)", () => count("Using the bundled ") >= 3);
-        // A client built beside the other one would have its process by now; give it time anyway.
-        await new Promise((resolve) => setTimeout(resolve, 3000));
-        const remaining = serverProcesses(editor.runtimeDir);
-        assert.equal(remaining.length, 1, `server processes: ${remaining.join(", ")}`);
+        // Each server started says so once the editor's initialize reached it: the third one's line means
+        // both restarts are done, and the servers before it are on their way out.
+        await waitFor("the third server to be initialized", () => count("editor initialized") >= 3);
+        const remaining = await waitFor("one server process to remain", () => {
+            const pids = serverProcesses(editor.runtimeDir);
+            return pids.length === 1 ? pids : undefined;
+        });
+        assert.equal(count("editor initialized"), 3, "no fourth server started beside them");
         assert.notEqual(remaining[0], first);
         await waitFor("the discovery file of the remaining server", () =>
             discoveryFiles(editor.runtimeDir).some((file) => file.pid === remaining[0]),
