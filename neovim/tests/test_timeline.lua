@@ -517,6 +517,80 @@ H.test("X reverts a file, an edit, a turn, a session: once confirmed", function(
   end)
 end)
 
+H.test("X on a turn that spans sessions counts every edit the server reverts", function()
+  -- Each `verbatim` command line run is a session: an agent's turn of three
+  -- runs is three sessions, and `{ turn = … }` reverts all three edits.
+  local function session(n)
+    return {
+      session = "cli-" .. n,
+      agent = "two",
+      source = "editor",
+      started = "2026-12-03T10:0" .. n .. ":00Z",
+      ended = "2026-12-03T10:0" .. n .. ":00Z",
+      turns = {
+        {
+          turn = "two-1",
+          started = "2026-12-03T10:0" .. n .. ":00Z",
+          ended = "2026-12-03T10:0" .. n .. ":00Z",
+          files = { { uri = "file:///p/f" .. n, reviewed = false } },
+          edits = {
+            {
+              writeId = "w" .. n,
+              time = "2026-12-03T10:0" .. n .. ":00Z",
+              agent = "two",
+              summary = "edit " .. n,
+              outcome = "applied",
+              files = {
+                {
+                  id = "w" .. n .. ".0",
+                  uri = "file:///p/f" .. n,
+                  outcome = "applied",
+                  added = 1,
+                  removed = 1,
+                  revertible = true,
+                },
+              },
+            },
+          },
+        },
+      },
+    }
+  end
+  local s = stub()
+  s.answers["verbatim/timeline"] = function()
+    return nil,
+      { sessions = { session(3), session(2), session(1) }, entries = 3, truncated = false }
+  end
+  s.answers["verbatim/revert"] = function()
+    return nil,
+      {
+        writeId = "w4",
+        outcome = "applied",
+        reverts = {},
+        files = {},
+        message = "Reverted 3 entries.",
+      }
+  end
+  local buf = open(s)
+  local row = vim.fn.index(
+    H.lines(buf),
+    "  ▾ turn 1  " .. hm("2026-12-03T10:02:00Z") .. "  1 edit, 0/1 file reviewed  two-1"
+  ) + 1
+  H.truthy(row > 0, table.concat(H.lines(buf), "\n"))
+  local asked = selecting(function()
+    return 1
+  end, function()
+    cursor(row)
+    press("X")
+  end)
+  H.eq("Revert turn two-1 of two (3 edits in 3 sessions)?", asked[1].prompt)
+  H.eq({ turn = "two-1" }, calls_of(s, "verbatim/revert")[1].params)
+  -- One session's turn is counted as before.
+  local params, question = timeline.revert_target(timeline.views[buf].nodes[row])
+  H.eq({ turn = "two-1" }, params)
+  H.eq("Revert turn 1 of two (1 edit)?", question)
+end)
+
 H.test("X shows the server's errors and partial outcomes with their messages", function()
   local s = stub()
   local answer
@@ -628,6 +702,67 @@ H.test("m marks a file reviewed for its turn, and again unmarks it", function()
   end)
   H.eq("verbatim: No turn 01a23bcb-3138-4d2a-8e1f-2a3b4c5d6e7f in the journals read.", notes[1].msg)
   H.eq("        · /p/src/b.rs  +1 -1", H.lines(buf)[LINE.file2_0], "unchanged")
+end)
+
+H.test("m while a timeline is on its way: the other answer does not take the mark away", function()
+  local timelines = {}
+  local marked = {}
+  local hold_marks = false
+  local buf = open({
+    request = function(method, params, callback)
+      if method ~= "verbatim/markReviewed" then
+        table.insert(timelines, callback)
+      elseif hold_marks then
+        table.insert(marked, callback)
+      else
+        table.insert(marked, params)
+        callback(nil, { reviewed = params.reviewed })
+      end
+    end,
+  })
+  timelines[1](nil, vim.json.decode(CANNED))
+  -- A refresh (R, or a change journaled) is on its way when m is pressed.
+  press("R")
+  cursor(LINE.file9_0)
+  press("m")
+  H.eq(1, #marked)
+  H.eq("        ✓ /p/a.txt  +3 -1  applied", H.lines(buf)[LINE.file9_0])
+  H.eq(3, #timelines, "asked again, after the mark was kept")
+  -- The answer asked for before the mark comes late, without it: dropped.
+  timelines[2](nil, vim.json.decode(CANNED))
+  H.eq("        ✓ /p/a.txt  +3 -1  applied", H.lines(buf)[LINE.file9_0])
+  -- The answer asked for after it has it.
+  local fresh = vim.json.decode(CANNED)
+  fresh.sessions[1].turns[1].files[1].reviewed = true
+  timelines[3](nil, fresh)
+  H.eq("        ✓ /p/a.txt  +3 -1  applied", H.lines(buf)[LINE.file9_0])
+  H.truthy(H.lines(buf)[LINE.turn2]:find("2/2 files reviewed", 1, true), H.lines(buf)[LINE.turn2])
+  -- With nothing on its way, a mark asks for nothing more.
+  press("m")
+  H.eq(2, #marked)
+  H.eq(3, #timelines)
+  H.eq("        · /p/a.txt  +3 -1  applied", H.lines(buf)[LINE.file9_0])
+  -- The timeline answers first, while the mark is being kept: the mark goes
+  -- to the answer shown, in every session that shows its turn.
+  hold_marks = true
+  press("R")
+  press("m")
+  local two_sessions = vim.json.decode(CANNED)
+  local copy = vim.deepcopy(two_sessions.sessions[1])
+  copy.session = "01a23bcb-0000-4c6a-9d2e-7b8c9d0e1f2a"
+  copy.turns = { copy.turns[1] }
+  table.insert(two_sessions.sessions, copy)
+  timelines[4](nil, two_sessions)
+  H.eq("        · /p/a.txt  +3 -1  applied", H.lines(buf)[LINE.file9_0])
+  marked[3](nil, { reviewed = true })
+  local lines = H.lines(buf)
+  H.eq("        ✓ /p/a.txt  +3 -1  applied", lines[LINE.file9_0])
+  H.eq(
+    "        ✓ /p/a.txt  +3 -1  applied",
+    lines[#lines - 3],
+    "the same turn in the other session"
+  )
+  H.eq(4, #timelines, "nothing was on its way any more")
 end)
 
 H.test("a and f filter by agent and by file; again, or F, clears", function()

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use ropey::Rope;
-use verbatim::service::journal::{DocumentTexts, Journal, Source, WriteInfo};
+use verbatim::service::journal::{DocumentTexts, Journal, RevertWrite, Source, WriteInfo};
 use verbatim::service::journal_texts::KeepLimits;
 use verbatim::service::protocol::DocumentResult;
 use verbatim::service::timeline::{self, Filter, Marks};
@@ -58,7 +58,7 @@ fn write_info() -> WriteInfo<'static> {
         diagnostics: None,
         session: "bench-session",
         turn: Some("bench-turn"),
-        reverts: &[],
+        revert: RevertWrite::default(),
     }
 }
 

@@ -196,3 +196,106 @@ async fn a_moved_file_moves_back_with_its_text_and_forward_again_when_the_revert
     assert!(!project.path("old.txt").exists());
     assert_eq!(project.text("new.txt"), "keep\nchanged\n");
 }
+
+#[tokio::test]
+async fn a_revert_over_open_and_closed_files_is_one_write_that_reverts_in_turn_and_names_what_each_file_took_back() {
+    let editor = ScriptedEditor::start().await;
+    let open = editor.open("open.txt", "one\ntwo\n", "one\ntwo\n").await;
+    std::fs::write(editor.path("closed.txt"), "alpha\nbeta\n").unwrap();
+    let closed = editor.uri("closed.txt");
+    editor.set_review(Review::AcceptWritingClosedFiles);
+    let agent = editor.agent("agent").await;
+    let edits = json!([{"uri": open, "oldStr": "two", "newStr": "TWO"}, {"uri": closed, "oldStr": "beta", "newStr": "BETA"}]);
+    agent.call("verbatim/batchEdit", json!({"summary": "both", "turn": "t-1", "edits": edits})).await.unwrap();
+    assert_eq!(std::fs::read_to_string(editor.path("closed.txt")).unwrap(), "alpha\nBETA\n");
+    let cli = cli_support::Cli::new(editor.workspace.path(), editor.runtime_dir.path(), editor.state_dir.path());
+    let batch_id = cli.journal().last().unwrap()["writeId"].as_str().unwrap().to_owned();
+
+    // The closed file is written on disk, the open one reviewed: one write all the same.
+    editor.set_review(Review::Accept);
+    let result = agent.call("verbatim/revert", json!({"turn": "t-1"})).await.unwrap();
+    assert_eq!(result["outcome"], "applied", "{result:#}");
+    let vias: Vec<&str> = result["files"].as_array().unwrap().iter().map(|file| file["via"].as_str().unwrap()).collect();
+    assert_eq!(vias, ["disk", "editor"]);
+    editor.wait_for_buffer(&open, "one\ntwo\n").await;
+    assert_eq!(std::fs::read_to_string(editor.path("closed.txt")).unwrap(), "alpha\nbeta\n");
+    let write_id = result["writeId"].as_str().unwrap().to_owned();
+    let journal = cli.journal();
+    let revert: Vec<&Value> = journal.iter().filter(|entry| entry["writeId"] == write_id.as_str()).collect();
+    assert_eq!(revert.len(), 2, "{journal:#?}");
+    let ids: Vec<&str> = revert.iter().map(|entry| entry["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, [format!("{write_id}.0"), format!("{write_id}.1")]);
+    for entry in &revert {
+        // Each file's entry names only the entry of that file it took back.
+        let original = journal
+            .iter()
+            .find(|original| original["writeId"] == batch_id.as_str() && original["uri"] == entry["uri"])
+            .unwrap();
+        assert_eq!(entry["reverts"], json!([original["id"]]), "{entry:#}");
+    }
+    let timeline = agent.call("verbatim/timeline", json!({})).await.unwrap();
+    let edits: Vec<&Value> = timeline["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|session| session["turns"].as_array().unwrap())
+        .flat_map(|turn| turn["edits"].as_array().unwrap())
+        .collect();
+    let edit_of = |id: &str| *edits.iter().find(|edit| edit["writeId"] == id).unwrap();
+    assert_eq!(edit_of(&write_id)["files"].as_array().unwrap().len(), 2, "{timeline:#}");
+    assert_eq!(edit_of(&batch_id)["revertedBy"], write_id.as_str(), "{timeline:#}");
+
+    // Its one writeId brings both files back.
+    let again = agent.call("verbatim/revert", json!({"ids": [write_id]})).await.unwrap();
+    assert_eq!(again["outcome"], "applied", "{again:#}");
+    editor.wait_for_buffer(&open, "one\nTWO\n").await;
+    assert_eq!(std::fs::read_to_string(editor.path("closed.txt")).unwrap(), "alpha\nBETA\n");
+
+    // Reverted again, the review refused: only the closed file went back, and the batch
+    // is not shown as reverted.
+    editor.set_review(Review::Reject(None));
+    let refused = agent.call("verbatim/revert", json!({"turn": "t-1"})).await.unwrap();
+    assert_eq!(refused["outcome"], "partial", "{refused:#}");
+    assert_eq!(std::fs::read_to_string(editor.path("closed.txt")).unwrap(), "alpha\nbeta\n");
+    assert_eq!(editor.buffer(&open), "one\nTWO\n");
+    let timeline = agent.call("verbatim/timeline", json!({})).await.unwrap();
+    let batch = timeline["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|session| session["turns"].as_array().unwrap())
+        .flat_map(|turn| turn["edits"].as_array().unwrap())
+        .find(|edit| edit["writeId"] == batch_id.as_str())
+        .unwrap();
+    assert_eq!(batch["revertedBy"], Value::Null, "{batch:#}");
+}
+
+#[tokio::test]
+async fn a_revert_with_nothing_left_to_do_says_why_and_writes_nothing() {
+    let project = Project::new();
+    let cli = &project.cli;
+    cli.run_with_stdin(&["write", "gone.txt", "-m", "create", "--turn", "t-gone"], b"soon gone\n").await.expect_code(0);
+    std::fs::remove_file(project.path("gone.txt")).unwrap();
+    let entries = cli.journal().len();
+    let run = cli.run(&["revert", "--turn", "t-gone", "--json"]).await;
+    run.expect_code(0);
+    let result = run.json();
+    assert_eq!(result["outcome"], "unchanged", "{result:#}");
+    assert_eq!(result["writeId"], Value::Null);
+    assert_eq!(result["files"][0]["why"], "fileGone");
+    assert_eq!(result["message"], "Nothing to revert in gone.txt: it no longer exists.");
+    assert!(!project.path("gone.txt").exists());
+    assert_eq!(cli.journal().len(), entries, "nothing journaled");
+
+    project.write("a.txt", "one\ntwo\n");
+    cli.run(&["edit", "a.txt", "--old", "two", "--new", "TWO", "-m", "shout", "--turn", "t-same"]).await.expect_code(0);
+    cli.run(&["edit", "a.txt", "--old", "TWO", "--new", "two", "-m", "by hand"]).await.expect_code(0);
+    let run = cli.run(&["revert", "--turn", "t-same", "--json"]).await;
+    run.expect_code(0);
+    let result = run.json();
+    assert_eq!((result["outcome"].as_str(), result["files"][0]["why"].as_str()), (Some("unchanged"), Some("alreadyUndone")));
+    assert_eq!(result["message"], "Nothing to revert in a.txt: it already reads as the revert would leave it.");
+    let dry = cli.run(&["revert", "--turn", "t-same", "--dry-run", "--json"]).await;
+    assert_eq!(dry.json()["message"], "Nothing would be reverted. Nothing to revert in a.txt: it already reads as the revert would leave it.");
+    assert_eq!(project.text("a.txt"), "one\ntwo\n");
+}

@@ -767,8 +767,8 @@ export interface RevertParams {
     asTurn?: string;
 }
 
-/** `planned`: a dry run. */
-export type RevertOutcome = "applied" | "partial" | "rejected" | "planned";
+/** `planned`: a dry run; `unchanged`: nothing to write (a file's `why` says why). */
+export type RevertOutcome = "applied" | "partial" | "rejected" | "unchanged" | "planned";
 
 /** A region a later change also touched: never reverted blindly. 1-based lines. */
 export interface RevertConflict {
@@ -789,10 +789,12 @@ export interface RevertedFile {
     hunks: number;
     outcome: RevertOutcome;
     conflicts: RevertConflict[];
+    /** For a file with nothing to revert: it no longer exists, or already reads as the revert would leave it. */
+    why?: "fileGone" | "alreadyUndone";
 }
 
 export interface RevertResult {
-    /** The revert's own write id; `null` for a dry run. */
+    /** The revert's own write id (one for every file, on disk or reviewed); `null` for a dry run or when nothing was written. */
     writeId: string | null;
     outcome: RevertOutcome;
     reverts: string[];

@@ -300,12 +300,13 @@ M.DISK_ANNOTATION_PREFIX = "verbatim/disk/"
 ---@field action "edit"|"delete"|"create"|"move"
 ---@field newUri? string
 ---@field hunks integer
----@field outcome string
+---@field outcome "applied"|"partial"|"rejected"|"unchanged"|"planned"
 ---@field conflicts verbatim.RevertConflict[]
+---@field why? "fileGone"|"alreadyUndone" for a file with nothing to revert
 
 ---@class verbatim.RevertResult The result of `verbatim/revert`.
 ---@field writeId string|vim.NIL null for a dry run
----@field outcome "applied"|"partial"|"rejected"|"planned"
+---@field outcome "applied"|"partial"|"rejected"|"unchanged"|"planned" unchanged: nothing was written
 ---@field reverts string[]
 ---@field files verbatim.RevertFile[]
 ---@field message string one sentence for the person

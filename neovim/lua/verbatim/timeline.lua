@@ -1002,9 +1002,10 @@ end
 --- What `X` reverts on a line: the params of `verbatim/revert` and the
 --- question that confirms it; or nil and why not.
 ---@param node verbatim.TimelineNode
+---@param result? verbatim.TimelineResult the timeline shown, to count what a turn reverts
 ---@return verbatim.RevertParams|nil
 ---@return string question, or why it cannot be reverted
-function M.revert_target(node)
+function M.revert_target(node, result)
   local function edit_words(edit)
     local summary = type(edit.summary) == "string"
         and edit.summary ~= ""
@@ -1037,12 +1038,37 @@ function M.revert_target(node)
     return { ids = { node.edit.writeId } },
       string.format("Revert %s, %s?", edit_words(node.edit), count(files, "file", "files"))
   elseif node.kind == "turn" then
-    local edits = type(node.turn.edits) == "table" and #node.turn.edits or 0
+    -- The server reverts every edit of the turn, and a turn the agent named
+    -- spans sessions when the agent's writes do (each `verbatim` command line
+    -- run is a session of its own): count them all.
+    local edits, sessions = 0, 0
+    local shown = result and type(result.sessions) == "table" and result.sessions
+      or { node.session }
+    for _, session in ipairs(shown) do
+      for _, turn in ipairs(type(session.turns) == "table" and session.turns or {}) do
+        if turn.turn == node.turn.turn then
+          edits = edits + (type(turn.edits) == "table" and #turn.edits or 0)
+          sessions = sessions + 1
+        end
+      end
+    end
+    local agent = tostring(node.session.agent or node.session.session)
+    if sessions > 1 then
+      return { turn = node.turn.turn },
+        string.format(
+          "Revert turn %s of %s (%s in %d sessions)?",
+          short_id(node.turn.turn),
+          agent,
+          count(edits, "edit", "edits"),
+          sessions
+        )
+    end
+    edits = type(node.turn.edits) == "table" and #node.turn.edits or 0
     return { turn = node.turn.turn },
       string.format(
         "Revert turn %d of %s (%s)?",
         node.turn_number or 0,
-        tostring(node.session.agent or node.session.session),
+        agent,
         count(edits, "edit", "edits")
       )
   elseif node.kind == "session" then
@@ -1066,7 +1092,7 @@ function M.revert(view)
   if not node then
     return
   end
-  local params, question = M.revert_target(node)
+  local params, question = M.revert_target(node, view.result)
   if not params then
     notify(question, vim.log.levels.WARN)
     return
@@ -1116,18 +1142,39 @@ function M.toggle_reviewed(view)
       return
     end
     local reviewed = type(result) == "table" and result.reviewed == true
-    turn.files = type(turn.files) == "table" and turn.files or {}
-    local found = false
-    for _, f in ipairs(turn.files) do
-      if f.uri == uri then
-        f.reviewed, found = reviewed, true
+    -- The mark is the turn's, in every session that shows the turn, and in
+    -- the answer shown now: a newer one may have come while it was kept.
+    local turns = { turn }
+    local shown = view.result and type(view.result.sessions) == "table" and view.result.sessions
+      or {}
+    for _, session in ipairs(shown) do
+      for _, other in ipairs(type(session.turns) == "table" and session.turns or {}) do
+        if other.turn == turn.turn and other ~= turn then
+          table.insert(turns, other)
+        end
       end
     end
-    if not found then
-      table.insert(turn.files, { uri = uri, reviewed = reviewed })
+    for i, t in ipairs(turns) do
+      t.files = type(t.files) == "table" and t.files or {}
+      local found = false
+      for _, f in ipairs(t.files) do
+        if f.uri == uri then
+          f.reviewed, found = reviewed, true
+        end
+      end
+      if not found and i == 1 then
+        table.insert(t.files, { uri = uri, reviewed = reviewed })
+      end
     end
     if M.views[view.buf] == view then
       M.render(view)
+      -- A timeline asked for before the mark was kept (on opening, or after
+      -- a change) answers without it, and would take it off the screen: drop
+      -- that answer and ask again.
+      if view.seq > view.shown_seq then
+        view.shown_seq = view.seq + 1
+        M.refresh(view)
+      end
     end
   end)
 end

@@ -40,7 +40,7 @@ use crate::service::edits::{
 };
 use crate::service::error::{ErrorKind, ProtocolError};
 use crate::service::feedback;
-use crate::service::journal::{DocumentTexts, Journal, Source, WriteInfo};
+use crate::service::journal::{DocumentTexts, Journal, RevertWrite, Source, WriteInfo};
 use crate::service::patching;
 use crate::service::protocol::{ApplyPatchParams, ApplyPatchResult, DocumentResult, ReadParams, ReadResult, method};
 use crate::service::registry::AgentInfo;
@@ -216,7 +216,8 @@ impl Headless {
             (Ok(_), true) => Some(self.commit(&planned, &targets, &request.summary)),
             _ => None,
         };
-        let write = JournalWrite { agent, summary: &request.summary, commit: commit.as_ref(), reverts: &[] };
+        let write =
+            JournalWrite { agent, summary: &request.summary, commit: commit.as_ref(), revert: RevertWrite::default() };
         self.journal(&write, &planned, &targets, &results, &written);
         written?;
         tracing::info!(agent = %agent.name, "written headless: {}", request.summary);
@@ -306,7 +307,8 @@ impl Headless {
             (Ok(_), true) => Some(self.commit(&planned, &targets, &params.summary)),
             _ => None,
         };
-        let write = JournalWrite { agent, summary: &params.summary, commit: commit.as_ref(), reverts: &[] };
+        let write =
+            JournalWrite { agent, summary: &params.summary, commit: commit.as_ref(), revert: RevertWrite::default() };
         self.journal(&write, &planned, &targets, &results, &written);
         written?;
         tracing::info!(agent = %agent.name, "patch written headless: {}", params.summary);
@@ -361,7 +363,7 @@ impl Headless {
             diagnostics: None,
             session: &write.agent.session,
             turn: write.agent.turn.as_deref(),
-            reverts: write.reverts,
+            revert: write.revert,
         };
         let (texts, failure) = match written {
             Ok(texts) => (texts.as_slice(), None),
@@ -657,6 +659,6 @@ struct JournalWrite<'a> {
     agent: &'a AgentInfo,
     summary: &'a str,
     commit: Option<&'a CommitReport>,
-    /// For a revert: the entries it reverts.
-    reverts: &'a [String],
+    /// For a revert: what each document reverts, and the write it continues.
+    revert: RevertWrite<'a>,
 }

@@ -20,6 +20,7 @@ use super::{Headless, HeadlessOptions, JournalWrite, Target, file_lock, snapshot
 use crate::service::apply::{AppliedDocument, PlannedDocument};
 use crate::service::edits::{proposal, report_applied, texts_of};
 use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::journal::{RevertWrite, next_write_id};
 use crate::service::journal_texts::KeptTexts;
 use crate::service::protocol::{RevertParams, RevertedFile};
 use crate::service::registry::AgentInfo;
@@ -32,6 +33,8 @@ use crate::service::timeline;
 pub struct WrittenRevert {
     /// The journal's id of the revert, when it wrote something.
     pub write_id: Option<String>,
+    /// How many documents it journaled (the places the rest of the write continues at).
+    pub documents: usize,
     pub files: Vec<RevertedFile>,
 }
 
@@ -72,16 +75,17 @@ impl Headless {
         let summary = revert::summary_of(&params, &selection);
         let agent = self.options.agent.for_write(None, params.as_turn.as_deref());
         let writer = Self::new(HeadlessOptions { agent, ..self.options.clone() });
-        let written = writer.revert_files(&selection.files, &summary, &selection.reverts, params.dry_run)?;
+        let written = writer.revert_files(&selection.files, &summary, &next_write_id(), params.dry_run)?;
         to_value(revert::result(params.dry_run, false, written.write_id, selection, written.files))
     }
 
-    /// Reverts `chains` on disk, all or nothing.
+    /// Reverts `chains` on disk, all or nothing, journaled as the write `write_id` (its
+    /// first documents: the server continues it with the files the editor reviews).
     pub fn revert_files(
         &self,
         chains: &[FileChain],
         summary: &str,
-        reverts: &[String],
+        write_id: &str,
         dry_run: bool,
     ) -> Result<WrittenRevert, ProtocolError> {
         let mut targets: BTreeMap<DocKey, Target> = BTreeMap::new();
@@ -94,6 +98,8 @@ impl Headless {
         let paths: Vec<PathBuf> = targets.values().map(|target| target.path.clone()).collect();
         let _locks = if dry_run { Vec::new() } else { self.lock(&paths)? };
         let mut planned = Vec::new();
+        // By planned document: the entries it reverts.
+        let mut reverts: Vec<Vec<String>> = Vec::new();
         let mut encodings = BTreeMap::new();
         let mut plans: Vec<(&FileChain, FilePlan, Option<usize>)> = Vec::new();
         for chain in chains {
@@ -129,6 +135,7 @@ impl Headless {
                     normalizations: Default::default(),
                     rebased_from: None,
                 });
+                reverts.push(chain.ids.clone());
                 planned.len() - 1
             });
             plans.push((chain, plan, index));
@@ -144,14 +151,13 @@ impl Headless {
                     hunks: plan.replacements.len(),
                     outcome: if index.is_some() { outcome } else { "unchanged" }.to_owned(),
                     conflicts: plan.reports(|_| false),
+                    why: plan.why.map(str::to_owned),
                 })
                 .collect()
         };
         if dry_run || planned.is_empty() {
-            return Ok(WrittenRevert {
-                write_id: None,
-                files: report(if dry_run { "planned" } else { "unchanged" }, &plans),
-            });
+            let files = report(if dry_run { "planned" } else { "unchanged" }, &plans);
+            return Ok(WrittenRevert { write_id: None, documents: 0, files });
         }
         let agent = &self.options.agent;
         let mut results: Vec<_> = planned.iter().map(|document| proposal(document, agent)).collect();
@@ -164,7 +170,8 @@ impl Headless {
             report_applied(&mut results, &planned, applied);
             texts
         });
-        let write = JournalWrite { agent, summary, commit: None, reverts };
+        let revert = RevertWrite { reverts: &reverts, continues: Some((write_id, 0)) };
+        let write = JournalWrite { agent, summary, commit: None, revert };
         let write_id = self.journal(&write, &planned, &targets, &results, &written);
         written?;
         KeptTexts::flush(std::time::Duration::from_secs(5));
@@ -185,9 +192,10 @@ impl Headless {
                     hunks: plan.replacements.len(),
                     outcome: outcome.to_owned(),
                     conflicts: plan.reports(|_| false),
+                    why: plan.why.map(str::to_owned),
                 }
             })
             .collect();
-        Ok(WrittenRevert { write_id, files })
+        Ok(WrittenRevert { write_id, documents: planned.len(), files })
     }
 }

@@ -41,6 +41,7 @@ use crate::service::apply::{Origin, PlannedDocument};
 use crate::service::edits::{Outcome, deliver_as};
 use crate::service::error::{ErrorKind, ProtocolError};
 use crate::service::external::describe;
+use crate::service::journal::RevertWrite;
 use crate::service::registry::AgentInfo;
 use crate::service::state::State;
 
@@ -487,7 +488,9 @@ impl Delivery {
         summary: String,
     ) -> Self {
         let (state, agent) = (Arc::clone(state), agent.clone());
-        let task = tokio::spawn(async move { deliver_as(&state, &agent, origin, &planned, &summary, None, &[]).await });
+        let task = tokio::spawn(async move {
+            deliver_as(&state, &agent, origin, &planned, &summary, None, RevertWrite::default()).await
+        });
         Self { task: Some(task) }
     }
 

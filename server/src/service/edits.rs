@@ -31,7 +31,7 @@ use crate::service::apply::{AppliedDocument, HunkReview, Offer, Origin, PlannedD
 use crate::service::diagnostics::{self, Ask};
 use crate::service::error::{ErrorKind, ProtocolError, params_error};
 use crate::service::feedback::{self, Context};
-use crate::service::journal::{DocumentTexts, Source, WriteInfo};
+use crate::service::journal::{DocumentTexts, RevertWrite, Source, WriteInfo};
 use crate::service::protocol::{
     BatchEditParams, BatchEntry, BatchResult, DiagnosticsLevel, DiagnosticsReport, DocumentInfo, DocumentResult,
     EditResult, HunkOutcome, ReadParams, ReadResult, ReplaceRangeParams, StrReplaceParams, WriteParams,
@@ -528,7 +528,7 @@ pub(crate) async fn deliver(
             write_id: None,
         });
     }
-    deliver_as(state, agent, Origin::Agent, planned, summary, diagnostics, &[]).await
+    deliver_as(state, agent, Origin::Agent, planned, summary, diagnostics, RevertWrite::default()).await
 }
 
 /// Applies a plan through the editor as `origin` proposes it: offered again over the
@@ -541,7 +541,7 @@ pub(crate) async fn deliver_as(
     planned: &[PlannedDocument],
     summary: &str,
     diagnostics: Option<Ask>,
-    reverts: &[String],
+    revert: RevertWrite<'_>,
 ) -> Result<Outcome, ProtocolError> {
     let mut planned = planned.to_vec();
     let mut rebases = 0;
@@ -618,7 +618,7 @@ pub(crate) async fn deliver_as(
             diagnostics: report.as_ref(),
             session: &agent.session,
             turn: agent.turn.as_deref(),
-            reverts,
+            revert,
         };
         write_id = Some(journal.record(&write, &roots, &results, applied.as_ref().err(), &kept));
         state.journal_changed(&results);

@@ -36,7 +36,7 @@ use verbatim_engine::merge::{self, Conflict};
 use crate::service::apply::{Offer, Origin, PlannedDocument, apply_through_editor};
 use crate::service::edits::{proposal, report_applied, texts_of};
 use crate::service::error::ErrorKind;
-use crate::service::journal::{DocumentTexts, Event, Outcome, Source, WriteInfo};
+use crate::service::journal::{DocumentTexts, Event, Outcome, RevertWrite, Source, WriteInfo};
 use crate::service::protocol::{ExternalChangeKind, ExternalChangeParams, ExternalChanges, ExternalConflict, method};
 use crate::service::registry::AgentInfo;
 use crate::service::state::{EditorLink, State};
@@ -536,7 +536,7 @@ async fn merge_into_buffer(
             diagnostics: None,
             session: DISK_SESSION,
             turn: None,
-            reverts: &[],
+            revert: RevertWrite::default(),
         };
         journal.record(&write, &[folder_of(state, key)], &results, failure, &texts);
         state.journal_changed(&results);

@@ -242,8 +242,21 @@ pub struct WriteInfo<'a> {
     /// The writer's session (see [`Entry::session`]).
     pub session: &'a str,
     pub turn: Option<&'a str>,
-    /// For a revert: the entry ids it reverts.
-    pub reverts: &'a [String],
+    /// For a revert: what each document reverts, and the write it continues.
+    pub revert: RevertWrite<'a>,
+}
+
+/// How a revert's write is journaled; the default: not a revert.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RevertWrite<'a> {
+    /// By document (as the write's results): the entry ids that document's change
+    /// reverts (its own file's, so that a revert taken only in part names only what it
+    /// took back).
+    pub reverts: &'a [Vec<String>],
+    /// The id of the write this one continues and the place of its first document in
+    /// it: a revert writes the files no editor has open on disk, then offers the open
+    /// ones for review, and both parts are one write (one `writeId` to revert in turn).
+    pub continues: Option<(&'a str, usize)>,
 }
 
 /// What [`Journal::record_event`] writes.
@@ -403,13 +416,17 @@ impl Journal {
         failure: Option<&ProtocolError>,
         texts: &[DocumentTexts],
     ) -> String {
-        let write_id = next_write_id();
+        let (write_id, first) = match write.revert.continues {
+            Some((write_id, first)) => (write_id.to_owned(), first),
+            None => (next_write_id(), 0),
+        };
         let time = now_rfc3339();
         let mut groups: Vec<(Option<&Path>, Vec<Entry>)> = Vec::new();
         for (index, result) in results.iter().enumerate() {
             let root = roots.get(index).and_then(Option::as_deref);
             let mut entry = entry(write, &write_id, &time, root, result, failure);
-            entry.id = Some(format!("{write_id}.{index}"));
+            entry.id = Some(format!("{write_id}.{}", first + index));
+            entry.reverts = write.revert.reverts.get(index).filter(|ids| !ids.is_empty()).cloned();
             let kept = match texts.get(index) {
                 Some(texts) if entry.rev.is_some() || failure.is_none() => self.keep(texts),
                 _ => Kept { not_kept: Some(NotKeptReason::NothingWritten), ..Kept::default() },
@@ -501,7 +518,7 @@ fn entry(
         not_kept: None,
         operation: result.operation.clone(),
         new_uri: result.new_uri.clone(),
-        reverts: (!write.reverts.is_empty()).then(|| write.reverts.to_vec()),
+        reverts: None,
     }
 }
 
@@ -568,7 +585,7 @@ mod tests {
             diagnostics: None,
             session: "s1",
             turn: None,
-            reverts: &[],
+            revert: RevertWrite::default(),
         };
         let roots = vec![Some(PathBuf::from("/p/one")), Some(PathBuf::from("/p/two")), None];
         journal.record(
@@ -606,7 +623,7 @@ mod tests {
             diagnostics: None,
             session: "s1",
             turn: None,
-            reverts: &[],
+            revert: RevertWrite::default(),
         };
         let rejected = ProtocolError::new(ErrorKind::Rejected, "no").with("reason", "not now");
         journal.record(&write, &[None], &[result("file:///x")], Some(&rejected), &[]);

@@ -952,6 +952,10 @@ pub struct RevertedFile {
     /// `applied`, `partial`, `rejected`, `unchanged` or `planned`.
     pub outcome: String,
     pub conflicts: Vec<RevertConflictReport>,
+    /// Why there is nothing to revert in the file: `fileGone` (it no longer exists) or
+    /// `alreadyUndone` (it already reads as the revert would leave it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

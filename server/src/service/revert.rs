@@ -25,6 +25,7 @@ use verbatim_engine::revert::{Recorded, RevertConflict, plan_revert};
 use crate::service::apply::{Origin, PlannedDocument};
 use crate::service::edits::{deliver_as, take_snapshots};
 use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::journal::{RevertWrite, next_write_id};
 use crate::service::journal_texts::KeptTexts;
 use crate::service::protocol::{
     DocumentResult, RevertConflictReport, RevertParams, RevertResult, RevertedFile, SkippedEntry,
@@ -231,11 +232,14 @@ pub struct FilePlan {
     pub conflicts: Vec<RevertConflict>,
     /// For [`Action::Create`]: the text the file comes back with.
     pub created: Option<String>,
+    /// Why there is nothing to do, when there is not and no conflict either:
+    /// `fileGone` or `alreadyUndone`.
+    pub why: Option<&'static str>,
 }
 
 impl FilePlan {
     fn unchanged(conflicts: Vec<RevertConflict>) -> Self {
-        Self { action: Action::Unchanged, replacements: Vec::new(), conflicts, created: None }
+        Self { action: Action::Unchanged, replacements: Vec::new(), conflicts, created: None, why: None }
     }
 
     /// The conflicts as the result reports them, with what was chosen.
@@ -265,6 +269,9 @@ pub fn plan_file(chain: &FileChain, current: Option<&str>, old_place_taken: bool
     {
         plan.action = Action::Move;
     }
+    if plan.action == Action::Unchanged && plan.conflicts.is_empty() {
+        plan.why = Some(if current.is_none() { "fileGone" } else { "alreadyUndone" });
+    }
     plan
 }
 
@@ -283,7 +290,13 @@ fn plan_text(chain: &FileChain, current: Option<&str>) -> FilePlan {
         (None, _, None) => FilePlan::unchanged(Vec::new()),
         (None, after, Some(current)) => {
             if after == Some(current) {
-                FilePlan { action: Action::Delete, replacements: Vec::new(), conflicts: Vec::new(), created: None }
+                FilePlan {
+                    action: Action::Delete,
+                    replacements: Vec::new(),
+                    conflicts: Vec::new(),
+                    created: None,
+                    why: None,
+                }
             } else {
                 FilePlan::unchanged(vec![whole(current, "")])
             }
@@ -294,6 +307,7 @@ fn plan_text(chain: &FileChain, current: Option<&str>) -> FilePlan {
             replacements: Vec::new(),
             conflicts: Vec::new(),
             created: Some(before.to_owned()),
+            why: None,
         },
         (Some(before), None, Some(current)) => FilePlan::unchanged(vec![whole(current, before)]),
         // Edited, and deleted since: nothing to move the revert onto.
@@ -309,7 +323,13 @@ fn plan_text(chain: &FileChain, current: Option<&str>) -> FilePlan {
                 .collect();
             let planned = plan_revert(&recorded, current);
             let action = if planned.replacements.is_empty() { Action::Unchanged } else { Action::Edit };
-            FilePlan { action, replacements: planned.replacements, conflicts: planned.conflicts, created: None }
+            FilePlan {
+                action,
+                replacements: planned.replacements,
+                conflicts: planned.conflicts,
+                created: None,
+                why: None,
+            }
         }
     }
 }
@@ -354,23 +374,28 @@ pub async fn revert(
         let store = state.documents.lock();
         selection.files.iter().cloned().partition(|chain| store.get(&chain.key).is_some())
     };
+    // The files written on disk and those reviewed in the editor are one write: one
+    // `writeId` reverts the whole revert in turn.
+    let write_id = next_write_id();
     let mut files = Vec::new();
-    let mut write_ids = Vec::new();
+    let mut journaled = None;
+    let mut documents = 0;
     let mut rejected = false;
     if !closed.is_empty() {
         let headless = crate::headless::Headless::for_server(state, agent);
-        let written = headless.revert_files(&closed, &summary, &selection.reverts, params.dry_run)?;
-        write_ids.extend(written.write_id);
+        let written = headless.revert_files(&closed, &summary, &write_id, params.dry_run)?;
+        journaled = journaled.or(written.write_id);
+        documents = written.documents;
         files.extend(written.files);
     }
     if !open.is_empty() {
-        let (reported, write_id, refused) =
-            revert_in_editor(state, agent, &open, &summary, &selection, params.dry_run).await?;
+        let (reported, in_editor, refused) =
+            revert_in_editor(state, agent, &open, &summary, (&write_id, documents), params.dry_run).await?;
         files.extend(reported);
-        write_ids.extend(write_id);
+        journaled = journaled.or(in_editor);
         rejected = refused;
     }
-    Ok(result(params.dry_run, rejected, write_ids.into_iter().next(), selection, files))
+    Ok(result(params.dry_run, rejected, journaled, selection, files))
 }
 
 /// The revert's summary: the caller's, else "Revert" and what it reverts.
@@ -404,32 +429,56 @@ pub fn result(
     let conflicts: usize = files.iter().map(|file| file.conflicts.len()).sum();
     let kept_current: usize =
         files.iter().flat_map(|file| &file.conflicts).filter(|conflict| conflict.chosen == "current").count();
-    let changed = files.iter().filter(|file| file.outcome == "applied" || file.outcome == "partial").count();
+    // The files that changed (or would).
+    let changes = |file: &RevertedFile| {
+        if dry_run { file.why.is_none() } else { file.outcome == "applied" || file.outcome == "partial" }
+    };
+    let changed: Vec<&RevertedFile> = files.iter().filter(|file| changes(file)).collect();
     let outcome = if dry_run {
         "planned"
-    } else if rejected && changed == 0 {
+    } else if rejected && changed.is_empty() {
         "rejected"
-    } else if kept_current > 0 || files.iter().any(|file| file.outcome != "applied") {
+    } else if changed.is_empty() {
+        // Nothing was written: every file was gone, already as before, or in conflict.
+        "unchanged"
+    } else if kept_current > 0 || files.iter().any(|file| file.outcome == "partial" || file.outcome == "rejected") {
         "partial"
     } else {
         "applied"
     };
-    let names: Vec<String> = files.iter().map(|file| short(&file.uri)).collect();
+    // Entries of the files that changed (or would).
+    let entries: usize = selection
+        .files
+        .iter()
+        .filter(|chain| changed.iter().any(|file| file.uri == chain.key.to_uri()))
+        .map(|chain| chain.ids.len())
+        .sum();
+    let names = |files: &[&RevertedFile]| files.iter().map(|file| short(&file.uri)).collect::<Vec<_>>().join(", ");
     let mut message = match outcome {
-        "planned" => format!(
-            "Would revert {} entr{} in {}.",
-            selection.reverts.len(),
-            plural_y(selection.reverts.len()),
-            names.join(", ")
-        ),
         "rejected" => "The person rejected the revert in the editor; nothing changed.".to_owned(),
-        _ => format!(
-            "Reverted {} entr{} in {}.",
-            selection.reverts.len(),
-            plural_y(selection.reverts.len()),
-            names.join(", ")
-        ),
+        "planned" if changed.is_empty() => "Nothing would be reverted.".to_owned(),
+        "planned" => format!("Would revert {entries} entr{} in {}.", plural_y(entries), names(&changed)),
+        "unchanged" => String::new(),
+        _ => format!("Reverted {entries} entr{} in {}.", plural_y(entries), names(&changed)),
     };
+    // Files with nothing to revert, and why.
+    for (why, one, many) in [
+        ("fileGone", "it no longer exists", "they no longer exist"),
+        (
+            "alreadyUndone",
+            "it already reads as the revert would leave it",
+            "they already read as the revert would leave them",
+        ),
+    ] {
+        let these: Vec<&RevertedFile> = files.iter().filter(|file| file.why.as_deref() == Some(why)).collect();
+        if !these.is_empty() {
+            let why = if these.len() == 1 { one } else { many };
+            say(&mut message, &format!("Nothing to revert in {}: {why}.", names(&these)));
+        }
+    }
+    if outcome == "unchanged" && message.is_empty() {
+        say(&mut message, "Nothing was reverted.");
+    }
     if conflicts > 0 {
         let places: Vec<String> = files
             .iter()
@@ -440,21 +489,21 @@ pub fn result(
             })
             .collect();
         if !places.is_empty() {
-            message.push_str(&format!(
-                " {} conflict{} kept as {} now, because a later change touched the same lines: {}.",
-                places.len(),
-                if places.len() == 1 { "" } else { "s" },
-                if places.len() == 1 { "it is" } else { "they are" },
-                places.join(", ")
-            ));
+            say(
+                &mut message,
+                &format!(
+                    "{} conflict{} kept as {} now, because a later change touched the same lines: {}.",
+                    places.len(),
+                    if places.len() == 1 { "" } else { "s" },
+                    if places.len() == 1 { "it is" } else { "they are" },
+                    places.join(", ")
+                ),
+            );
         }
     }
     if !selection.skipped.is_empty() {
-        message.push_str(&format!(
-            " {} entr{} could not be reverted (see skipped).",
-            selection.skipped.len(),
-            plural_y(selection.skipped.len())
-        ));
+        let skipped = selection.skipped.len();
+        say(&mut message, &format!("{skipped} entr{} could not be reverted (see skipped).", plural_y(skipped)));
     }
     RevertResult {
         write_id: if dry_run { None } else { write_id },
@@ -476,6 +525,14 @@ pub fn exists(key: &DocKey) -> bool {
     key.path().is_some_and(|path| path.exists())
 }
 
+/// Adds a sentence to a message.
+fn say(message: &mut String, sentence: &str) {
+    if !message.is_empty() {
+        message.push(' ');
+    }
+    message.push_str(sentence);
+}
+
 fn plural_y(count: usize) -> &'static str {
     if count == 1 { "y" } else { "ies" }
 }
@@ -490,7 +547,7 @@ async fn revert_in_editor(
     agent: &AgentInfo,
     chains: &[FileChain],
     summary: &str,
-    selection: &Selection,
+    continues: (&str, usize),
     dry_run: bool,
 ) -> Result<(Vec<RevertedFile>, Option<String>, bool), ProtocolError> {
     let mut keys: Vec<DocKey> = chains.iter().map(|chain| chain.key.clone()).collect();
@@ -498,6 +555,8 @@ async fn revert_in_editor(
     let _lanes = if dry_run { Vec::new() } else { state.lock_lanes(&keys).await };
     let snapshots = take_snapshots(state, &keys, false).map_err(|(error, _)| error)?;
     let mut planned = Vec::new();
+    // By planned document: the entries it reverts.
+    let mut reverts: Vec<Vec<String>> = Vec::new();
     let mut plans = Vec::new();
     for chain in chains {
         let snapshot = &snapshots[&chain.key];
@@ -537,6 +596,7 @@ async fn revert_in_editor(
             normalizations: Default::default(),
             rebased_from: None,
         });
+        reverts.push(chain.ids.clone());
         plans.push((chain, plan, Some(index)));
     }
     if dry_run || planned.is_empty() {
@@ -564,7 +624,8 @@ async fn revert_in_editor(
             conflicted.join(", ")
         )
     };
-    let delivered = deliver_as(state, agent, Origin::Revert, &planned, &summary, None, &selection.reverts).await;
+    let revert = RevertWrite { reverts: &reverts, continues: Some(continues) };
+    let delivered = deliver_as(state, agent, Origin::Revert, &planned, &summary, None, revert).await;
     let (outcome, rejected) = match delivered {
         Ok(outcome) => (Some(outcome), false),
         Err(error) if error.kind == ErrorKind::Rejected => (None, true),
@@ -608,6 +669,7 @@ fn reported(chain: &FileChain, plan: &FilePlan, outcome: &str, result: Option<&D
         hunks: plan.replacements.len(),
         outcome: outcome.to_owned(),
         conflicts: plan.reports(taken),
+        why: plan.why.map(str::to_owned),
     }
 }
 
