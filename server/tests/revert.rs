@@ -205,7 +205,8 @@ async fn a_revert_over_open_and_closed_files_is_one_write_that_reverts_in_turn_a
     let closed = editor.uri("closed.txt");
     editor.set_review(Review::AcceptWritingClosedFiles);
     let agent = editor.agent("agent").await;
-    let edits = json!([{"uri": open, "oldStr": "two", "newStr": "TWO"}, {"uri": closed, "oldStr": "beta", "newStr": "BETA"}]);
+    let edits =
+        json!([{"uri": open, "oldStr": "two", "newStr": "TWO"}, {"uri": closed, "oldStr": "beta", "newStr": "BETA"}]);
     agent.call("verbatim/batchEdit", json!({"summary": "both", "turn": "t-1", "edits": edits})).await.unwrap();
     assert_eq!(std::fs::read_to_string(editor.path("closed.txt")).unwrap(), "alpha\nBETA\n");
     let cli = cli_support::Cli::new(editor.workspace.path(), editor.runtime_dir.path(), editor.state_dir.path());
@@ -215,7 +216,8 @@ async fn a_revert_over_open_and_closed_files_is_one_write_that_reverts_in_turn_a
     editor.set_review(Review::Accept);
     let result = agent.call("verbatim/revert", json!({"turn": "t-1"})).await.unwrap();
     assert_eq!(result["outcome"], "applied", "{result:#}");
-    let vias: Vec<&str> = result["files"].as_array().unwrap().iter().map(|file| file["via"].as_str().unwrap()).collect();
+    let vias: Vec<&str> =
+        result["files"].as_array().unwrap().iter().map(|file| file["via"].as_str().unwrap()).collect();
     assert_eq!(vias, ["disk", "editor"]);
     editor.wait_for_buffer(&open, "one\ntwo\n").await;
     assert_eq!(std::fs::read_to_string(editor.path("closed.txt")).unwrap(), "alpha\nbeta\n");
@@ -268,6 +270,19 @@ async fn a_revert_over_open_and_closed_files_is_one_write_that_reverts_in_turn_a
         .find(|edit| edit["writeId"] == batch_id.as_str())
         .unwrap();
     assert_eq!(batch["revertedBy"], Value::Null, "{batch:#}");
+
+    // The newest edit alone, and how many there are.
+    let newest = agent.call("verbatim/timeline", json!({"maxEdits": 1})).await.unwrap();
+    let shown: Vec<&Value> = newest["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|session| session["turns"].as_array().unwrap())
+        .flat_map(|turn| turn["edits"].as_array().unwrap())
+        .collect();
+    assert_eq!(shown.len(), 1, "{newest:#}");
+    assert_eq!((newest["truncated"].clone(), newest["edits"].clone()), (json!(true), timeline["edits"].clone()));
+    assert!(timeline["edits"].as_u64().unwrap() > 1, "{timeline:#}");
 }
 
 #[tokio::test]
@@ -293,9 +308,15 @@ async fn a_revert_with_nothing_left_to_do_says_why_and_writes_nothing() {
     let run = cli.run(&["revert", "--turn", "t-same", "--json"]).await;
     run.expect_code(0);
     let result = run.json();
-    assert_eq!((result["outcome"].as_str(), result["files"][0]["why"].as_str()), (Some("unchanged"), Some("alreadyUndone")));
+    assert_eq!(
+        (result["outcome"].as_str(), result["files"][0]["why"].as_str()),
+        (Some("unchanged"), Some("alreadyUndone"))
+    );
     assert_eq!(result["message"], "Nothing to revert in a.txt: it already reads as the revert would leave it.");
     let dry = cli.run(&["revert", "--turn", "t-same", "--dry-run", "--json"]).await;
-    assert_eq!(dry.json()["message"], "Nothing would be reverted. Nothing to revert in a.txt: it already reads as the revert would leave it.");
+    assert_eq!(
+        dry.json()["message"],
+        "Nothing would be reverted. Nothing to revert in a.txt: it already reads as the revert would leave it."
+    );
     assert_eq!(project.text("a.txt"), "one\ntwo\n");
 }

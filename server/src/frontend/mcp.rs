@@ -337,6 +337,10 @@ pub struct TimelineArgs {
     /// At most this many sessions, newest first (default 20).
     #[serde(default)]
     pub limit: Option<usize>,
+    /// At most this many edits, newest first (default 100); the answer says how many
+    /// there are in all.
+    #[serde(default)]
+    pub max_edits: Option<usize>,
 }
 
 /// `list_documents` params (none).
@@ -544,7 +548,7 @@ impl VerbatimMcp {
     #[tool(description = TIMELINE, input_schema = input_schema::<TimelineArgs>(), output_schema = output_schema::<JournalOutput>(), annotations(read_only_hint = true))]
     async fn timeline(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
         self.tool("timeline", arguments, &context, Shape::Journal, journal_text, |args: TimelineArgs| {
-            let mut params = json!({"limit": args.limit.unwrap_or(20)});
+            let mut params = json!({"limit": args.limit.unwrap_or(20), "maxEdits": args.max_edits.unwrap_or(100)});
             put(&mut params, "agent", args.agent);
             put(&mut params, "uri", args.path.map(|path| self.frontend.uri_of(&path)));
             (method::TIMELINE, params)

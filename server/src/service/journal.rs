@@ -25,7 +25,7 @@ use sha2::{Digest, Sha256};
 use ropey::Rope;
 
 use crate::service::error::ProtocolError;
-use crate::service::journal_texts::{KeepLimits, KeptTexts, NotKept};
+use crate::service::journal_texts::{KeepLimits, KeptTexts, NotKept, PendingText, Side};
 use crate::service::protocol::{DiagnosticsReport, DiagnosticsStatus, DocumentResult};
 use crate::transport::clock::now_rfc3339;
 
@@ -366,13 +366,14 @@ impl Journal {
     /// deletion, a save over a rejected change): one entry of its own.
     pub fn record_event(&self, workspace: Option<&Path>, event: &Event<'_>) {
         let write_id = next_write_id();
+        let id = format!("{write_id}.0");
         let kept = match event.texts {
-            Some(texts) => self.keep(texts),
+            Some(texts) => self.keep(&id, texts),
             None => Kept { not_kept: Some(NotKeptReason::NothingWritten), ..Kept::default() },
         };
         let entry = Entry {
             time: now_rfc3339(),
-            id: Some(format!("{write_id}.0")),
+            id: Some(id),
             write_id,
             source: event.source,
             agent: event.agent.to_owned(),
@@ -392,8 +393,8 @@ impl Journal {
             diagnostics: None,
             session: Some(event.session.to_owned()),
             turn: None,
-            before: kept.before,
-            after: kept.after,
+            before: kept.before.clone(),
+            after: kept.after.clone(),
             not_kept: kept.not_kept,
             operation: None,
             new_uri: None,
@@ -402,6 +403,7 @@ impl Journal {
         if let Err(error) = self.append(workspace, &[entry]) {
             tracing::warn!("cannot append to the journal {}: {error}", self.file_for(workspace).display());
         }
+        KeptTexts::write_later(kept.pending);
     }
 
     /// Journals one write: an entry per document, each in the journal of its folder
@@ -422,16 +424,19 @@ impl Journal {
         };
         let time = now_rfc3339();
         let mut groups: Vec<(Option<&Path>, Vec<Entry>)> = Vec::new();
+        let mut pending = Vec::new();
         for (index, result) in results.iter().enumerate() {
             let root = roots.get(index).and_then(Option::as_deref);
             let mut entry = entry(write, &write_id, &time, root, result, failure);
-            entry.id = Some(format!("{write_id}.{}", first + index));
+            let id = format!("{write_id}.{}", first + index);
             entry.reverts = write.revert.reverts.get(index).filter(|ids| !ids.is_empty()).cloned();
             let kept = match texts.get(index) {
-                Some(texts) if entry.rev.is_some() || failure.is_none() => self.keep(texts),
+                Some(texts) if entry.rev.is_some() || failure.is_none() => self.keep(&id, texts),
                 _ => Kept { not_kept: Some(NotKeptReason::NothingWritten), ..Kept::default() },
             };
             (entry.before, entry.after, entry.not_kept) = (kept.before, kept.after, kept.not_kept);
+            pending.extend(kept.pending);
+            entry.id = Some(id);
             match groups.iter_mut().find(|(folder, _)| *folder == root) {
                 Some((_, entries)) => entries.push(entry),
                 None => groups.push((root, vec![entry])),
@@ -442,14 +447,31 @@ impl Journal {
                 tracing::warn!("cannot append to the journal {}: {error}", self.file_for(root).display());
             }
         }
+        KeptTexts::write_later(pending);
         write_id
     }
 
-    /// Keeps a document's texts; either both are kept or neither.
-    fn keep(&self, texts: &DocumentTexts) -> Kept {
-        let keep = |text: &Option<Rope>| text.as_ref().map(|text| self.texts.keep(text)).transpose();
-        match (keep(&texts.before), keep(&texts.after)) {
-            (Ok(before), Ok(after)) => Kept { before, after, not_kept: None },
+    /// Keeps a document's texts for entry `id`; either both are kept or neither.
+    fn keep(&self, id: &str, texts: &DocumentTexts) -> Kept {
+        let too_large = |text: &Option<Rope>| {
+            text.as_ref().is_some_and(|text| text.len_bytes() > self.texts.limits().max_text_bytes)
+        };
+        if too_large(&texts.before) || too_large(&texts.after) {
+            return Kept { not_kept: Some(NotKeptReason::TooLarge), ..Kept::default() };
+        }
+        let keep =
+            |side: Side, text: &Option<Rope>| text.as_ref().map(|text| self.texts.keep(id, side, text)).transpose();
+        match (keep(Side::Before, &texts.before), keep(Side::After, &texts.after)) {
+            (Ok(before), Ok(after)) => {
+                let (before, first) = before.unzip();
+                let (after, second) = after.unzip();
+                Kept {
+                    before,
+                    after,
+                    not_kept: None,
+                    pending: first.flatten().into_iter().chain(second.flatten()).collect(),
+                }
+            }
             (Err(NotKept::TooLarge), _) | (_, Err(NotKept::TooLarge)) => {
                 Kept { not_kept: Some(NotKeptReason::TooLarge), ..Kept::default() }
             }
@@ -457,12 +479,13 @@ impl Journal {
     }
 }
 
-/// The names of the texts kept for one entry.
+/// The names of the texts kept for one entry, and the texts still to write.
 #[derive(Debug, Default)]
 struct Kept {
     before: Option<String>,
     after: Option<String>,
     not_kept: Option<NotKeptReason>,
+    pending: Vec<PendingText>,
 }
 
 fn entry(

@@ -13,6 +13,7 @@ pub mod error;
 pub mod external;
 pub mod feedback;
 pub mod journal;
+pub mod journal_cache;
 pub mod journal_texts;
 pub mod patching;
 pub mod plain_client;

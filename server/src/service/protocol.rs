@@ -776,6 +776,9 @@ pub struct TimelineParams {
     /// At most this many sessions, the newest.
     #[serde(default)]
     pub limit: Option<usize>,
+    /// At most this many edits (writes), the newest first.
+    #[serde(default)]
+    pub max_edits: Option<usize>,
 }
 
 /// `verbatim/timeline` result: sessions, newest first.
@@ -785,7 +788,9 @@ pub struct TimelineResult {
     pub sessions: Vec<TimelineSession>,
     /// How many journal entries were read.
     pub entries: usize,
-    /// Sessions were left out (`limit`).
+    /// How many edits pass the filters, in all.
+    pub edits: usize,
+    /// Sessions, turns or edits were left out (`limit`, `maxEdits`).
     pub truncated: bool,
 }
 
@@ -808,6 +813,8 @@ pub struct TimelineTurn {
     pub turn: String,
     pub started: String,
     pub ended: String,
+    /// Its edits in all; `edits` has fewer when `maxEdits` cut the turn.
+    pub edit_count: usize,
     /// Every file the turn touched, with the person's reviewed mark.
     pub files: Vec<TurnFile>,
     /// Newest first.

@@ -32,7 +32,7 @@ use crate::service::protocol::{
 };
 use crate::service::registry::AgentInfo;
 use crate::service::state::State;
-use crate::service::timeline::{self, Journaled};
+use crate::service::timeline::Journaled;
 
 /// The recorded changes of one file that a revert undoes.
 #[derive(Debug, Clone)]
@@ -345,7 +345,7 @@ pub fn journals_of(state: &State) -> Vec<PathBuf> {
 }
 
 /// Reads what `params` names from the server's journals.
-pub fn read_selection(state: &State, params: &RevertParams) -> Result<(Vec<Journaled>, Selection), ProtocolError> {
+pub fn read_selection(state: &State, params: &RevertParams) -> Result<(Arc<Vec<Journaled>>, Selection), ProtocolError> {
     let Some(journal) = &state.journal else {
         return Err(ProtocolError::new(
             ErrorKind::Io,
@@ -354,8 +354,7 @@ pub fn read_selection(state: &State, params: &RevertParams) -> Result<(Vec<Journ
         ));
     };
     KeptTexts::flush(Duration::from_secs(5));
-    let all = timeline::read_all(&journals_of(state))
-        .map_err(|error| ProtocolError::new(ErrorKind::Io, format!("cannot read the journal: {error}")))?;
+    let all = crate::service::timeline_methods::read(state, &journals_of(state))?;
     let selection = select(&all, journal.texts(), params)?;
     Ok((all, selection))
 }

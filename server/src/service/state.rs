@@ -111,6 +111,8 @@ pub struct State {
     status_sender: Mutex<Option<tokio::sync::mpsc::UnboundedSender<StatusResult>>>,
     /// Where every write is journaled; `None` when no state directory can be named.
     pub journal: Option<Journal>,
+    /// The journals as last read, for the timeline and reverts.
+    pub journal_cache: crate::service::journal_cache::JournalCache,
     /// Changes made on disk outside the editor: the watcher and what it remembers.
     pub external: crate::service::external::ExternalChangesState,
     /// Writes agents announced after the person's review (see `ide/agent_write.rs`).
@@ -149,6 +151,7 @@ impl Default for State {
             started_at: crate::transport::clock::now_rfc3339(),
             status_sender: Mutex::default(),
             journal: Journal::from_env(),
+            journal_cache: crate::service::journal_cache::JournalCache::default(),
             external: crate::service::external::ExternalChangesState::default(),
             agent_writes: crate::service::agent_writes::AgentWrites::default(),
             context: crate::service::editor_context::EditorContext::default(),

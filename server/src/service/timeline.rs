@@ -37,6 +37,9 @@ pub struct Journaled {
     pub turn: String,
     /// The journal file it was read from.
     pub journal: PathBuf,
+    /// Its journal's place among those read and its line's place in it: entries of
+    /// one second keep this order.
+    pub place: (usize, usize),
 }
 
 impl Journaled {
@@ -66,24 +69,52 @@ impl Journaled {
 /// their journal), each named.
 pub fn read_all(files: &[PathBuf]) -> io::Result<Vec<Journaled>> {
     let mut all = Vec::new();
-    for file in files {
+    for (index, file) in files.iter().enumerate() {
         let entries = match read_entries(file) {
             Ok(entries) => entries,
             Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
             Err(error) => return Err(error),
         };
-        let mut places: HashMap<String, usize> = HashMap::new();
-        for entry in entries {
+        let mut places = HashMap::new();
+        all.extend(name_entries(entries, file, index, 0, &mut places));
+    }
+    put_in_order(&mut all);
+    Ok(all)
+}
+
+/// Names the entries read from `file` (the `index`th journal), the first being its
+/// `first_line`th; `places` counts each write's documents seen so far in that file.
+pub(crate) fn name_entries(
+    entries: Vec<Entry>,
+    file: &Path,
+    index: usize,
+    first_line: usize,
+    places: &mut HashMap<String, usize>,
+) -> Vec<Journaled> {
+    entries
+        .into_iter()
+        .enumerate()
+        .map(|(line, entry)| {
             let place = places.entry(entry.write_id.clone()).or_default();
             let id = entry.id.clone().unwrap_or_else(|| format!("{}.{place}", entry.write_id));
             *place += 1;
             let session = entry.session.clone().unwrap_or_else(|| format!("legacy:{}", entry.agent));
-            all.push(Journaled { entry, id, session, turn: String::new(), journal: file.clone() });
-        }
-    }
-    all.sort_by(|a, b| a.entry.time.cmp(&b.entry.time));
-    name_turns(&mut all);
-    Ok(all)
+            Journaled {
+                entry,
+                id,
+                session,
+                turn: String::new(),
+                journal: file.to_owned(),
+                place: (index, first_line + line),
+            }
+        })
+        .collect()
+}
+
+/// Sorts entries by time (then by their journal and line) and names their turns.
+pub(crate) fn put_in_order(all: &mut [Journaled]) {
+    all.sort_by(|a, b| a.entry.time.cmp(&b.entry.time).then(a.place.cmp(&b.place)));
+    name_turns(all);
 }
 
 /// Gives every entry its turn: the agent's, else by the gap rule.
@@ -133,6 +164,8 @@ pub struct Filter<'a> {
     /// Only edits touching this document (as the journal writes URIs).
     pub uri: Option<&'a str>,
     pub limit: Option<usize>,
+    /// At most this many edits (writes), the newest first.
+    pub max_edits: Option<usize>,
 }
 
 /// Groups the entries (as [`read_all`] gives them) into the timeline.
@@ -160,42 +193,66 @@ pub fn timeline(all: &[Journaled], marks: &Marks, filter: &Filter<'_>) -> Timeli
                     .any(|journaled| journaled.entry.uri == uri || journaled.entry.new_uri.as_deref() == Some(uri))
             })
     };
-    // Sessions and turns in the order of their newest write.
+    // Sessions and turns in the order of their newest write. Once `max_edits` edits
+    // are in, older edits are only counted in the turns already there; newer turns and
+    // sessions are not started.
     let mut sessions: Vec<TimelineSession> = Vec::new();
     let mut session_at: HashMap<String, usize> = HashMap::new();
+    let (mut shown, mut total, mut cut) = (0usize, 0usize, false);
     for (_, entries) in writes.iter().rev() {
         if !wanted(entries) {
             continue;
         }
+        total += 1;
+        let room = filter.max_edits.is_none_or(|max| shown < max);
         let first = entries[0];
-        let at = *session_at.entry(first.session.clone()).or_insert_with(|| {
-            sessions.push(TimelineSession {
-                session: first.session.clone(),
-                agent: first.entry.agent.clone(),
-                source: source_name(first),
-                started: first.entry.time.clone(),
-                ended: first.entry.time.clone(),
-                turns: Vec::new(),
-            });
-            sessions.len() - 1
-        });
+        let at = match session_at.get(first.session.as_str()) {
+            Some(&at) => at,
+            None if !room => {
+                cut = true;
+                continue;
+            }
+            None => {
+                session_at.insert(first.session.clone(), sessions.len());
+                sessions.push(TimelineSession {
+                    session: first.session.clone(),
+                    agent: first.entry.agent.clone(),
+                    source: source_name(first),
+                    started: first.entry.time.clone(),
+                    ended: first.entry.time.clone(),
+                    turns: Vec::new(),
+                });
+                sessions.len() - 1
+            }
+        };
         let session = &mut sessions[at];
-        session.started.clone_from(&first.entry.time);
         let turn = match session.turns.iter().position(|turn| turn.turn == first.turn) {
             Some(index) => &mut session.turns[index],
+            None if !room => {
+                cut = true;
+                continue;
+            }
             None => {
                 session.turns.push(TimelineTurn {
                     turn: first.turn.clone(),
                     started: first.entry.time.clone(),
                     ended: first.entry.time.clone(),
+                    edit_count: 0,
                     files: Vec::new(),
                     edits: Vec::new(),
                 });
                 session.turns.last_mut().expect("just pushed")
             }
         };
+        session.started.clone_from(&first.entry.time);
         turn.started.clone_from(&first.entry.time);
-        turn.edits.push(edit_of(entries, &reverted_by));
+        turn.edit_count += 1;
+        if room {
+            turn.edits.push(edit_of(entries, &reverted_by));
+            shown += 1;
+        } else {
+            cut = true;
+        }
         for journaled in entries {
             for uri in [Some(&journaled.entry.uri), journaled.entry.new_uri.as_ref()].into_iter().flatten() {
                 if !turn.files.iter().any(|file| &file.uri == uri) {
@@ -211,9 +268,9 @@ pub fn timeline(all: &[Journaled], marks: &Marks, filter: &Filter<'_>) -> Timeli
         }
     }
     let limit = filter.limit.unwrap_or(DEFAULT_SESSIONS);
-    let truncated = sessions.len() > limit;
+    let truncated = cut || sessions.len() > limit;
     sessions.truncate(limit);
-    TimelineResult { sessions, entries: all.len(), truncated }
+    TimelineResult { sessions, entries: all.len(), edits: total, truncated }
 }
 
 fn source_name(journaled: &Journaled) -> String {
@@ -543,6 +600,61 @@ mod tests {
         assert_eq!(by_file.sessions[0].session, "s1");
         let limited = timeline(&all, &Marks::default(), &Filter { limit: Some(1), ..Filter::default() });
         assert!(limited.truncated);
+    }
+
+    #[test]
+    fn max_edits_keeps_the_newest_edits_and_counts_the_rest() {
+        // s1: turn t1 (w1, w2), then s2: turn t2 (w3), then s1: turn t3 (w4, w5).
+        let (_dir, file) = journal_of(&[
+            entry("2026-12-03T10:00:00Z", "w1", Some("s1"), Some("t1"), "file:///p/a"),
+            entry("2026-12-03T10:00:01Z", "w2", Some("s1"), Some("t1"), "file:///p/b"),
+            entry("2026-12-03T10:00:02Z", "w3", Some("s2"), Some("t2"), "file:///p/a"),
+            entry("2026-12-03T10:00:03Z", "w4", Some("s1"), Some("t3"), "file:///p/a"),
+            entry("2026-12-03T10:00:04Z", "w5", Some("s1"), Some("t3"), "file:///p/c"),
+        ]);
+        let all = read_all(&[file]).expect("read");
+        let whole = timeline(&all, &Marks::default(), &Filter::default());
+        assert_eq!((whole.edits, whole.truncated), (5, false));
+        let shape = |result: &TimelineResult| -> Vec<(String, usize, Vec<String>, usize)> {
+            result
+                .sessions
+                .iter()
+                .flat_map(|session| {
+                    session.turns.iter().map(|turn| {
+                        let edits = turn.edits.iter().map(|edit| edit.write_id.clone()).collect();
+                        (turn.turn.clone(), turn.edit_count, edits, turn.files.len())
+                    })
+                })
+                .collect()
+        };
+        let cut = timeline(&all, &Marks::default(), &Filter { max_edits: Some(3), ..Filter::default() });
+        assert_eq!((cut.edits, cut.truncated), (5, true));
+        assert_eq!(
+            shape(&cut),
+            [
+                ("t3".to_owned(), 2, vec!["w5".to_owned(), "w4".to_owned()], 2),
+                ("t2".to_owned(), 1, vec!["w3".to_owned()], 1)
+            ],
+            "t1 is older than the third edit: left out"
+        );
+        let one = timeline(&all, &Marks::default(), &Filter { max_edits: Some(1), ..Filter::default() });
+        assert_eq!(
+            shape(&one),
+            [("t3".to_owned(), 2, vec!["w5".to_owned()], 2)],
+            "the cut turn counts and lists all its files"
+        );
+        let enough = timeline(&all, &Marks::default(), &Filter { max_edits: Some(5), ..Filter::default() });
+        assert_eq!((shape(&enough), enough.truncated), (shape(&whole), false));
+        let filtered = timeline(
+            &all,
+            &Marks::default(),
+            &Filter { uri: Some("file:///p/a"), max_edits: Some(2), ..Filter::default() },
+        );
+        assert_eq!(filtered.edits, 3, "the filter first, then the bound");
+        assert_eq!(
+            shape(&filtered),
+            [("t3".to_owned(), 1, vec!["w4".to_owned()], 1), ("t2".to_owned(), 1, vec!["w3".to_owned()], 1)]
+        );
     }
 
     #[test]

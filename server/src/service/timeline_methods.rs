@@ -3,6 +3,7 @@
 //! them; `workspace` narrows to one folder).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use verbatim_engine::doc_key::DocKey;
@@ -26,8 +27,12 @@ fn journal_of(state: &State) -> Result<&Journal, ProtocolError> {
     })
 }
 
-fn read(files: &[PathBuf]) -> Result<Vec<Journaled>, ProtocolError> {
-    timeline::read_all(files)
+/// The journals' entries, through the server's cache (only what was appended since the
+/// last read is read).
+pub fn read(state: &State, files: &[PathBuf]) -> Result<Arc<Vec<Journaled>>, ProtocolError> {
+    state
+        .journal_cache
+        .read(files)
         .map_err(|error| ProtocolError::new(ErrorKind::Io, format!("cannot read the journal: {error}")))
 }
 
@@ -57,16 +62,21 @@ fn journal_uri(uri: &str) -> Result<String, ProtocolError> {
 
 pub fn timeline(state: &State, params: &TimelineParams) -> Result<TimelineResult, ProtocolError> {
     let files = files_for(state, params.workspace.as_deref())?;
-    let all = read(&files)?;
+    let all = read(state, &files)?;
     let uri = params.uri.as_deref().map(journal_uri).transpose()?;
-    let filter = Filter { agent: params.agent.as_deref(), uri: uri.as_deref(), limit: params.limit };
+    let filter = Filter {
+        agent: params.agent.as_deref(),
+        uri: uri.as_deref(),
+        limit: params.limit,
+        max_edits: params.max_edits,
+    };
     Ok(timeline::timeline(&all, &Marks::read(&files), &filter))
 }
 
 pub fn timeline_entry(state: &State, params: &TimelineEntryParams) -> Result<TimelineEntryResult, ProtocolError> {
     let journal = journal_of(state)?;
     KeptTexts::flush(Duration::from_secs(5));
-    let all = read(&journals_of(state))?;
+    let all = read(state, &journals_of(state))?;
     let Some(found) = all.iter().find(|journaled| journaled.id == params.id) else {
         return Err(ProtocolError::new(
             ErrorKind::UnknownEntry,
@@ -89,7 +99,7 @@ pub fn timeline_entry(state: &State, params: &TimelineEntryParams) -> Result<Tim
 }
 
 pub fn mark_reviewed(state: &State, params: &MarkReviewedParams) -> Result<MarkReviewedResult, ProtocolError> {
-    let all = read(&journals_of(state))?;
+    let all = read(state, &journals_of(state))?;
     let uri = journal_uri(&params.uri)?;
     match timeline::mark(&all, &params.turn, &uri, params.reviewed) {
         Ok(Some(mark)) => Ok(MarkReviewedResult { reviewed: mark.reviewed }),

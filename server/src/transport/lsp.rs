@@ -35,6 +35,9 @@ pub enum Ending {
 /// Runs the server on this process's stdin and stdout.
 pub async fn run(options: LspOptions) -> io::Result<Ending> {
     let state = State::new();
+    if let Some(journal) = &state.journal {
+        journal.texts().prune_in_background();
+    }
     let endpoint = match options.socket {
         Some(socket) => Endpoint::for_socket(socket),
         None => {
@@ -97,5 +100,10 @@ pub async fn run(options: LspOptions) -> io::Result<Ending> {
     accept.abort();
     accept_read_only.abort();
     endpoint.remove();
+    // The texts kept to undo the last writes, if the writer has not had them yet.
+    let flushed = tokio::task::spawn_blocking(|| {
+        crate::service::journal_texts::KeptTexts::flush(std::time::Duration::from_secs(5));
+    });
+    let _ = flushed.await;
     Ok(if shutdown_requested.load(Ordering::SeqCst) { Ending::Clean } else { Ending::Abrupt })
 }
