@@ -37,6 +37,8 @@ export interface Config {
     geminiCli: boolean;
     /** `verbatim.timeline.maxSessions`: the `limit` of the timeline view's `verbatim/timeline`. */
     timelineMaxSessions: number;
+    /** `verbatim.timeline.maxEdits`: the timeline view's first `maxEdits` (it doubles with each Load Older Changes). */
+    timelineMaxEdits: number;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -48,6 +50,7 @@ export const DEFAULT_CONFIG: Config = {
     claudeCode: true,
     geminiCli: true,
     timelineMaxSessions: 200,
+    timelineMaxEdits: 500,
 };
 
 /** Settings whose change only takes effect when the server restarts. */
@@ -111,6 +114,7 @@ export function readConfig(get: (key: string) => unknown, homeDir?: string): Rea
             claudeCode: flag("claudeCode.enabled", DEFAULT_CONFIG.claudeCode),
             geminiCli: flag("geminiCli.enabled", DEFAULT_CONFIG.geminiCli),
             timelineMaxSessions: positiveInteger("timeline.maxSessions", DEFAULT_CONFIG.timelineMaxSessions),
+            timelineMaxEdits: positiveInteger("timeline.maxEdits", DEFAULT_CONFIG.timelineMaxEdits),
         },
         problems,
     };

@@ -650,6 +650,12 @@ export interface TimelineParams {
     uri?: string;
     /** At most this many sessions, the newest (default 200). */
     limit?: number;
+    /**
+     * At most this many edits, the newest first (default: no bound). The turn
+     * being filled when the bound is reached keeps what it got (its
+     * `editCount` says how many it has); older turns and sessions are left out.
+     */
+    maxEdits?: number;
 }
 
 /** One file of one edit: one journal entry. */
@@ -691,8 +697,10 @@ export interface TimelineTurn {
     started: string;
     ended: string;
     files: TimelineTurnFile[];
-    /** Newest first. */
+    /** Newest first; fewer than `editCount` when `maxEdits` cut the turn. */
     edits: TimelineEdit[];
+    /** Its edits in all (that pass the filters). Absent from a server older than `maxEdits`, which sends every edit. */
+    editCount?: number;
 }
 
 export interface TimelineSession {
@@ -711,7 +719,9 @@ export interface TimelineResult {
     sessions: TimelineSession[];
     /** How many journal entries were read. */
     entries: number;
-    /** Sessions were left out (`limit`). */
+    /** How many edits pass the filters in all. Absent from a server older than `maxEdits`, which sends every edit. */
+    edits?: number;
+    /** Sessions, turns or edits were left out (by `limit` or `maxEdits`). */
     truncated: boolean;
 }
 

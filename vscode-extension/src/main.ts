@@ -43,7 +43,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     shownStatus.flush();
     context.subscriptions.push(statusItem, shownStatus, current.onDidChangeState(renderStatus));
 
-    context.subscriptions.push(new TimelineView(current, log, () => current.config().timelineMaxSessions));
+    context.subscriptions.push(new TimelineView(current, log, () => current.config()));
 
     context.subscriptions.push(
         vscode.commands.registerCommand("verbatim.restartServer", () => current.restart()),

@@ -6,10 +6,11 @@
  * import: the view (`timeline_view.ts`) maps these plain values onto
  * `TreeItem`s, and the unit tests run it in plain Node.
  *
- * The server sends the whole grouped result at once; nodes are built lazily,
- * one level at a time when VS Code asks for a node's children, and kept, so a
- * journal of 10,000 entries costs only what is on screen and nothing is asked
- * of the server again per node.
+ * The server sends the grouped result at once, up to the view's budget of
+ * edits (`maxEdits`, the newest; "Load older changes" at the end of the tree
+ * doubles it); nodes are built lazily, one level at a time when VS Code asks
+ * for a node's children, and kept, so a journal of 10,000 entries costs only
+ * what is on screen and nothing is asked of the server again per node.
  */
 
 import type {
@@ -19,6 +20,7 @@ import type {
     TimelineEdit,
     TimelineEntryResult,
     TimelineFile,
+    TimelineParams,
     TimelineResult,
     TimelineSession,
     TimelineTurn,
@@ -69,7 +71,20 @@ export interface MoreNode {
     readonly total: number;
 }
 
-export type TimelineNode = SessionNode | TurnNode | EditNode | FileNode | MoreNode;
+/**
+ * The end of a result that `maxEdits` cut: its command asks the server again
+ * for twice as many edits. After the sessions, at the top level.
+ */
+export interface OlderNode {
+    readonly kind: "older";
+    readonly id: string;
+    /** How many edits the result holds. */
+    readonly shown: number;
+    /** How many edits there are in all (the result's `edits`). */
+    readonly total: number;
+}
+
+export type TimelineNode = SessionNode | TurnNode | EditNode | FileNode | MoreNode | OlderNode;
 
 /** How many items of one level (a session's turns, a turn's edits, an edit's files) show at first. */
 export const PAGE_SIZE = 200;
@@ -79,6 +94,47 @@ export interface TimelineFilter {
     agent?: string;
     /** Only the edits touching this file (and, under them, only that file). */
     uri?: string;
+}
+
+export function isFiltered(filter: TimelineFilter): boolean {
+    return filter.agent !== undefined || filter.uri !== undefined;
+}
+
+/**
+ * How many edits the view asks the server for (`maxEdits`): the
+ * `verbatim.timeline.maxEdits` setting, doubled by each "Load older changes",
+ * back to the setting when the setting changes. A long journal then costs
+ * what a screen shows, not what the journal holds.
+ */
+export class EditBudget {
+    private doubled: number | undefined;
+
+    constructor(private readonly setting: () => number) {}
+
+    get current(): number {
+        return this.doubled ?? this.setting();
+    }
+
+    /**
+     * Twice the edits `model` was asked for: a second click on the same node,
+     * before the larger result is there, asks for no more than the first.
+     */
+    loadOlder(model: TimelineModel): void {
+        this.doubled = (model.maxEdits ?? this.current) * 2;
+    }
+
+    reset(): void {
+        this.doubled = undefined;
+    }
+
+    /**
+     * The view's `verbatim/timeline` params. The view filters on its side
+     * ({@link TimelineModel.withFilter}), so with a filter it asks for every
+     * edit: a budget would leave out older edits that match.
+     */
+    params(maxSessions: number, filter: TimelineFilter): TimelineParams {
+        return isFiltered(filter) ? { limit: maxSessions } : { limit: maxSessions, maxEdits: this.current };
+    }
 }
 
 // --- What a node shows ---------------------------------------------------------------
@@ -305,23 +361,31 @@ export class TimelineModel {
     private made = 0;
     /** `normalizedUri` of each URI seen: a journal names few files many times. */
     private readonly normalizedUris = new Map<string, string>();
+    /** How many edits the result holds, counted when first asked. */
+    private editsInResult: number | undefined;
 
     /**
      * `pageSizes`: how many children show under a node (by its id) where the
      * person asked for more than {@link PAGE_SIZE}; the view keeps it across
-     * reloads, and this model adds to it.
+     * reloads, and this model adds to it. `maxEdits`: what the result was
+     * asked for with (`undefined`: every edit).
      */
     constructor(
         readonly result: TimelineResult,
         readonly filter: TimelineFilter = {},
         private readonly pageSizes = new Map<string, number>(),
+        readonly maxEdits?: number,
     ) {
         this.filterUri = filter.uri === undefined ? undefined : normalizedUri(filter.uri);
     }
 
-    /** The same result through another filter (nodes are made again; reviewed marks are the result's). */
+    /**
+     * The same result through another filter (nodes are made again; reviewed
+     * marks are the result's). Of a result {@link cutByMaxEdits} this shows
+     * only the matches among the newest edits: the view asks again instead.
+     */
     withFilter(filter: TimelineFilter): TimelineModel {
-        return new TimelineModel(this.result, filter, this.pageSizes);
+        return new TimelineModel(this.result, filter, this.pageSizes, this.maxEdits);
     }
 
     /** How many nodes have been made so far: what laziness saves, for the tests and the benchmark. */
@@ -330,7 +394,23 @@ export class TimelineModel {
     }
 
     get filtered(): boolean {
-        return this.filter.agent !== undefined || this.filter.uri !== undefined;
+        return isFiltered(this.filter);
+    }
+
+    /** How many edits the result holds (whatever the filter). */
+    get loadedEdits(): number {
+        this.editsInResult ??= this.result.sessions.reduce((sum, session) => sum + session.turns.reduce((inSession, turn) => inSession + turn.edits.length, 0), 0);
+        return this.editsInResult;
+    }
+
+    /**
+     * Whether `maxEdits` left older edits out: the result holds as many edits
+     * as were asked for, and there are more. (A server older than `maxEdits`
+     * sends every edit and no `edits`: never cut.)
+     */
+    get cutByMaxEdits(): boolean {
+        const { edits } = this.result;
+        return this.maxEdits !== undefined && edits !== undefined && this.loadedEdits >= this.maxEdits && edits > this.loadedEdits;
     }
 
     roots(): SessionNode[] {
@@ -343,10 +423,26 @@ export class TimelineModel {
         return this.rootNodes;
     }
 
-    /** The node's children as shown: the first page of a long level, then a {@link MoreNode}. */
+    /**
+     * Whether showing this result through `filter` needs the server again:
+     * with a filter the view asks for every edit, since the older edits that
+     * `maxEdits` left out may match.
+     */
+    needsReloadFor(filter: TimelineFilter): boolean {
+        return isFiltered(filter) && this.cutByMaxEdits;
+    }
+
+    /**
+     * The node's children as shown: the first page of a long level, then a
+     * {@link MoreNode}; at the top, the sessions, then an {@link OlderNode}
+     * when `maxEdits` cut the result.
+     */
     children(node?: TimelineNode): TimelineNode[] {
-        if (node === undefined) return this.roots();
-        if (node.kind === "file" || node.kind === "more") return [];
+        if (node === undefined) {
+            const roots: TimelineNode[] = this.roots();
+            return this.cutByMaxEdits ? [...roots, this.olderNode()] : roots;
+        }
+        if (node.kind === "file" || node.kind === "more" || node.kind === "older") return [];
         let page = this.pages.get(node);
         if (page === undefined) {
             page = this.makePage(node);
@@ -356,7 +452,12 @@ export class TimelineModel {
     }
 
     parent(node: TimelineNode): TimelineNode | undefined {
-        return node.kind === "session" ? undefined : node.parent;
+        return node.kind === "session" || node.kind === "older" ? undefined : node.parent;
+    }
+
+    private olderNode(): OlderNode {
+        // The result's `edits` is there: the node shows only when `cutByMaxEdits`.
+        return { kind: "older", id: "older", shown: this.loadedEdits, total: this.result.edits ?? this.loadedEdits };
     }
 
     /** Shows the next items of the level `more` ends (as many again as show, at least {@link PAGE_SIZE}); returns the node whose children changed. */
@@ -533,6 +634,8 @@ export class TimelineModel {
                 return this.fileView(node, context);
             case "more":
                 return moreView(node);
+            case "older":
+                return olderView(node);
         }
     }
 
@@ -540,7 +643,8 @@ export class TimelineModel {
     tooltip(node: TimelineNode, context: ViewContext): string {
         switch (node.kind) {
             case "session":
-                return sessionTooltip(node);
+                // Sessions interleave in time: of a result `maxEdits` cut, any may have older turns left out.
+                return sessionTooltip(node, this.cutByMaxEdits);
             case "turn":
                 return turnTooltip(node);
             case "edit":
@@ -549,6 +653,8 @@ export class TimelineModel {
                 return this.fileTooltip(node, context);
             case "more":
                 return `This level holds ${node.total} items; the newest ${node.shown} show above. A filter by agent or by file narrows it down.`;
+            case "older":
+                return `The newest ${node.shown} of ${plural(node.total, "edit")} were read from the journal (the setting \`verbatim.timeline.maxEdits\`). Click to read twice as many.`;
         }
     }
 
@@ -569,7 +675,8 @@ export class TimelineModel {
 
     private turnView(node: TurnNode, context: ViewContext): NodeView {
         const turn = node.turn;
-        const parts = [plural(turn.edits.length, "edit"), plural(turn.files.length, "file")];
+        const count = editCount(turn);
+        const parts = [count > turn.edits.length ? `${turn.edits.length} of ${plural(count, "edit")}` : plural(count, "edit"), plural(turn.files.length, "file")];
         const reviewed = turn.files.filter((file) => file.reviewed).length;
         if (reviewed > 0) parts.push(`${reviewed}/${turn.files.length} reviewed`);
         if (turn.edits.length > 0 && turn.edits.every((edit) => edit.revertedBy !== undefined)) parts.push("reverted");
@@ -672,9 +779,10 @@ export class TimelineModel {
             case "turn": {
                 const { turn } = node;
                 if (!turn.edits.some((edit) => editRevertible(edit))) return undefined;
+                // The server reverts the whole turn, the edits `maxEdits` left out too: the question counts them.
                 return {
                     params: { turn: turn.turn },
-                    question: `Revert the whole turn of ${sessionTitle(node.parent.session)} (${plural(turn.edits.length, "edit")} to ${plural(turn.files.length, "file")}, ${relativeTime(turn.ended, context.now)})?`,
+                    question: `Revert the whole turn of ${sessionTitle(node.parent.session)} (${plural(editCount(turn), "edit")} to ${plural(turn.files.length, "file")}, ${relativeTime(turn.ended, context.now)})?`,
                     detail: withSkipped(detail, turn.edits.flatMap((edit) => edit.files.filter((file) => !file.revertible))),
                 };
             }
@@ -682,14 +790,20 @@ export class TimelineModel {
                 const { session } = node;
                 if (!this.sessionRevertible(session)) return undefined;
                 const edits = session.turns.flatMap((turn) => turn.edits);
-                const files = new Set(edits.flatMap((edit) => edit.files.map((file) => normalizedUri(file.uri))));
+                const files = new Set(session.turns.flatMap((turn) => turn.files.map((file) => normalizedUri(file.uri))));
+                const count = session.turns.reduce((sum, turn) => sum + editCount(turn), 0);
+                // The server reverts the whole session: where `maxEdits` may have left its older turns out, the question says so.
+                const what = this.cutByMaxEdits
+                    ? `${plural(count, "edit")} to ${plural(files.size, "file")} read here, and any older ones`
+                    : `${plural(count, "edit")} to ${plural(files.size, "file")}`;
                 return {
                     params: { session: session.session },
-                    question: `Revert every change of the ${sessionTitle(session)} session (${plural(edits.length, "edit")} to ${plural(files.size, "file")}, since ${relativeTime(session.started, context.now)})?`,
+                    question: `Revert every change of the ${sessionTitle(session)} session (${what}, since ${relativeTime(session.started, context.now)})?`,
                     detail: withSkipped(detail, edits.flatMap((edit) => edit.files.filter((file) => !file.revertible))),
                 };
             }
             case "more":
+            case "older":
                 return undefined;
         }
     }
@@ -706,6 +820,21 @@ function moreView(node: MoreNode): NodeView {
     };
 }
 
+function olderView(node: OlderNode): NodeView {
+    return {
+        label: `Load older changes (${node.shown} of ${node.total} edits shown)`,
+        description: "",
+        contextValue: "older",
+        icon: { id: "fold-down" },
+        collapsible: "none",
+    };
+}
+
+/** A turn's edits in all: more than it holds when `maxEdits` cut it (a server older than `maxEdits` sends them all). */
+function editCount(turn: TimelineTurn): number {
+    return turn.editCount ?? turn.edits.length;
+}
+
 /** How many of a turn's edits its tooltip lists. */
 const TOOLTIP_EDITS = 10;
 
@@ -715,13 +844,13 @@ function turnTitle(turn: TimelineTurn): string {
     return first === undefined ? "(no edit)" : first.summary || "(no summary)";
 }
 
-function sessionTooltip(node: SessionNode): string {
+function sessionTooltip(node: SessionNode, cut: boolean): string {
     const session = node.session;
-    const edits = session.turns.reduce((sum, turn) => sum + turn.edits.length, 0);
+    const edits = session.turns.reduce((sum, turn) => sum + editCount(turn), 0);
     return [
         `**${markdownText(sessionTitle(session))}** · ${session.source}`,
         "",
-        `${plural(session.turns.length, "turn")}, ${plural(edits, "edit")}`,
+        `${plural(session.turns.length, "turn")}, ${plural(edits, "edit")}${cut ? " read; older ones may be left out (Load older changes, at the end)" : ""}`,
         "",
         `From ${absoluteTime(session.started)} to ${absoluteTime(session.ended)}`,
         "",
@@ -732,7 +861,9 @@ function sessionTooltip(node: SessionNode): string {
 function turnTooltip(node: TurnNode): string {
     const turn = node.turn;
     const listed = turn.edits.slice(0, TOOLTIP_EDITS).map((edit) => `- ${markdownText(edit.summary || "(no summary)")}: ${editOutcomeText(edit)}`);
-    if (turn.edits.length > TOOLTIP_EDITS) listed.push(`- … and ${plural(turn.edits.length - TOOLTIP_EDITS, "earlier edit")}`);
+    const earlier = editCount(turn) - listed.length;
+    const notRead = editCount(turn) - turn.edits.length;
+    if (earlier > 0) listed.push(`- … and ${plural(earlier, "earlier edit")}${notRead > 0 ? ` (${notRead} not read: Load older changes, at the end)` : ""}`);
     return [
         `**Turn** of ${markdownText(sessionTitle(node.parent.session))}`,
         "",
@@ -796,8 +927,8 @@ export function filterDescription(filter: TimelineFilter, workspaceFolders: read
 
 /**
  * The message above the tree: the filter (a view alone in its container has
- * no header to show its description in), then what is left out or why
- * nothing shows.
+ * no header to show its description in), then what is left out (older edits,
+ * by the budget of edits; older sessions, by `limit`) or why nothing shows.
  */
 export function treeMessage(model: TimelineModel, workspaceFolders: readonly string[]): string | undefined {
     const { result } = model;
@@ -805,7 +936,9 @@ export function treeMessage(model: TimelineModel, workspaceFolders: readonly str
     if (model.filtered) lines.push(`Filtered: ${filterDescription(model.filter, workspaceFolders)}.`);
     if (result.sessions.length === 0) lines.push("No change has been journaled yet: agents' edits, reverts and changes on disk show here.");
     else if (model.roots().length === 0) lines.push("No change matches the filter.");
-    else if (result.truncated) {
+    else if (model.cutByMaxEdits) {
+        lines.push(`Showing the newest ${model.loadedEdits} of ${plural(result.edits ?? model.loadedEdits, "edit")}; “Load older changes”, at the end, reads more.`);
+    } else if (result.truncated) {
         lines.push(`Showing the newest ${plural(result.sessions.length, "session")} (${result.entries} journal ${result.entries === 1 ? "entry" : "entries"} read); older sessions are left out.`);
     }
     return lines.length === 0 ? undefined : lines.join(" ");

@@ -8,19 +8,26 @@
  * as an ordinary review through `workspace/applyEdit`; a file's checkbox marks
  * it reviewed for its turn (`verbatim/markReviewed`). The tree reloads on
  * `verbatim/journalChanged` and on Refresh, only while it is visible.
+ *
+ * It asks for the newest `verbatim.timeline.maxEdits` edits; "Load older
+ * changes", at the end of a tree that bound cut, asks for twice as many. A
+ * filter is applied here, on the result, so while one is set the view asks
+ * for every edit.
  */
 
 import * as vscode from "vscode";
 import { ResponseError, type RequestType } from "vscode-languageclient/node";
 
-import { SECTION } from "./config";
+import { SECTION, type Config } from "./config";
 import { errorMessage } from "./errors";
 import * as lsp_ext from "./lsp_ext";
 import { plural } from "./status";
 import {
+    EditBudget,
     entryPresentation,
     entryTitle,
     filterDescription,
+    isFiltered,
     TimelineModel,
     treeMessage,
     type FileNode,
@@ -59,6 +66,8 @@ export class TimelineView implements vscode.TreeDataProvider<TimelineNode>, vsco
     private filter: TimelineFilter = {};
     /** Where the person asked to see more of a long level, by node id: kept across reloads. */
     private readonly pageSizes = new Map<string, number>();
+    /** How many edits to ask for: kept across reloads, back to the setting when it changes. */
+    private readonly budget: EditBudget;
     /** The tree must be read again from the server before it is next shown. */
     private stale = true;
     private loading: Promise<void> | undefined;
@@ -74,10 +83,11 @@ export class TimelineView implements vscode.TreeDataProvider<TimelineNode>, vsco
     constructor(
         private readonly server: TimelineServer,
         private readonly log: vscode.LogOutputChannel,
-        /** `verbatim.timeline.maxSessions`, validated (`Config.timelineMaxSessions`). */
-        private readonly maxSessions: () => number,
+        /** The settings, validated: `verbatim.timeline.maxSessions` and `verbatim.timeline.maxEdits`. */
+        private readonly config: () => Pick<Config, "timelineMaxSessions" | "timelineMaxEdits">,
     ) {
         this.serverWasRunning = server.isRunning;
+        this.budget = new EditBudget(() => this.config().timelineMaxEdits);
         this.documents = new TimelineDocuments(server);
         this.treeView = vscode.window.createTreeView(VIEW_ID, {
             treeDataProvider: this,
@@ -95,7 +105,9 @@ export class TimelineView implements vscode.TreeDataProvider<TimelineNode>, vsco
             server.onDidChangeJournal(() => this.onJournalChanged()),
             server.onDidChangeState(() => this.onServerStateChanged()),
             vscode.workspace.onDidChangeConfiguration((event) => {
-                if (event.affectsConfiguration(`${SECTION}.timeline`)) this.refresh();
+                if (!event.affectsConfiguration(`${SECTION}.timeline`)) return;
+                this.budget.reset();
+                this.refresh();
             }),
             vscode.workspace.onDidChangeWorkspaceFolders(() => this.changed.fire(undefined)),
             ...this.registerCommands(),
@@ -115,7 +127,7 @@ export class TimelineView implements vscode.TreeDataProvider<TimelineNode>, vsco
     async getChildren(node?: TimelineNode): Promise<TimelineNode[]> {
         if (node !== undefined) return this.model?.children(node) ?? [];
         await this.loaded();
-        return this.model?.roots() ?? [];
+        return this.model?.children() ?? [];
     }
 
     getParent(node: TimelineNode): TimelineNode | undefined {
@@ -149,6 +161,7 @@ export class TimelineView implements vscode.TreeDataProvider<TimelineNode>, vsco
         }
         if (node.kind === "file") item.command = { command: "verbatim.timeline.openChange", title: "Open Change", arguments: [node] };
         if (node.kind === "more") item.command = { command: "verbatim.timeline.showMore", title: "Show More", arguments: [node] };
+        if (node.kind === "older") item.command = { command: "verbatim.timeline.loadOlder", title: "Load Older Changes" };
         return item;
     }
 
@@ -185,15 +198,18 @@ export class TimelineView implements vscode.TreeDataProvider<TimelineNode>, vsco
             this.treeView.message = "The Verbatim server is not running.";
             return;
         }
-        const params: lsp_ext.TimelineParams = { limit: this.maxSessions() };
+        const params = this.budget.params(this.config().timelineMaxSessions, this.filter);
         const started = Date.now();
         try {
             const result = await this.server.request(lsp_ext.timeline, params);
             const received = Date.now();
-            this.model = new TimelineModel(result, this.filter, this.pageSizes);
+            this.model = new TimelineModel(result, this.filter, this.pageSizes, params.maxEdits);
+            // A filter set while the budgeted request ran: the newest edits alone may miss older matches.
+            if (this.model.needsReloadFor(this.filter)) this.stale = true;
             this.treeView.message = treeMessage(this.model, this.viewContext().workspaceFolders);
             this.log.info(
-                `[timeline] ${result.entries} journal entries in ${plural(result.sessions.length, "session")}: answered in ${received - started} ms, ` +
+                `[timeline] ${result.entries} journal entries, ${this.model.loadedEdits} of ${result.edits ?? "?"} edits (maxEdits ${params.maxEdits ?? "none"}) ` +
+                    `in ${plural(result.sessions.length, "session")}: answered in ${received - started} ms, ` +
                     `${plural(this.model.roots().length, "session")} shown ${Date.now() - received} ms later`,
             );
         } catch (error) {
@@ -252,6 +268,7 @@ export class TimelineView implements vscode.TreeDataProvider<TimelineNode>, vsco
             command("markNotReviewed", (node?: TimelineNode) => this.markReviewed(this.target(node), false)),
             command("copyId", (node?: TimelineNode) => this.copyId(this.target(node))),
             command("showMore", (node?: TimelineNode) => this.showMore(this.target(node))),
+            command("loadOlder", () => this.loadOlder()),
         ];
     }
 
@@ -264,9 +281,13 @@ export class TimelineView implements vscode.TreeDataProvider<TimelineNode>, vsco
         this.filter = filter;
         const folders = this.viewContext().workspaceFolders;
         this.treeView.description = filterDescription(filter, folders) || undefined;
-        void vscode.commands.executeCommand("setContext", FILTERED_CONTEXT_KEY, filter.agent !== undefined || filter.uri !== undefined);
-        if (this.model !== undefined) {
-            // The same result, seen through the new filter: no request to the server.
+        void vscode.commands.executeCommand("setContext", FILTERED_CONTEXT_KEY, isFiltered(filter));
+        if (this.model?.needsReloadFor(filter) === true) {
+            // The result holds only the newest edits, and older ones may match: ask for every edit.
+            this.stale = true;
+        } else if (this.model !== undefined) {
+            // The same result, seen through the new filter: no request to the server. (Cleared, a
+            // filter's whole result stays; the next reload asks for the budget again.)
             this.model = this.model.withFilter(filter);
             this.treeView.message = treeMessage(this.model, this.viewContext().workspaceFolders);
         }
@@ -433,8 +454,15 @@ export class TimelineView implements vscode.TreeDataProvider<TimelineNode>, vsco
         this.changed.fire(this.model.showMore(node));
     }
 
+    /** Asks for twice as many edits as the tree shows; what is expanded stays so (the ids are the same). */
+    private loadOlder(): void {
+        if (this.model?.cutByMaxEdits !== true) return;
+        this.budget.loadOlder(this.model);
+        this.refresh();
+    }
+
     private async copyId(node: TimelineNode | undefined): Promise<void> {
-        if (node === undefined || node.kind === "more") return;
+        if (node === undefined || node.kind === "more" || node.kind === "older") return;
         const id =
             node.kind === "session" ? node.session.session : node.kind === "turn" ? node.turn.turn : node.kind === "edit" ? node.edit.writeId : node.file.id;
         await vscode.env.clipboard.writeText(id);

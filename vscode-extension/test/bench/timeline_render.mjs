@@ -6,6 +6,10 @@
 // editor adds on top (the extension host's IPC, the workbench drawing the
 // tree) is measured in a real VS Code by test/e2e/timeline_view.test.mjs.
 //
+// Each journal is measured whole (every edit, as the view asks while a filter
+// is set) and as the view asks for it at first (the newest 500 edits,
+// `verbatim.timeline.maxEdits`'s default).
+//
 // Usage: node test/bench/timeline_render.mjs [--runs 15]
 // (bundles src/timeline.ts and the unit tests' fixtures with esbuild first).
 
@@ -37,16 +41,19 @@ await esbuild.build({
     packages: "external",
     logLevel: "warning",
 });
-const { TimelineModel, generatedTimeline, entriesOf, SPREAD, ONE_TURN } = await import(pathToFileURL(bundle).href);
+const { TimelineModel, generatedTimeline, withMaxEdits, entriesOf, SPREAD, ONE_TURN } = await import(pathToFileURL(bundle).href);
 rmSync(out, { recursive: true, force: true });
 
 const context = { now: new Date("2026-12-03T12:05:00Z"), workspaceFolders: ["file:///p"] };
 
-function once(text) {
+/** The view's first `maxEdits`. */
+const MAX_EDITS = 500;
+
+function once(text, maxEdits) {
     const started = performance.now();
     const result = JSON.parse(text);
     const parsed = performance.now();
-    const model = new TimelineModel(result);
+    const model = new TimelineModel(result, {}, new Map(), maxEdits);
     const roots = model.roots();
     const views = roots.map((node) => model.view(node, context));
     for (const [index, node] of roots.entries()) {
@@ -81,17 +88,20 @@ const median = (numbers) => [...numbers].sort((a, b) => a - b)[Math.floor(number
 const fmt = (ms) => `${ms.toFixed(1)} ms`;
 
 console.log(`timeline render, ${runs} runs each (median, min)`);
-for (const [name, shape] of [
-    ["50 sessions × 10 turns × 10 edits × 2 files", SPREAD],
-    ["1 session, 1 turn, 10,000 edits of 1 file", ONE_TURN],
+for (const [name, shape, maxEdits] of [
+    ["50 sessions × 10 turns × 10 edits × 2 files", SPREAD, undefined],
+    [`50 sessions × 10 turns × 10 edits × 2 files, the newest ${MAX_EDITS} edits`, SPREAD, MAX_EDITS],
+    ["1 session, 1 turn, 10,000 edits of 1 file", ONE_TURN, undefined],
+    [`1 session, 1 turn, 10,000 edits of 1 file, the newest ${MAX_EDITS} edits`, ONE_TURN, MAX_EDITS],
 ]) {
-    const text = JSON.stringify(generatedTimeline(shape));
-    const samples = Array.from({ length: runs }, () => once(text));
+    const whole = generatedTimeline(shape);
+    const text = JSON.stringify(maxEdits === undefined ? whole : withMaxEdits(whole, maxEdits));
+    const samples = Array.from({ length: runs }, () => once(text, maxEdits));
     const column = (key) => {
         const times = samples.map((sample) => sample[key]);
         return `${fmt(median(times))} (min ${fmt(Math.min(...times))})`;
     };
-    console.log(`\n${name}: ${entriesOf(shape)} entries, ${(text.length / 1e6).toFixed(1)} MB of JSON`);
+    console.log(`\n${name}: ${entriesOf(shape)} entries, ${(text.length / 1e6).toFixed(2)} MB of JSON`);
     console.log(`  JSON.parse (the language client's)          ${column("parse")}`);
     console.log(`  model + first screen (roots, open session)  ${column("firstScreen")}`);
     console.log(`  the newest turn opened (its first page)     ${column("turn")}`);

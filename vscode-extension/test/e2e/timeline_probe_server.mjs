@@ -16,12 +16,17 @@
 // was applied). After the revert it sends `verbatim/journalChanged`; writing
 // anything to the file TIMELINE_PROBE_FIXTURE + ".journal-changed" sends one too.
 //
+// A `maxEdits` in the params cuts the timeline as the server does
+// (`withMaxEdits` of the unit tests' fixtures, bundled by the test into
+// TIMELINE_PROBE_FIXTURES_MODULE).
+//
 // Every request, and when each answer was sent (`answeredAt`, epoch ms), is a
 // line of JSON in TIMELINE_PROBE_LOG.
 //
 // `--version` prints a Verbatim-like version, so that the extension takes it.
 
 import { appendFileSync, existsSync, readFileSync, unwatchFile, watchFile } from "node:fs";
+import { pathToFileURL } from "node:url";
 
 import { IDLE_STATUS, receive, request, send } from "./stdio_lsp.mjs";
 
@@ -32,7 +37,9 @@ if (process.argv.includes("--version")) {
 
 const fixtureFile = process.env.TIMELINE_PROBE_FIXTURE;
 const logFile = process.env.TIMELINE_PROBE_LOG;
-if (!fixtureFile || !logFile) throw new Error("TIMELINE_PROBE_FIXTURE and TIMELINE_PROBE_LOG must be set");
+const fixturesModule = process.env.TIMELINE_PROBE_FIXTURES_MODULE;
+if (!fixtureFile || !logFile || !fixturesModule) throw new Error("TIMELINE_PROBE_FIXTURE, TIMELINE_PROBE_LOG and TIMELINE_PROBE_FIXTURES_MODULE must be set");
+const { withMaxEdits } = await import(pathToFileURL(fixturesModule).href);
 
 function record(entry) {
     appendFileSync(logFile, `${JSON.stringify({ at: Date.now(), ...entry })}\n`);
@@ -114,7 +121,9 @@ function onMessage(message) {
             versions.set(message.params.textDocument.uri, message.params.textDocument.version);
             return;
         case "verbatim/timeline": {
-            const { timeline } = fixture();
+            const { timeline: whole } = fixture();
+            const maxEdits = message.params?.maxEdits;
+            const timeline = maxEdits === undefined ? whole : withMaxEdits(whole, maxEdits);
             answer(message.id, timeline);
             record({ kind: "answered", method: message.method, answeredAt: Date.now(), entries: timeline.entries });
             return;

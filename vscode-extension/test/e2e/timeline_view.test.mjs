@@ -3,9 +3,11 @@
 // timeline methods as docs/protocol.md documents them: the tree, a change in
 // a diff editor in the file's language, the journal's unified diff where the
 // texts were not kept, the reviewed checkbox, Revert with its confirmation
-// and the review it comes back as, an error's message, the filters, and the
-// time a journal of 10,000 entries takes to reach the screen. The same view
-// against the real server is test/e2e/timeline.test.mjs.
+// and the review it comes back as, an error's message, the filters, the time
+// a journal of 10,000 entries takes to reach the screen (the view asks for
+// the newest 500 edits, which the stand-in honours as the server does), and
+// Load older changes. The same view against the real server is
+// test/e2e/timeline.test.mjs.
 //
 // Needs: CODE_SERVER_BIN, VERBATIM_TEST_OUTPUT (test/run.sh sets them).
 
@@ -40,6 +42,8 @@ async function importFixtures(dir) {
 const MAIN_BEFORE = "fn main() {\n    let x = 1;\n}\n";
 const MAIN_AFTER = "fn main() {\n    let x = 2;\n}\n";
 const LIB_DIFF = "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,0 +1,4 @@\n+pub fn start() {\n+    run();\n+}\n+\n";
+/** `verbatim.timeline.maxEdits`'s default: the view's first `maxEdits`. */
+const MAX_EDITS = 500;
 
 describe("the Verbatim Timeline view (code-server, a stand-in server)", { concurrency: false }, () => {
     let editor;
@@ -79,7 +83,7 @@ describe("the Verbatim Timeline view (code-server, a stand-in server)", { concur
         const wrapper = path.join(probeDir, "verbatim");
         writeFileSync(
             wrapper,
-            `#!/bin/sh\nTIMELINE_PROBE_FIXTURE='${fixtureFile}' TIMELINE_PROBE_LOG='${probeLog}' exec '${process.execPath}' '${path.join(here, "timeline_probe_server.mjs")}' "$@"\n`,
+            `#!/bin/sh\nTIMELINE_PROBE_FIXTURE='${fixtureFile}' TIMELINE_PROBE_LOG='${probeLog}' TIMELINE_PROBE_FIXTURES_MODULE='${path.join(probeDir, "timeline_fixtures.mjs")}' exec '${process.execPath}' '${path.join(here, "timeline_probe_server.mjs")}' "$@"\n`,
         );
         chmodSync(wrapper, 0o755);
         editor = await launchEditor({
@@ -159,7 +163,7 @@ describe("the Verbatim Timeline view (code-server, a stand-in server)", { concur
         assert.deepEqual(labels.map((label) => label.split(" ")[0]), ["codex", "Claude", "Changes"]);
         assert.match(labels[0], /^codex 2 turns · /);
         const [timeline] = requests("verbatim/timeline");
-        assert.deepEqual(timeline.params, { limit: 200 });
+        assert.deepEqual(timeline.params, { limit: 200, maxEdits: MAX_EDITS });
         // The newest session opens by itself, its turns named by their first edit.
         await row("Rename run to start", 2).waitFor({ state: "visible" });
         await row("Add start()", 2).waitFor({ state: "visible" });
@@ -308,7 +312,8 @@ describe("the Verbatim Timeline view (code-server, a stand-in server)", { concur
         ]) {
             const timeline = fixtures.generatedTimeline(shape, Date.now());
             assert.equal(timeline.entries, 10_000);
-            const turnLabel = timeline.sessions[0].turns[0].edits.at(-1).summary;
+            // A turn is named by its oldest edit the view has: of a turn the budget cut, the oldest it read.
+            const turnLabel = fixtures.withMaxEdits(timeline, MAX_EDITS).sessions[0].turns[0].edits.at(-1).summary;
             const rounds = [];
             for (let round = 0; round < ROUNDS; round++) {
                 // From a one-entry journal to the large one each time, so that the row to wait for is new.
@@ -319,12 +324,12 @@ describe("the Verbatim Timeline view (code-server, a stand-in server)", { concur
             const afterChange = rounds.map((r) => r.afterChange).sort((a, b) => a - b);
             const median = (sorted) => sorted[Math.floor(sorted.length / 2)];
             lines.push(
-                `${name}: on screen ${median(afterAnswer)} ms (median of ${ROUNDS}; min ${afterAnswer[0]}, all ${afterAnswer.join(", ")}) after the server's answer; ` +
+                `${name} (the view asks for ${MAX_EDITS} edits): on screen ${median(afterAnswer)} ms (median of ${ROUNDS}; min ${afterAnswer[0]}, all ${afterAnswer.join(", ")}) after the server's answer; ` +
                     `${median(afterChange)} ms after the journal changed (with the view's 300 ms wait for more changes)`,
             );
             console.log(`# timeline render: ${lines.at(-1)}`);
             if (shape === fixtures.ONE_TURN) {
-                // The turn opens on its newest 200 edits, then "Show 200 more…".
+                // The turn opens on the newest 200 of the 500 edits read, then "Show 200 more…".
                 const turn = row(turnLabel, 2);
                 const clicked = Date.now();
                 await turn.locator(".monaco-tl-twistie").click();
@@ -335,15 +340,32 @@ describe("the Verbatim Timeline view (code-server, a stand-in server)", { concur
                 await scrollDownTo(row("Show 200 more…", 3));
                 // A click lost while the tree redraws leaves "Show 200 more…" there: click it again.
                 await waitFor(
-                    "Show 400 more… after Show 200 more…",
+                    "Show 100 more… (the rest of the 500 read) after Show 200 more…",
                     async () => {
-                        if (await row("Show 400 more…", 3).isVisible()) return true;
+                        if (await row("Show 100 more…", 3).isVisible()) return true;
                         if (await row("Show 200 more…", 3).isVisible()) await row("Show 200 more…", 3).click();
                         else await page.mouse.wheel(0, 2000);
                         return false;
                     },
                     { timeout: 60_000, interval: 250 },
                 );
+                // The tree ends with Load older changes: it asks for twice as many edits, and the open turn stays open, as long as it was.
+                const asked = requests("verbatim/timeline").length;
+                await scrollDownTo(row(`Load older changes (${MAX_EDITS} of 10000 edits shown)`, 1));
+                await waitFor(
+                    "a verbatim/timeline with twice the budget",
+                    async () => {
+                        if (requests("verbatim/timeline").slice(asked).some((entry) => entry.params.maxEdits === 2 * MAX_EDITS)) return true;
+                        const older = row(`Load older changes (${MAX_EDITS} of 10000 edits shown)`, 1);
+                        if (await older.isVisible()) await older.click();
+                        return false;
+                    },
+                    { timeout: 60_000, interval: 250 },
+                );
+                await scrollDownTo(row(`Load older changes (${2 * MAX_EDITS} of 10000 edits shown)`, 1));
+                await scrollDownTo(row("Show 400 more…", 3));
+                lines.push(`${name}: Load older changes read ${2 * MAX_EDITS} edits; the open turn shows its 400 rows again`);
+                console.log(`# timeline render: ${lines.at(-1)}`);
             }
             await page.screenshot({ path: path.join(output, `large-${shape.editsPerTurn}.png`) });
         }

@@ -21,6 +21,7 @@ describe("readConfig", () => {
                 "claudeCode.enabled": false,
                 "geminiCli.enabled": false,
                 "timeline.maxSessions": 50,
+                "timeline.maxEdits": 2000,
             }),
             "/home/ada",
         );
@@ -33,6 +34,7 @@ describe("readConfig", () => {
             claudeCode: false,
             geminiCli: false,
             timelineMaxSessions: 50,
+            timelineMaxEdits: 2000,
         });
         assert.deepEqual(problems, []);
     });
@@ -52,13 +54,15 @@ describe("readConfig", () => {
                 externalChanges: "merge",
                 "claudeCode.enabled": "yes",
                 "timeline.maxSessions": 0,
+                "timeline.maxEdits": 2.5,
             }),
         );
         assert.deepEqual(config, DEFAULT_CONFIG);
-        assert.equal(problems.length, 7);
+        assert.equal(problems.length, 8);
         assert.match(problems[1] ?? "", /`verbatim.reviewMode` is "yolo"; expected one of "confirm", "auto". Using "confirm"./);
         assert.match(problems[5] ?? "", /`verbatim.claudeCode.enabled` is "yes"; expected true or false. Using true./);
         assert.match(problems[6] ?? "", /`verbatim.timeline.maxSessions` is 0; expected a whole number above 0. Using 200./);
+        assert.match(problems[7] ?? "", /`verbatim.timeline.maxEdits` is 2.5; expected a whole number above 0. Using 500./);
     });
 });
 

@@ -7,6 +7,7 @@ import { describe, test } from "node:test";
 import type { RevertResult, TimelineEntryResult, TimelineResult } from "../../src/lsp_ext";
 import {
     displayPath,
+    EditBudget,
     entryPresentation,
     entryTitle,
     filterDescription,
@@ -20,12 +21,13 @@ import {
     type EditNode,
     type FileNode,
     type MoreNode,
+    type OlderNode,
     type SessionNode,
     type TimelineNode,
     type TurnNode,
     type ViewContext,
 } from "../../src/timeline";
-import { entriesOf, generatedTimeline, ONE_TURN, smallTimeline, SPREAD } from "./timeline_fixtures";
+import { entriesOf, generatedTimeline, ONE_TURN, smallTimeline, SPREAD, withMaxEdits } from "./timeline_fixtures";
 
 const NOW = new Date("2026-12-03T10:10:00Z");
 const context: ViewContext = { now: NOW, workspaceFolders: ["file:///p"] };
@@ -75,7 +77,7 @@ describe("the timeline of the documented example", () => {
     const [params, result] = documentedExamples("verbatim/timeline") as [unknown, TimelineResult];
 
     test("the params example names only what the view may send", () => {
-        assert.deepEqual(Object.keys(params as object).sort(), ["agent", "limit", "uri", "workspace"]);
+        assert.deepEqual(Object.keys(params as object).sort(), ["agent", "limit", "maxEdits", "uri", "workspace"]);
     });
 
     test("session → turn → edit → file, as the page writes it", () => {
@@ -317,6 +319,117 @@ describe("a long level shows a page at a time", () => {
         assert.equal(model.view(more, context).label, "Show 50 more…");
         model.showMore(more);
         assert.equal(model.children(turn!).length, 250);
+    });
+});
+
+describe("a budget of edits (maxEdits)", () => {
+    /** SPREAD (5,000 edits, 100 a session, 10 a turn) cut at 255: two sessions whole, then five turns, then 5 of the sixth turn's 10 edits. */
+    const cut = () => new TimelineModel(withMaxEdits(generatedTimeline(SPREAD), 255), {}, new Map(), 255);
+
+    test("the view asks for its budget, and for every edit while a filter is set", () => {
+        const budget = new EditBudget(() => 500);
+        assert.deepEqual(budget.params(200, {}), { limit: 200, maxEdits: 500 });
+        assert.deepEqual(budget.params(200, { agent: "codex" }), { limit: 200 }, "older edits of codex must not be missed");
+        assert.deepEqual(budget.params(200, { uri: "file:///p/a.txt" }), { limit: 200 });
+        assert.deepEqual(budget.params(200, { agent: "", uri: "file:///p/a.txt" }), { limit: 200 }, "the unknown agent is a filter too");
+        assert.deepEqual(budget.params(50, { agent: undefined, uri: undefined }), { limit: 50, maxEdits: 500 }, "a cleared filter: the budget again");
+    });
+
+    test("Load older changes doubles what the shown result was asked for; a change of the setting starts again", () => {
+        let setting = 500;
+        const budget = new EditBudget(() => setting);
+        const model = cut();
+        const asked = (maxEdits: number) => new TimelineModel(withMaxEdits(generatedTimeline(SPREAD), maxEdits), {}, new Map(), maxEdits);
+        budget.loadOlder(asked(500));
+        assert.equal(budget.current, 1000);
+        budget.loadOlder(asked(500));
+        assert.equal(budget.current, 1000, "a second click before the larger result is there asks for no more");
+        budget.loadOlder(asked(1000));
+        assert.deepEqual(budget.params(200, {}), { limit: 200, maxEdits: 2000 });
+        assert.deepEqual(budget.params(200, { agent: "codex" }), { limit: 200 }, "a filter still asks for everything");
+        assert.equal(budget.current, 2000, "and keeps the budget for when it is cleared");
+        budget.loadOlder(model);
+        assert.equal(budget.current, 510);
+        setting = 100;
+        budget.reset();
+        assert.equal(budget.current, 100);
+    });
+
+    test("a result the budget cut ends with Load older changes", () => {
+        const model = cut();
+        assert.equal(model.loadedEdits, 255);
+        assert.equal(model.cutByMaxEdits, true);
+        const top = model.children();
+        assert.deepEqual(top.slice(0, -1), sessions(model), "the sessions, then the node");
+        assert.equal(sessions(model).length, 3);
+        const older = top.at(-1) as OlderNode;
+        assert.deepEqual(older, { kind: "older", id: "older", shown: 255, total: 5000 });
+        assert.deepEqual(model.view(older, context), {
+            label: "Load older changes (255 of 5000 edits shown)",
+            description: "",
+            contextValue: "older",
+            icon: { id: "fold-down" },
+            collapsible: "none",
+        });
+        assert.deepEqual(model.children(older), []);
+        assert.equal(model.parent(older), undefined);
+        assert.equal(model.revertRequest(older, context), undefined);
+        assert.match(model.tooltip(older, context), /The newest 255 of 5000 edits were read .*twice as many/);
+        assert.equal(walk(model).filter((node) => node.kind === "edit").length, 255);
+    });
+
+    test("a turn cut short says how many of its edits show", () => {
+        const model = cut();
+        const last = sessions(model)[2]!;
+        const lastTurns = turns(model, last);
+        assert.equal(lastTurns.length, 6);
+        assert.match(model.view(lastTurns[4]!, context).description, /^10 edits · /, "a whole turn");
+        const short = lastTurns[5]!;
+        assert.match(model.view(short, context).description, /^5 of 10 edits · /);
+        assert.equal(edits(model, short).length, 5);
+        assert.match(model.tooltip(short, context), /- … and 5 earlier edits \(5 not read: Load older changes, at the end\)/);
+        // Reverting the turn or the session reverts what was not read too: the question counts it.
+        assert.match(model.revertRequest(short, context)?.question ?? "", /^Revert the whole turn of Gemini CLI \(10 edits to \d+ files, /);
+        assert.match(model.revertRequest(last, context)?.question ?? "", /^Revert every change of the Gemini CLI session \(60 edits to \d+ files read here, and any older ones, since /);
+        const whole = new TimelineModel(withMaxEdits(generatedTimeline(SPREAD), 6000), {}, new Map(), 6000);
+        assert.doesNotMatch(whole.revertRequest(sessions(whole)[2]!, context)?.question ?? "", /older ones/, "every edit read");
+        assert.match(model.tooltip(last, context), /6 turns, 60 edits read; older ones may be left out/);
+    });
+
+    test("the message above the tree says how many edits show", () => {
+        assert.equal(treeMessage(cut(), context.workspaceFolders), "Showing the newest 255 of 5000 edits; “Load older changes”, at the end, reads more.");
+        // Sessions left out by `limit`, no edit by the budget: the sessions are named.
+        const bySessions = new TimelineModel({ ...smallTimeline(), entries: 1234, truncated: true }, {}, new Map(), 500);
+        assert.equal(bySessions.cutByMaxEdits, false);
+        assert.equal(treeMessage(bySessions, context.workspaceFolders), "Showing the newest 3 sessions (1234 journal entries read); older sessions are left out.");
+        assert.equal(bySessions.children().at(-1)?.kind, "session");
+    });
+
+    test("nothing is cut when every edit fits, when every edit was asked for, or when the server is older than maxEdits", () => {
+        const whole = new TimelineModel(withMaxEdits(smallTimeline(), 500), {}, new Map(), 500);
+        assert.equal(whole.cutByMaxEdits, false);
+        assert.equal(whole.result.truncated, false);
+        assert.equal(treeMessage(whole, context.workspaceFolders), undefined);
+        const exactly = new TimelineModel(withMaxEdits(smallTimeline(), 6), {}, new Map(), 6);
+        assert.equal(exactly.cutByMaxEdits, false, "the budget reached with nothing older");
+        const unbounded = new TimelineModel({ ...smallTimeline(), edits: 600 }, {}, new Map(), undefined);
+        assert.equal(unbounded.cutByMaxEdits, false);
+        // A server older than maxEdits sends every edit, and neither `edits` nor `editCount`.
+        const { edits: _, ...older } = smallTimeline();
+        for (const session of older.sessions) for (const turn of session.turns) delete turn.editCount;
+        const fromOlderServer = new TimelineModel(older, {}, new Map(), 2);
+        assert.equal(fromOlderServer.cutByMaxEdits, false);
+        assert.match(fromOlderServer.view(turns(fromOlderServer, sessions(fromOlderServer)[0]!)[0]!, context).description, /^3 edits · /);
+    });
+
+    test("a filter on a cut result needs the server again; on a whole one it does not", () => {
+        const model = cut();
+        assert.equal(model.needsReloadFor({}), false);
+        assert.equal(model.needsReloadFor({ agent: "codex" }), true);
+        assert.equal(model.needsReloadFor({ uri: "file:///p/src/dir_0/module_0_0_0.rs" }), true);
+        const whole = new TimelineModel(smallTimeline(), {}, new Map(), 500);
+        assert.equal(whole.needsReloadFor({ agent: "codex" }), false);
+        assert.equal(whole.withFilter({ agent: "codex" }).maxEdits, 500, "the filtered model keeps what its result was asked for");
     });
 });
 

@@ -4,7 +4,7 @@
  * documents them: sessions, turns and edits newest first.
  */
 
-import type { TimelineEdit, TimelineResult, TimelineSession } from "../../src/lsp_ext";
+import type { TimelineEdit, TimelineResult, TimelineSession, TimelineTurn } from "../../src/lsp_ext";
 
 /** The shape of a generated journal: how many sessions, turns per session, edits per turn and files per edit. */
 export interface JournalShape {
@@ -96,13 +96,47 @@ export function generatedTimeline(shape: JournalShape, newest = Date.parse("2026
                 ended: turnEnded,
                 files: [...files].map(([uri, reviewed]) => ({ uri, reviewed })),
                 edits,
+                editCount: edits.length,
             });
         }
         session.ended = session.turns[0]?.ended ?? "";
         session.started = session.turns[session.turns.length - 1]?.started ?? "";
         sessions.push(session);
     }
-    return { sessions, entries: entriesOf(shape), truncated: false };
+    return { sessions, entries: entriesOf(shape), edits: shape.sessions * shape.turnsPerSession * shape.editsPerTurn, truncated: false };
+}
+
+/**
+ * What the server answers with `maxEdits`, as docs/protocol.md says: the
+ * newest `maxEdits` edits; the turn being filled when the bound is reached
+ * keeps the edits it got (its `editCount` and `files` stay whole), older
+ * turns and sessions are left out, and `truncated` says so. The stand-in
+ * server of test/e2e/timeline_view.test.mjs answers with it too.
+ */
+export function withMaxEdits(result: TimelineResult, maxEdits: number): TimelineResult {
+    let left = maxEdits;
+    let truncated = result.truncated;
+    const sessions: TimelineSession[] = [];
+    for (const session of result.sessions) {
+        if (left === 0) {
+            truncated = true;
+            break;
+        }
+        const turns: TimelineTurn[] = [];
+        for (const turn of session.turns) {
+            if (left === 0) {
+                truncated = true;
+                break;
+            }
+            const edits = turn.edits.slice(0, left);
+            left -= edits.length;
+            if (edits.length < turn.edits.length) truncated = true;
+            turns.push({ ...turn, edits, editCount: turn.editCount ?? turn.edits.length });
+        }
+        sessions.push({ ...session, turns });
+    }
+    const edits = result.edits ?? result.sessions.reduce((sum, session) => sum + session.turns.reduce((inSession, turn) => inSession + turn.edits.length, 0), 0);
+    return { ...result, sessions, edits, truncated };
 }
 
 /**
@@ -159,6 +193,7 @@ export function smallTimeline(): TimelineResult {
                                 ],
                             },
                         ],
+                        editCount: 3,
                     },
                     {
                         turn: "01a23bcb-3138-4a6e-8f00-000000000001",
@@ -175,6 +210,7 @@ export function smallTimeline(): TimelineResult {
                                 files: [{ id: "18c3-41233-2.0", uri: "file:///p/src/lib.rs", outcome: "rejected", added: 4, removed: 0, revertible: false, whyNot: "nothingWritten" }],
                             },
                         ],
+                        editCount: 1,
                     },
                 ],
             },
@@ -200,6 +236,7 @@ export function smallTimeline(): TimelineResult {
                                 files: [{ id: "18b0-777-1.0", uri: "file:///p/data/big.json", outcome: "applied", added: 90000, removed: 90000, revertible: false, whyNot: "tooLarge" }],
                             },
                         ],
+                        editCount: 1,
                     },
                 ],
             },
@@ -225,11 +262,13 @@ export function smallTimeline(): TimelineResult {
                                 files: [{ id: "1890-1-1.0", uri: "file:///p/a.txt", outcome: "reloaded", added: 1, removed: 1, revertible: true }],
                             },
                         ],
+                        editCount: 1,
                     },
                 ],
             },
         ],
         entries: 7,
+        edits: 6,
         truncated: false,
     };
 }
