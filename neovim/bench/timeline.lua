@@ -1,10 +1,14 @@
--- Usage: nvim -l neovim/bench/timeline.lua [--entries 10000] [--runs 15]
+-- Usage: nvim -l neovim/bench/timeline.lua [--entries 10000] [--runs 15] [--max-edits 500]
 --
 -- How long `:Verbatim timeline` takes to put a journal of --entries entries
 -- on screen. A synthetic `verbatim/timeline` result shaped as
 -- docs/protocol.md documents it (tests/helpers/timeline_data.lua: sessions
 -- of 5 turns of 10 edits of one file each, so 200 sessions, the server's
--- default limit, at 10,000 entries) is encoded as the server would send it. Each run starts from no timeline buffer and times:
+-- default limit, at 10,000 entries) is encoded as the server would send it:
+-- by default as it answers the plugin's `maxEdits = 500` (the newest 500
+-- edits, older sessions left out, `truncated`), with --max-edits 0 the whole
+-- journal (what the plugin asks for with `timeline = { max_edits = false }`).
+-- Each run starts from no timeline buffer and times:
 --
 --   decode   vim.json.decode of the result's JSON (what the LSP client does
 --            before the plugin sees it)
@@ -28,10 +32,14 @@ local harness = require("harness")
 local say, percentile = harness.say, harness.percentile
 vim.opt.runtimepath:prepend(harness.repo .. "/neovim")
 
-local opts = harness.parse_args({ entries = "10000", runs = "15" })
+local opts = harness.parse_args({ entries = "10000", runs = "15", ["max-edits"] = "500" })
 local entries, runs = tonumber(opts.entries), tonumber(opts.runs)
+local max_edits = tonumber(opts["max-edits"])
+max_edits = max_edits and max_edits > 0 and max_edits or nil
 
-local json = vim.json.encode(require("helpers.timeline_data").result(entries))
+local json = vim.json.encode(require("helpers.timeline_data").result(entries, max_edits))
+-- The view asks for what the answer models, and says what it left out.
+require("verbatim.config").set({ timeline = { max_edits = max_edits or false } })
 local timeline = require("verbatim.timeline")
 
 local results = { decode = {}, open = {}, fold = {}, refresh = {}, total = {} }
@@ -115,8 +123,9 @@ for run = 1, runs do
 end
 
 say(
-  "%d entries, %d lines, %d KiB of JSON, %d runs (Neovim %s)",
+  "%d entries, %s, %d lines, %d KiB of JSON, %d runs (Neovim %s)",
   entries,
+  max_edits and ("maxEdits " .. max_edits) or "every edit",
   line_count,
   math.floor(#json / 1024),
   runs,

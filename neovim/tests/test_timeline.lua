@@ -6,6 +6,7 @@
 local H = require("helpers")
 local api = vim.api
 local timeline = require("verbatim.timeline")
+local data = require("helpers.timeline_data")
 
 -- 2026-12-03T10:05:00Z: the canned edits of that morning are "today" in any
 -- time zone, so their times show as HH:MM (computed below in local time).
@@ -233,7 +234,11 @@ H.test("renders sessions, turns, edits and files, newest first", function()
   H.eq("nofile", vim.bo[buf].buftype)
   H.eq(false, vim.bo[buf].modifiable)
   H.eq(timeline.BUF_NAME, api.nvim_buf_get_name(buf))
-  H.eq({ { method = "verbatim/timeline", params = {} } }, s.calls, "no filter sent")
+  H.eq(
+    { { method = "verbatim/timeline", params = { maxEdits = 500 } } },
+    s.calls,
+    "no filter sent; the newest 500 edits"
+  )
   H.eq(LINE.codex_session, api.nvim_win_get_cursor(0)[1], "the cursor on the newest session")
   -- Highlights are spans drawn by the decoration provider: none is stored.
   local view = timeline.views[buf]
@@ -305,6 +310,142 @@ H.test("an empty journal, filters that match nothing, a truncated timeline", fun
   end)
   H.eq("Verbatim timeline · 0 sessions, 5 entries read · agent codex", H.lines(buf)[1])
   H.eq("  Nothing journaled matches the filters (F clears them).", H.lines(buf)[3])
+end)
+
+--- Runs `fn` with the option timeline.max_edits set to `max`.
+---@param max integer|false
+---@param fn fun()
+local function with_max_edits(max, fn)
+  local config = require("verbatim.config")
+  config.set({ timeline = { max_edits = max } })
+  local ok, err = pcall(fn)
+  config.set({})
+  assert(ok, err)
+end
+
+H.test("timeline.max_edits: validated, sent as maxEdits; false sends no bound", function()
+  local config = require("verbatim.config")
+  H.eq({ max_edits = 500 }, config.resolve({}).timeline)
+  H.eq(false, config.resolve({ timeline = { max_edits = false } }).timeline.max_edits)
+  for _, bad in ipairs({ 0, -1, 2.5, "500", true }) do
+    local ok, err = pcall(config.resolve, { timeline = { max_edits = bad } })
+    H.eq(false, ok, vim.inspect(bad))
+    H.truthy(
+      tostring(err):find("option timeline.max_edits must be a positive integer or false", 1, true),
+      tostring(err)
+    )
+  end
+  with_max_edits(false, function()
+    local _, s = open()
+    H.eq({}, s.calls[1].params, "no bound")
+  end)
+  with_max_edits(3, function()
+    local _, s = open()
+    H.eq({ maxEdits = 3 }, s.calls[1].params)
+  end)
+end)
+
+H.test(
+  "a timeline maxEdits cut: the header and a cut turn say so; L asks for twice as many",
+  function()
+    local s = stub()
+    s.answers["verbatim/timeline"] = function(params)
+      return nil, data.cut(vim.json.decode(CANNED), params.maxEdits)
+    end
+    with_max_edits(1, function()
+      local buf = open(s)
+      local lines = H.lines(buf)
+      H.eq(
+        "Verbatim timeline · 1 session, 5 entries read · newest 1 of 4 edits shown · L for older",
+        lines[1]
+      )
+      H.eq(timeline.HELP_LINE, lines[2])
+      H.truthy(timeline.HELP_LINE:find(" · L older · ", 1, true), "L is listed")
+      H.truthy(
+        vim.endswith(lines[3], "  1 turn, 1 edit shown  editor session 01a23bcb…"),
+        lines[3]
+      )
+      -- Older turns of the session are left out: its turns' numbers are not known.
+      H.eq(
+        "  ▾ turn ?  "
+          .. hm("2026-12-03T10:03:00Z")
+          .. "–"
+          .. hm("2026-12-03T10:04:40Z")
+          .. "  showing 1 of 2 edits, 1/2 files reviewed  01a23bcb…",
+        lines[4]
+      )
+      local spans = timeline.views[buf].spans[4]
+      H.eq("VerbatimTimelinePartial", spans[12], "the cut is highlighted")
+      H.eq("showing 1 of 2 edits", lines[4]:sub(spans[10] + 1, spans[11]))
+      H.eq(7, #lines, "session, turn, edit, 2 files")
+      -- X on the cut turn counts every edit the server reverts.
+      local _, question = timeline.revert_target(timeline.views[buf].nodes[4])
+      H.eq("Revert turn 01a23bcb… of codex (2 edits)?", question)
+      _, question = timeline.revert_target(timeline.views[buf].nodes[3], timeline.views[buf].result)
+      H.eq("Revert the whole session of codex (1 turn shown, and any older ones)?", question)
+
+      -- L, the cursor on the file of the newest edit: twice as many, the cursor stays.
+      cursor(6)
+      local file_line = lines[6]
+      press("L")
+      H.eq({ maxEdits = 2 }, s.calls[#s.calls].params)
+      lines = H.lines(buf)
+      H.eq(
+        "Verbatim timeline · 1 session, 5 entries read · newest 2 of 4 edits shown · L for older",
+        lines[1]
+      )
+      H.truthy(lines[4]:find("  2 edits, 1/2 files reviewed  ", 1, true), lines[4])
+      H.eq(file_line, lines[api.nvim_win_get_cursor(0)[1]])
+      H.eq(6, api.nvim_win_get_cursor(0)[1])
+      -- Again, from a line further down: the whole journal, turns numbered again.
+      cursor(LINE.file7_0)
+      press("L")
+      H.eq({ maxEdits = 4 }, s.calls[#s.calls].params)
+      H.eq(expected_lines(), H.lines(buf))
+      H.eq(LINE.file7_0, api.nvim_win_get_cursor(0)[1])
+      -- Nothing is left out: L asks for nothing more.
+      local count = #s.calls
+      local notes = notes_of(function()
+        press("L")
+      end)
+      H.eq(count, #s.calls)
+      H.eq({ { msg = "verbatim: every change is shown", level = vim.log.levels.INFO } }, notes)
+    end)
+  end
+)
+
+H.test("a timeline cut by the server's limit of sessions: L cannot help", function()
+  local s = stub()
+  s.answers["verbatim/timeline"] = function()
+    local result = vim.json.decode(CANNED)
+    table.remove(result.sessions)
+    result.edits, result.truncated = 4, true
+    for _, turn in ipairs(result.sessions[1].turns) do
+      turn.editCount = #turn.edits
+    end
+    return nil, result
+  end
+  local buf = open(s)
+  H.eq("Verbatim timeline · 1 session, 5 entries read · older sessions left out", H.lines(buf)[1])
+  H.eq(expected_lines()[4], H.lines(buf)[4], "turns numbered")
+  local count = #s.calls
+  local notes = notes_of(function()
+    press("L")
+  end)
+  H.eq(count, #s.calls)
+  H.eq(vim.log.levels.WARN, notes[1].level)
+  H.truthy(notes[1].msg:find("at most 200", 1, true), notes[1].msg)
+end)
+
+H.test("counts of a long journal are shown with their thousands apart", function()
+  local lines = timeline.build(
+    { sessions = {}, entries = 10000, edits = 10000, truncated = true },
+    { collapsed = { sessions = {}, turns = {}, edits = {} }, max_edits = 0 }
+  )
+  H.eq(
+    "Verbatim timeline · 0 sessions, 10,000 entries read · newest 0 of 10,000 edits shown · L for older",
+    lines[1]
+  )
 end)
 
 H.test("<CR> folds and unfolds an edit, a turn and a session; the cursor stays", function()
@@ -773,10 +914,10 @@ H.test("a and f filter by agent and by file; again, or F, clears", function()
     press("a")
   end)
   H.eq({ "codex" }, asked[1].items, "the agents seen")
-  H.eq({ agent = "codex" }, s.calls[#s.calls].params)
+  H.eq({ agent = "codex", maxEdits = 500 }, s.calls[#s.calls].params)
   H.truthy(H.lines(buf)[1]:find(" · agent codex", 1, true), H.lines(buf)[1])
   press("a")
-  H.eq({}, s.calls[#s.calls].params, "a again clears")
+  H.eq({ maxEdits = 500 }, s.calls[#s.calls].params, "a again clears")
 
   -- f offers the file under the cursor first, then every file seen.
   cursor(LINE.file2_0)
@@ -787,10 +928,10 @@ H.test("a and f filter by agent and by file; again, or F, clears", function()
   end)
   H.eq({ "file:///p/src/b.rs", "file:///p/a.txt" }, asked[1].items)
   H.eq({ "/p/src/b.rs", "/p/a.txt" }, asked[1].shown)
-  H.eq({ uri = "file:///p/src/b.rs" }, s.calls[#s.calls].params)
+  H.eq({ uri = "file:///p/src/b.rs", maxEdits = 500 }, s.calls[#s.calls].params)
   H.truthy(H.lines(buf)[1]:find(" · file /p/src/b.rs", 1, true), H.lines(buf)[1])
   press("f")
-  H.eq({}, s.calls[#s.calls].params, "f again clears")
+  H.eq({ maxEdits = 500 }, s.calls[#s.calls].params, "f again clears")
 
   cursor(1)
   selecting(function()
@@ -799,9 +940,9 @@ H.test("a and f filter by agent and by file; again, or F, clears", function()
     press("a")
     press("f")
   end)
-  H.eq({ agent = "codex", uri = "file:///p/a.txt" }, s.calls[#s.calls].params)
+  H.eq({ agent = "codex", uri = "file:///p/a.txt", maxEdits = 500 }, s.calls[#s.calls].params)
   press("F")
-  H.eq({}, s.calls[#s.calls].params, "F clears both")
+  H.eq({ maxEdits = 500 }, s.calls[#s.calls].params, "F clears both")
   H.eq("Verbatim timeline · 2 sessions, 5 entries read", H.lines(buf)[1])
 
   -- Cancelled: nothing changes.
@@ -829,7 +970,7 @@ H.test("f offers the file the timeline was opened from", function()
   end)
   H.eq(uri, asked[1].items[1])
   H.truthy(asked[1].shown[1]:find("(current file)", 1, true), asked[1].shown[1])
-  H.eq({ uri = uri }, s.calls[#s.calls].params)
+  H.eq({ uri = uri, maxEdits = 500 }, s.calls[#s.calls].params)
 end)
 
 H.test(
@@ -925,8 +1066,8 @@ H.test("an answer to an older request, or asked with other filters, is dropped",
   end, function()
     press("a")
   end)
-  H.eq({}, pending[3].params)
-  H.eq({ agent = "codex" }, pending[4].params)
+  H.eq({ maxEdits = 500 }, pending[3].params)
+  H.eq({ agent = "codex", maxEdits = 500 }, pending[4].params)
   pending[4].callback(nil, { sessions = {}, entries = 9, truncated = false })
   H.eq("Verbatim timeline · 0 sessions, 9 entries read · agent codex", H.lines(buf)[1])
   pending[3].callback(nil, vim.json.decode(CANNED))
@@ -996,7 +1137,10 @@ H.test(
     H.wait_for("the timeline from the server", function()
       return H.lines(buf)[3] == expected_lines()[3] and H.lines(buf)
     end)
-    H.eq({ uri = vim.uri_from_fname(root .. "/w.txt") }, timeline_requests()[1].params)
+    H.eq(
+      { uri = vim.uri_from_fname(root .. "/w.txt"), maxEdits = 500 },
+      timeline_requests()[1].params
+    )
     H.eq(client.id, timeline.views[buf].client_id)
     -- The server's notification, through the plugin's handler.
     dispatchers.notification(
@@ -1009,7 +1153,7 @@ H.test(
     -- Unfiltered, opened in a new tab page (command modifiers apply).
     press("F")
     vim.cmd("tab Verbatim timeline")
-    H.eq({}, timeline_requests()[#timeline_requests()].params)
+    H.eq({ maxEdits = 500 }, timeline_requests()[#timeline_requests()].params)
     H.eq(2, #api.nvim_list_tabpages())
     vim.cmd("tabonly")
     client:stop(true)
@@ -1027,7 +1171,6 @@ H.test(
 H.test(
   "a large timeline: its lines set at once, its highlights drawn for the screen only",
   function()
-    local data = require("helpers.timeline_data")
     local small, large = data.result(500), data.result(10000)
     local answer = small
     local buf = open({

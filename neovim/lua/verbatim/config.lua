@@ -26,6 +26,9 @@ local M = {}
 ---@field hunk_object string|false The hunk text object (Visual and Operator-pending mode).
 ---@field open_window string|false Open the review window on this edit.
 
+---@class verbatim.TimelineOptions
+---@field max_edits integer|false How many edits the timeline asks for at first, the newest; false: all.
+
 ---@class verbatim.Config
 ---@field cmd string[] The command that starts the server.
 ---@field review "confirm"|"auto" Review every edit, or apply it at once.
@@ -40,6 +43,7 @@ local M = {}
 ---@field review_ui "window"|"inline" Where edits are reviewed: the review window, or the document's own window.
 ---@field inline_strikethrough boolean Strike through the lines an edit removes, in the inline review.
 ---@field inline_keymaps verbatim.InlineKeymaps Buffer-local keys of the inline review.
+---@field timeline verbatim.TimelineOptions The timeline (`:Verbatim timeline`).
 
 ---@class verbatim.OptionSpec
 ---@field type string the type as the help file shows it (checked by `check` when given)
@@ -151,6 +155,23 @@ end
 local keymap_schema, keymap_defaults, keymap_order = keymap_fields(keymap_specs)
 local inline_schema, inline_defaults, inline_order = keymap_fields(inline_keymap_specs)
 
+--- The options of the timeline, in the order the help file lists them.
+local timeline_order = { "max_edits" }
+---@type table<string, verbatim.OptionSpec>
+local timeline_schema = {
+  max_edits = {
+    type = "integer|false",
+    default = 500,
+    desc = "How many edits `:Verbatim timeline` asks the server for, the newest: a journal of 10,000 entries then shows as fast as one of 500. The header says when older ones are left out, and `L` asks for twice as many. false asks for every edit (the server still shows at most 200 sessions).",
+    check = function(value)
+      if value == false or (type(value) == "number" and value >= 1 and value % 1 == 0) then
+        return true
+      end
+      return false, "a positive integer or false"
+    end,
+  },
+}
+
 --- Every option, in the order the help file lists them.
 ---@type table<string, verbatim.OptionSpec>
 M.schema = {
@@ -251,6 +272,13 @@ M.schema = {
     fields = inline_schema,
     order = inline_order,
   },
+  timeline = {
+    type = "table",
+    default = { max_edits = timeline_schema.max_edits.default },
+    desc = "The timeline of every agent's changes (|verbatim-timeline|).",
+    fields = timeline_schema,
+    order = timeline_order,
+  },
 }
 
 --- The order options appear in the help file and in error messages.
@@ -268,6 +296,7 @@ M.order = {
   "review_ui",
   "inline_strikethrough",
   "inline_keymaps",
+  "timeline",
 }
 M.keymap_order = keymap_order
 

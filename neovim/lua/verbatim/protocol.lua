@@ -223,6 +223,7 @@ M.DISK_ANNOTATION_PREFIX = "verbatim/disk/"
 ---@field agent? string only this agent's edits
 ---@field uri? string only the edits touching this file
 ---@field limit? integer at most this many sessions (default 200)
+---@field maxEdits? integer at most this many edits, the newest first (default: no bound)
 
 ---@class verbatim.TimelineFile One file (journal entry) of an edit.
 ---@field id string the entry's id, `<writeId>.<n>`
@@ -251,7 +252,8 @@ M.DISK_ANNOTATION_PREFIX = "verbatim/disk/"
 ---@field turn string the agent's turn id, or `auto:<writeId of its first write>`
 ---@field started string
 ---@field ended string
----@field files verbatim.TimelineTurnFile[]
+---@field editCount integer its edits in all (that pass the filters); fewer are in `edits` when `maxEdits` cut it
+---@field files verbatim.TimelineTurnFile[] all its files, also when `maxEdits` cut its edits
 ---@field edits verbatim.TimelineEdit[]
 
 ---@class verbatim.TimelineSession
@@ -265,7 +267,8 @@ M.DISK_ANNOTATION_PREFIX = "verbatim/disk/"
 ---@class verbatim.TimelineResult The result of `verbatim/timeline`.
 ---@field sessions verbatim.TimelineSession[] newest first
 ---@field entries integer journal entries read
----@field truncated boolean sessions were left out
+---@field edits integer edits that pass the filters, in all (shown or not)
+---@field truncated boolean sessions, turns or edits were left out (by `limit` or `maxEdits`)
 
 ---@class verbatim.TimelineEntry The result of `verbatim/timelineEntry`.
 ---@field id string

@@ -3,13 +3,47 @@
 
 local M = {}
 
+--- What the server answers with `maxEdits = max` (docs/protocol.md) instead
+--- of `result`: the newest `max` edits; the turn being filled when the bound
+--- is reached keeps the edits it got (its `editCount` says how many it has
+--- in all), older turns and sessions are left out, `edits` counts them all.
+--- Changes `result` and returns it.
+---@param result verbatim.TimelineResult every edit, newest first
+---@param max integer|nil nil: no bound
+---@return verbatim.TimelineResult
+function M.cut(result, max)
+  local total, kept, sessions = 0, 0, {}
+  for _, session in ipairs(result.sessions) do
+    local turns = {}
+    for _, turn in ipairs(session.turns) do
+      turn.editCount = #turn.edits
+      total = total + #turn.edits
+      if not max or kept < max then
+        local room = max and math.min(#turn.edits, max - kept) or #turn.edits
+        turn.edits = { unpack(turn.edits, 1, room) }
+        kept = kept + room
+        table.insert(turns, turn)
+      end
+    end
+    if #turns > 0 then
+      session.turns = turns
+      table.insert(sessions, session)
+    end
+  end
+  result.sessions, result.edits = sessions, total
+  result.truncated = result.truncated == true or kept < total
+  return result
+end
+
 --- A result of `n` edits of one file each, newest first: sessions of 5
 --- turns of 10 edits (10,000 entries make 200 sessions, the server's default
 --- limit), four agents in turn, and some edits rejected, partial, reverted
---- or not revertible, some files reviewed.
+--- or not revertible, some files reviewed; with `max_edits`, as the server
+--- answers `maxEdits = max_edits` (M.cut).
 ---@param n integer
+---@param max_edits? integer
 ---@return verbatim.TimelineResult
-function M.result(n)
+function M.result(n, max_edits)
   local agents = { "claude-code", "codex", "gemini-cli", "verbatim-cli" }
   local sessions, made = {}, 0
   local s = 0
@@ -66,7 +100,7 @@ function M.result(n)
       turns = turns,
     })
   end
-  return { sessions = sessions, entries = made, truncated = false }
+  return M.cut({ sessions = sessions, entries = made, truncated = false }, max_edits)
 end
 
 return M
