@@ -143,7 +143,9 @@ describe("the Verbatim Timeline view (code-server, a stand-in server)", { concur
             `${target} to be drawn`,
             async () => {
                 if (await target.isVisible()) return true;
-                await page.mouse.wheel(0, 2000);
+                // The tree has the focus: End goes to its last row. (The wheel scrolls
+                // whatever tooltip is under the pointer.)
+                await page.keyboard.press("End");
                 return false;
             },
             { timeout: 30_000, interval: 100 },
@@ -151,9 +153,33 @@ describe("the Verbatim Timeline view (code-server, a stand-in server)", { concur
     }
 
     /** Runs an action of a row's context menu. */
+    /**
+     * Chooses `action` from the row's context menu with the keyboard: the item under
+     * the pointer, once the menu shows it focused, then Enter. (A click that lands
+     * while the menu still slides in is taken as a hover: nothing runs.)
+     */
     async function contextAction(target, action) {
         await target.click({ button: "right" });
-        await page.locator(".context-view .action-label", { hasText: action }).first().click();
+        const label = page.locator(".action-label", { hasText: action });
+        await page.locator(".context-view .action-item", { has: label }).first().hover();
+        await page.locator(".context-view .action-item.focused", { has: label }).first().waitFor({ state: "visible" });
+        await page.keyboard.press("Enter");
+    }
+
+    /** Does `act` until `shown` is visible (at most three times: a tree that redraws its rows meanwhile loses the row's menu). */
+    async function untilShown(act, shown) {
+        for (let attempt = 1; ; attempt += 1) {
+            if (!(await shown.isVisible())) {
+                await page.keyboard.press("Escape");
+                await act();
+            }
+            try {
+                await shown.waitFor({ state: "visible", timeout: 10_000 });
+                return;
+            } catch (error) {
+                if (attempt >= 3) throw error;
+            }
+        }
     }
 
     step("the view lists every session, newest first, and asked the server for the timeline", async () => {
@@ -242,9 +268,8 @@ describe("the Verbatim Timeline view (code-server, a stand-in server)", { concur
             },
         };
         writeFixture(scenario);
-        await contextAction(row("codex", 1), "Revert…");
         const dialog = page.locator(".monaco-dialog-box");
-        await dialog.getByText(/Revert every change of the codex session/).waitFor({ state: "visible" });
+        await untilShown(() => contextAction(row("codex", 1), "Revert…"), dialog.getByText(/Revert every change of the codex session/));
         await dialog.locator(".monaco-button", { hasText: /^Revert$/ }).click();
         await notification("None of the 4 edits of this session can be reverted").waitFor({ state: "visible", timeout: 30_000 });
         assert.deepEqual(requests("verbatim/revert").at(-1).params, { session: "01a23bcb-7d1e-4c55-9a3f-5f5b1c2d3e4f" });
@@ -336,7 +361,7 @@ describe("the Verbatim Timeline view (code-server, a stand-in server)", { concur
                 await sidebar().locator('.monaco-list-row[aria-level="3"]').first().waitFor({ state: "visible", timeout: 60_000 });
                 lines.push(`${name}: the turn opened (its newest 200 edits) ${Date.now() - clicked} ms after the click`);
                 console.log(`# timeline render: ${lines.at(-1)}`);
-                await turn.hover();
+                // End focuses the last row, Load older changes, just below it.
                 await scrollDownTo(row("Show 200 more…", 3));
                 // A click lost while the tree redraws leaves "Show 200 more…" there: click it again.
                 await waitFor(
@@ -344,7 +369,7 @@ describe("the Verbatim Timeline view (code-server, a stand-in server)", { concur
                     async () => {
                         if (await row("Show 100 more…", 3).isVisible()) return true;
                         if (await row("Show 200 more…", 3).isVisible()) await row("Show 200 more…", 3).click();
-                        else await page.mouse.wheel(0, 2000);
+                        else await page.keyboard.press("End");
                         return false;
                     },
                     { timeout: 60_000, interval: 250 },

@@ -111,7 +111,7 @@ describe("verbatim/diagnostics answered by VS Code (a stand-in server asks)", { 
         assert.ok(wait.tookMs < 1000, `answered after ${wait.tookMs} ms: a plain text document is not waited for`);
     });
 
-    test("an edit that uses an undefined name: the wait settles with TypeScript's 2304 on the new line", async () => {
+    test("an edit that uses an undefined name: the wait settles with TypeScript's 2304 on the new line", async (t) => {
         await editor.openFromExplorer("check.js", "console.log(count);");
         await waitForTypeScript(page);
         const uri = pathToFileURL(path.join(editor.workspace, "check.js")).href;
@@ -121,11 +121,23 @@ describe("verbatim/diagnostics answered by VS Code (a stand-in server asks)", { 
         await typeUndefinedName(page);
         await page.locator(".monaco-editor .view-line", { hasText: "missingName;" }).first().waitFor({ state: "visible" });
         // Enter and each typed character make a version; the answer for the last one is the one to check.
-        const last = await waitFor("the answer for the document's last version", () => {
-            const changes = entries().filter((entry) => entry.kind === "didChange" && entry.uri === uri);
-            const version = Math.max(...changes.map((entry) => entry.version));
-            return entries().find((entry) => entry.kind === "wait" && entry.params.wait.versions[uri] === version);
-        }, { timeout: 30_000 });
+        const answerForLastVersion = () =>
+            waitFor("the answer for the document's last version", () => {
+                const changes = entries().filter((entry) => entry.kind === "didChange" && entry.uri === uri);
+                const version = Math.max(...changes.map((entry) => entry.version));
+                return entries().find((entry) => entry.kind === "wait" && entry.params.wait.versions[uri] === version);
+            }, { timeout: 30_000 });
+        let last = await answerForLastVersion();
+        if (!last.result.documents[0].diagnostics.some((d) => d.code === 2304)) {
+            // On a busy machine TypeScript can publish for an older version after the
+            // last change and then take more than the quiet period to check the new
+            // text: the answer was true to what VS Code had. Once VS Code shows the new
+            // error, the next change's answer must carry it.
+            t.diagnostic(`TypeScript was late, the first answer had no 2304: ${JSON.stringify(last)}`);
+            await waitFor("VS Code to underline missingName", async () => (await page.locator(".monaco-editor .squiggly-error").count()) >= 2, { timeout: 30_000 });
+            await page.keyboard.insertText(" ");
+            last = await answerForLastVersion();
+        }
         await page.screenshot({ path: path.join(output, "probe-check-js.png") });
 
         const [document] = last.result.documents;
@@ -189,31 +201,45 @@ describe("an agent's edit with diagnostics: true, through the real server", { co
         await waitForTypeScript(page);
         agent = await editor.connectAgent("diagnostics-agent");
         const uri = pathToFileURL(path.join(editor.workspace, "check.js")).href;
-        const seen = await agent.request("verbatim/read", { uri });
-        const result = await withTimeout(
-            agent.request("verbatim/strReplace", {
-                uri,
-                oldStr: "console.log(count);",
-                newStr: "console.log(count);\nmissingName;",
-                baseRev: seen.rev,
-                summary: "Use a name that does not exist",
-                diagnostics: true,
-            }),
-            "the agent's answer",
-        );
-        await page.screenshot({ path: path.join(output, "server-check-js.png") });
-        assert.equal(result.applied, true);
-        const report = result.diagnostics;
-        assert.ok(report, `no diagnostics in ${JSON.stringify(result)}`);
-        t.diagnostic(`result.diagnostics: ${JSON.stringify(report)}`);
-        assert.equal(report.status, "settled", JSON.stringify(report));
-        const introduced = report.introduced.find((item) => String(item.code) === "2304");
-        assert.ok(introduced, `no 2304 introduced: ${JSON.stringify(report)}`);
+        const replace = async (oldStr, newStr, summary) =>
+            withTimeout(
+                agent.request("verbatim/strReplace", {
+                    uri,
+                    oldStr,
+                    newStr,
+                    baseRev: (await agent.request("verbatim/read", { uri })).rev,
+                    summary,
+                    diagnostics: true,
+                }),
+                "the agent's answer",
+            );
+        // On a busy machine TypeScript can take longer than the 300 ms quiet period to
+        // check the new text, and the answer is then true to what VS Code had: settled,
+        // nothing introduced yet. So the edit is tried up to three times (taken back in
+        // between), and every answer must be right about what it does report.
+        let introduced;
+        let report;
+        for (let attempt = 1; attempt <= 3 && introduced === undefined; attempt += 1) {
+            const result = await replace("console.log(count);", "console.log(count);\nmissingName;", "Use a name that does not exist");
+            await page.screenshot({ path: path.join(output, "server-check-js.png") });
+            assert.equal(result.applied, true);
+            report = result.diagnostics;
+            assert.ok(report, `no diagnostics in ${JSON.stringify(result)}`);
+            t.diagnostic(`attempt ${attempt}, result.diagnostics: ${JSON.stringify(report)}`);
+            assert.equal(report.status, "settled", JSON.stringify(report));
+            assert.equal(report.resolved.length, 0);
+            assert.ok(report.existing >= 1, "the 2322 that was there before is counted as existing");
+            assert.ok(report.introduced.every((item) => String(item.code) === "2304"), JSON.stringify(report));
+            introduced = report.introduced.find((item) => String(item.code) === "2304");
+            if (introduced === undefined) {
+                await replace("console.log(count);\nmissingName;", "console.log(count);", "Take the line back");
+                await waitFor("VS Code to show check.js's one error again", async () => (await page.locator(".monaco-editor .squiggly-error").count()) === 1, { timeout: 30_000 });
+            }
+        }
+        assert.ok(introduced, `no 2304 introduced in three tries: ${JSON.stringify(report)}`);
         assert.equal(introduced.line, 5);
         assert.equal(introduced.severity, "error");
         assert.match(introduced.message, /Cannot find name 'missingName'/);
-        assert.equal(report.resolved.length, 0);
-        assert.ok(report.existing >= 1, "the 2322 that was there before is counted as existing");
     });
 
     test("an edit that breaks a caller in another open file: otherFiles names it", async (t) => {
