@@ -236,13 +236,7 @@ async fn a_revert_over_open_and_closed_files_is_one_write_that_reverts_in_turn_a
         assert_eq!(entry["reverts"], json!([original["id"]]), "{entry:#}");
     }
     let timeline = agent.call("verbatim/timeline", json!({})).await.unwrap();
-    let edits: Vec<&Value> = timeline["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|session| session["turns"].as_array().unwrap())
-        .flat_map(|turn| turn["edits"].as_array().unwrap())
-        .collect();
+    let edits = edits_of(&timeline);
     let edit_of = |id: &str| *edits.iter().find(|edit| edit["writeId"] == id).unwrap();
     assert_eq!(edit_of(&write_id)["files"].as_array().unwrap().len(), 2, "{timeline:#}");
     assert_eq!(edit_of(&batch_id)["revertedBy"], write_id.as_str(), "{timeline:#}");
@@ -261,25 +255,12 @@ async fn a_revert_over_open_and_closed_files_is_one_write_that_reverts_in_turn_a
     assert_eq!(std::fs::read_to_string(editor.path("closed.txt")).unwrap(), "alpha\nbeta\n");
     assert_eq!(editor.buffer(&open), "one\nTWO\n");
     let timeline = agent.call("verbatim/timeline", json!({})).await.unwrap();
-    let batch = timeline["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|session| session["turns"].as_array().unwrap())
-        .flat_map(|turn| turn["edits"].as_array().unwrap())
-        .find(|edit| edit["writeId"] == batch_id.as_str())
-        .unwrap();
+    let batch = edits_of(&timeline).into_iter().find(|edit| edit["writeId"] == batch_id.as_str()).unwrap();
     assert_eq!(batch["revertedBy"], Value::Null, "{batch:#}");
 
     // The newest edit alone, and how many there are.
     let newest = agent.call("verbatim/timeline", json!({"maxEdits": 1})).await.unwrap();
-    let shown: Vec<&Value> = newest["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|session| session["turns"].as_array().unwrap())
-        .flat_map(|turn| turn["edits"].as_array().unwrap())
-        .collect();
+    let shown = edits_of(&newest);
     assert_eq!(shown.len(), 1, "{newest:#}");
     assert_eq!((newest["truncated"].clone(), newest["edits"].clone()), (json!(true), timeline["edits"].clone()));
     assert!(timeline["edits"].as_u64().unwrap() > 1, "{timeline:#}");
@@ -319,4 +300,15 @@ async fn a_revert_with_nothing_left_to_do_says_why_and_writes_nothing() {
         "Nothing would be reverted. Nothing to revert in a.txt: it already reads as the revert would leave it."
     );
     assert_eq!(project.text("a.txt"), "one\ntwo\n");
+}
+
+/// Every edit of a `verbatim/timeline` answer, session by session and turn by turn.
+fn edits_of(timeline: &Value) -> Vec<&Value> {
+    timeline["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|session| session["turns"].as_array().unwrap())
+        .flat_map(|turn| turn["edits"].as_array().unwrap())
+        .collect()
 }
