@@ -451,14 +451,9 @@ impl Journal {
         write_id
     }
 
-    /// Keeps a document's texts for entry `id`; either both are kept or neither.
+    /// Keeps a document's texts for entry `id`; either both are kept or neither (a text
+    /// named but not kept is dropped with its pending write).
     fn keep(&self, id: &str, texts: &DocumentTexts) -> Kept {
-        let too_large = |text: &Option<Rope>| {
-            text.as_ref().is_some_and(|text| text.len_bytes() > self.texts.limits().max_text_bytes)
-        };
-        if too_large(&texts.before) || too_large(&texts.after) {
-            return Kept { not_kept: Some(NotKeptReason::TooLarge), ..Kept::default() };
-        }
         let keep =
             |side: Side, text: &Option<Rope>| text.as_ref().map(|text| self.texts.keep(id, side, text)).transpose();
         match (keep(Side::Before, &texts.before), keep(Side::After, &texts.after)) {
@@ -593,6 +588,43 @@ mod tests {
             partial: false,
             pending_sync: false,
         }
+    }
+
+    #[test]
+    fn texts_are_kept_under_the_entry_s_names_unless_one_is_too_large() {
+        let state = tempfile::tempdir().expect("tempdir");
+        let journal = Journal::with_limits(state.path(), KeepLimits { max_text_bytes: 8, keep_days: 30 });
+        let write = WriteInfo {
+            source: Source::Editor,
+            agent: "claude",
+            summary: "Edit",
+            commit: None,
+            reason: None,
+            diagnostics: None,
+            session: "s1",
+            turn: None,
+            revert: RevertWrite::default(),
+        };
+        let texts = |before: &str, after: &str| DocumentTexts {
+            before: Some(Rope::from_str(before)),
+            after: Some(Rope::from_str(after)),
+        };
+        let roots = vec![None, None];
+        let id = journal.record(
+            &write,
+            &roots,
+            &[result("file:///p/a"), result("file:///p/b")],
+            None,
+            &[texts("one\n", "two\n"), texts("short", "far too long")],
+        );
+        KeptTexts::flush(std::time::Duration::from_secs(5));
+        let entries = read_entries(&journal.file_for(None)).expect("read");
+        assert_eq!(entries[0].before.as_deref(), Some(format!("{id}.0.before").as_str()));
+        assert_eq!(journal.texts().load(entries[0].after.as_deref().expect("after")).as_deref(), Some("two\n"));
+        assert_eq!(entries[0].not_kept, None);
+        assert_eq!((entries[1].before.as_deref(), entries[1].after.as_deref()), (None, None), "neither text kept");
+        assert_eq!(entries[1].not_kept, Some(NotKeptReason::TooLarge));
+        assert!(journal.texts().load(&format!("{id}.1.before")).is_none());
     }
 
     #[test]
