@@ -220,6 +220,20 @@ async fn without_an_editor_the_tools_read_and_edit_the_disk() {
     assert!(!is_error(&patch), "{patch:?}");
     assert_eq!(project.text("notes.md"), "# Notes, patched\n");
 
+    // The journal reads back with no editor, and a change of it reverts on disk.
+    let timeline = mcp.call("timeline", json!({"path": "notes.md"})).await;
+    assert!(!is_error(&timeline), "{timeline:?}");
+    assert!(text(&timeline).contains("Patch notes"), "{}", text(&timeline));
+    assert!(!text(&timeline).contains("Rename"), "{}", text(&timeline));
+    let result = &timeline.structured_content.as_ref().expect("a structured timeline")["result"];
+    assert_eq!(result["edits"], 2, "{result}");
+    let patched = &result["sessions"][0]["turns"][0]["edits"][0];
+    assert_eq!(patched["summary"], "Patch notes", "{result}");
+    let id = patched["files"][0]["id"].as_str().expect("the patch's entry id").to_owned();
+    let reverted = mcp.call("revert", json!({"ids": [id], "summary": "Undo the patch"})).await;
+    assert!(!is_error(&reverted), "{reverted:?}");
+    assert_eq!(project.text("notes.md"), "# Notes\n");
+
     // Mistakes are tool errors that say what to send.
     let outside = mcp.call("read_file", json!({"path": "/etc/hostname"})).await;
     assert!(text(&outside).starts_with("outsideWorkspace: "), "{outside:?}");
@@ -234,7 +248,7 @@ async fn without_an_editor_the_tools_read_and_edit_the_disk() {
 
     // Journaled under the MCP client's name.
     let journal = project.cli.journal();
-    assert_eq!(journal.len(), 5);
+    assert_eq!(journal.len(), 6);
     assert!(
         journal.iter().all(|entry| entry["agent"] == "test-mcp-client" && entry["source"] == "headless"),
         "{journal:?}"

@@ -15,6 +15,7 @@ pub mod atomic_write;
 pub mod file_lock;
 pub mod git;
 pub mod revert;
+pub mod timeline;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -112,6 +113,8 @@ impl Headless {
             method::BATCH_EDIT => self.write_call(WriteRequest::batch(parse_params(name, params)?)?),
             method::APPLY_PATCH => self.apply_patch(parse_params(name, params)?),
             method::REVERT => self.revert(parse_params(name, params)?),
+            method::TIMELINE => self.timeline(parse_params(name, params)?),
+            method::TIMELINE_ENTRY => self.timeline_entry(parse_params(name, params)?),
             other => Err(ProtocolError::invalid_params(
                 None,
                 format!("{other} is not available without an editor: it needs a running editor with verbatim."),

@@ -56,20 +56,8 @@ impl Headless {
 
     /// `verbatim/revert` with no editor: every file on disk.
     pub(super) fn revert(&self, params: RevertParams) -> Result<Value, ProtocolError> {
-        let Some(journal) = &self.options.journal else {
-            return Err(ProtocolError::new(
-                ErrorKind::Io,
-                "No journal to revert from (no state directory: set VERBATIM_STATE_DIR, XDG_STATE_HOME or HOME).",
-            ));
-        };
-        let files = if self.options.roots.is_empty() {
-            journal.files()
-        } else {
-            let mut files: Vec<PathBuf> = self.options.roots.iter().map(|root| journal.file_for(Some(root))).collect();
-            files.push(journal.file_for(None));
-            files
-        };
-        let all = timeline::read_all(&files)
+        let journal = self.journal_or_error()?;
+        let all = timeline::read_all(&self.journal_files(journal))
             .map_err(|error| ProtocolError::new(ErrorKind::Io, format!("cannot read the journal: {error}")))?;
         let selection = revert::select(&all, journal.texts(), &params)?;
         let summary = revert::summary_of(&params, &selection);

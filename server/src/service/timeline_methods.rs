@@ -41,16 +41,19 @@ fn files_for(state: &State, workspace: Option<&str>) -> Result<Vec<PathBuf>, Pro
     let journal = journal_of(state)?;
     match workspace {
         None => Ok(journals_of(state)),
-        Some(folder) => {
-            let path = DocKey::parse(folder).ok().and_then(|key| key.path().map(PathBuf::from)).ok_or_else(|| {
-                ProtocolError::invalid_params(
-                    Some("workspace"),
-                    format!("workspace `{folder}` is not a folder: send a file:// URI or an absolute path"),
-                )
-            })?;
-            Ok(vec![journal.file_for(Some(&path))])
-        }
+        Some(folder) => Ok(vec![workspace_journal(journal, folder)?]),
     }
+}
+
+/// The journal of one workspace folder (a `file:` URI or an absolute path).
+pub fn workspace_journal(journal: &Journal, folder: &str) -> Result<PathBuf, ProtocolError> {
+    let path = DocKey::parse(folder).ok().and_then(|key| key.path().map(PathBuf::from)).ok_or_else(|| {
+        ProtocolError::invalid_params(
+            Some("workspace"),
+            format!("workspace `{folder}` is not a folder: send a file:// URI or an absolute path"),
+        )
+    })?;
+    Ok(journal.file_for(Some(&path)))
 }
 
 /// A URI as the journal spells it (the server's own spelling of the document).
@@ -63,6 +66,16 @@ fn journal_uri(uri: &str) -> Result<String, ProtocolError> {
 pub fn timeline(state: &State, params: &TimelineParams) -> Result<TimelineResult, ProtocolError> {
     let files = files_for(state, params.workspace.as_deref())?;
     let all = read(state, &files)?;
+    timeline_of(&all, &files, params)
+}
+
+/// The timeline of entries already read from `files` (their reviewed marks are read
+/// beside them); the server and headless mode both answer with it.
+pub fn timeline_of(
+    all: &[Journaled],
+    files: &[PathBuf],
+    params: &TimelineParams,
+) -> Result<TimelineResult, ProtocolError> {
     let uri = params.uri.as_deref().map(journal_uri).transpose()?;
     let filter = Filter {
         agent: params.agent.as_deref(),
@@ -70,13 +83,23 @@ pub fn timeline(state: &State, params: &TimelineParams) -> Result<TimelineResult
         limit: params.limit,
         max_edits: params.max_edits,
     };
-    Ok(timeline::timeline(&all, &Marks::read(&files), &filter))
+    Ok(timeline::timeline(all, &Marks::read(files), &filter))
 }
 
 pub fn timeline_entry(state: &State, params: &TimelineEntryParams) -> Result<TimelineEntryResult, ProtocolError> {
     let journal = journal_of(state)?;
-    KeptTexts::flush(Duration::from_secs(5));
     let all = read(state, &journals_of(state))?;
+    entry_of(&all, journal, params)
+}
+
+/// One entry of `all` with the texts `journal` kept of it (texts still being written
+/// are waited for, up to a few seconds).
+pub fn entry_of(
+    all: &[Journaled],
+    journal: &Journal,
+    params: &TimelineEntryParams,
+) -> Result<TimelineEntryResult, ProtocolError> {
+    KeptTexts::flush(Duration::from_secs(5));
     let Some(found) = all.iter().find(|journaled| journaled.id == params.id) else {
         return Err(ProtocolError::new(
             ErrorKind::UnknownEntry,
