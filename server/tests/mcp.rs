@@ -227,6 +227,10 @@ async fn without_an_editor_the_tools_read_and_edit_the_disk() {
     assert!(!text(&timeline).contains("Rename"), "{}", text(&timeline));
     let result = &timeline.structured_content.as_ref().expect("a structured timeline")["result"];
     assert_eq!(result["edits"], 2, "{result}");
+    assert!(
+        result.get("agents").is_none() && result.get("files").is_none(),
+        "the filters' lists are left out: {result}"
+    );
     let patched = &result["sessions"][0]["turns"][0]["edits"][0];
     assert_eq!(patched["summary"], "Patch notes", "{result}");
     let id = patched["files"][0]["id"].as_str().expect("the patch's entry id").to_owned();

@@ -625,15 +625,21 @@ fn patch_text(routed: &Routed) -> Option<Described> {
 /// The text of a `timeline` or `revert` result: its message (a revert's) or a summary of
 /// the sessions, with the whole result in `structuredContent`.
 fn journal_text(routed: &Routed) -> Option<Described> {
-    let text = match serde_json::from_value::<crate::service::protocol::RevertResult>(routed.result.clone()) {
-        Ok(result) => render::revert(&result),
+    let mut result = routed.result.clone();
+    let text = match serde_json::from_value::<crate::service::protocol::RevertResult>(result.clone()) {
+        Ok(revert) => render::revert(&revert),
         Err(_) => {
-            let timeline: crate::service::protocol::TimelineResult =
-                serde_json::from_value(routed.result.clone()).ok()?;
+            let timeline: crate::service::protocol::TimelineResult = serde_json::from_value(result.clone()).ok()?;
+            // The lists of every agent and file are for an editor's filters: an agent
+            // filters by naming one, and the lists would only cost it tokens.
+            if let Some(object) = result.as_object_mut() {
+                object.remove("agents");
+                object.remove("files");
+            }
             render::timeline(&timeline)
         }
     };
-    let output = JournalOutput { message: text.clone(), result: Some(routed.result.clone()), error: None };
+    let output = JournalOutput { message: text.clone(), result: Some(result), error: None };
     Some(Described { text, structured: serde_json::to_value(output).ok() })
 }
 

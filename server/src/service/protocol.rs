@@ -792,6 +792,25 @@ pub struct TimelineResult {
     pub edits: usize,
     /// Sessions, turns or edits were left out (`limit`, `maxEdits`).
     pub truncated: bool,
+    /// Every agent of the journals read, whatever the filters and bounds: what a
+    /// filter by agent offers. The latest first.
+    #[serde(default)]
+    pub agents: Vec<TimelineChoice>,
+    /// Every file of the journals read (a move's new name too), as `agents`.
+    #[serde(default)]
+    pub files: Vec<TimelineChoice>,
+}
+
+/// One agent or file a timeline can be filtered by.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineChoice {
+    /// The agent's name, or the file's URI.
+    pub value: String,
+    /// How many edits (writes) of the journals are its.
+    pub edits: usize,
+    /// The time of the latest of them.
+    pub latest: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

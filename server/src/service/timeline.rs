@@ -19,7 +19,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::service::journal::{Entry, NotKeptReason, Outcome, read_entries};
-use crate::service::protocol::{TimelineEdit, TimelineFile, TimelineResult, TimelineSession, TimelineTurn, TurnFile};
+use crate::service::protocol::{
+    TimelineChoice, TimelineEdit, TimelineFile, TimelineResult, TimelineSession, TimelineTurn, TurnFile,
+};
 use crate::transport::clock::now_rfc3339;
 
 /// Writes of one session further apart than this start a new turn, where the agent
@@ -199,13 +201,20 @@ pub fn timeline(all: &[Journaled], marks: &Marks, filter: &Filter<'_>) -> Timeli
     let mut sessions: Vec<TimelineSession> = Vec::new();
     let mut session_at: HashMap<String, usize> = HashMap::new();
     let (mut shown, mut total, mut cut) = (0usize, 0usize, false);
-    for (_, entries) in writes.iter().rev() {
+    let (mut agents, mut files) = (Tally::default(), Tally::default());
+    for (write, entries) in writes.iter().rev() {
+        let first = entries[0];
+        agents.count(&first.entry.agent, *write, &first.entry.time);
+        for journaled in entries {
+            for uri in [Some(&journaled.entry.uri), journaled.entry.new_uri.as_ref()].into_iter().flatten() {
+                files.count(uri, *write, &first.entry.time);
+            }
+        }
         if !wanted(entries) {
             continue;
         }
         total += 1;
         let room = filter.max_edits.is_none_or(|max| shown < max);
-        let first = entries[0];
         let at = match session_at.get(first.session.as_str()) {
             Some(&at) => at,
             None if !room => {
@@ -270,7 +279,53 @@ pub fn timeline(all: &[Journaled], marks: &Marks, filter: &Filter<'_>) -> Timeli
     let limit = filter.limit.unwrap_or(DEFAULT_SESSIONS);
     let truncated = cut || sessions.len() > limit;
     sessions.truncate(limit);
-    TimelineResult { sessions, entries: all.len(), edits: total, truncated }
+    TimelineResult {
+        sessions,
+        entries: all.len(),
+        edits: total,
+        truncated,
+        agents: agents.into_choices(),
+        files: files.into_choices(),
+    }
+}
+
+/// Counts writes by agent or by file, the newest write first, so that a value's first
+/// write seen is its latest.
+#[derive(Default)]
+struct Tally<'a> {
+    at: HashMap<&'a str, usize>,
+    /// Each value, its count, the time of its latest write and the last write counted.
+    counted: Vec<(&'a str, usize, &'a str, usize)>,
+}
+
+impl<'a> Tally<'a> {
+    /// Counts `write` for `value`, once however many of its documents name it.
+    fn count(&mut self, value: &'a str, write: usize, time: &'a str) {
+        match self.at.get(value) {
+            Some(&at) => {
+                let (_, edits, _, last) = &mut self.counted[at];
+                if *last != write {
+                    *edits += 1;
+                    *last = write;
+                }
+            }
+            None => {
+                self.at.insert(value, self.counted.len());
+                self.counted.push((value, 1, time, write));
+            }
+        }
+    }
+
+    fn into_choices(self) -> Vec<TimelineChoice> {
+        self.counted
+            .into_iter()
+            .map(|(value, edits, latest, _)| TimelineChoice {
+                value: value.to_owned(),
+                edits,
+                latest: latest.to_owned(),
+            })
+            .collect()
+    }
 }
 
 fn source_name(journaled: &Journaled) -> String {
@@ -499,6 +554,43 @@ mod tests {
         let text: String = entries.iter().map(|entry| serde_json::to_string(entry).expect("json") + "\n").collect();
         fs::write(&file, text).expect("write");
         (dir, file)
+    }
+
+    #[test]
+    fn every_agent_and_file_is_a_choice_whatever_the_filters_and_bounds() {
+        let by = |agent: &str, mut entry: Entry| {
+            entry.agent = agent.into();
+            entry
+        };
+        let mut moved = entry("2026-12-03T10:03:00Z", "w4", Some("s3"), None, "file:///p/a");
+        moved.new_uri = Some("file:///p/c".into());
+        let (_dir, file) = journal_of(&[
+            by("claude-code", entry("2026-12-03T10:00:00Z", "w1", Some("s1"), None, "file:///p/a")),
+            by("claude-code", entry("2026-12-03T10:00:00Z", "w1", Some("s1"), None, "file:///p/a")),
+            by("claude-code", entry("2026-12-03T10:00:00Z", "w1", Some("s1"), None, "file:///p/b")),
+            entry("2026-12-03T10:01:00Z", "w2", Some("s2"), None, "file:///p/b"),
+            by("gemini", entry("2026-12-03T10:02:00Z", "w3", Some("s4"), None, "file:///p/b")),
+            moved,
+        ]);
+        let all = read_all(&[file]).expect("read");
+        let filter = Filter { agent: Some("gemini"), uri: Some("file:///p/b"), limit: Some(1), max_edits: Some(1) };
+        let result = timeline(&all, &Marks::default(), &filter);
+        assert_eq!(result.edits, 1);
+        let choices = |choices: &[TimelineChoice]| -> Vec<(String, usize, String)> {
+            choices
+                .iter()
+                .map(|choice| (choice.value.clone(), choice.edits, choice.latest[11..16].to_owned()))
+                .collect()
+        };
+        let owned = |value: &str, edits, latest: &str| (value.to_owned(), edits, latest.to_owned());
+        assert_eq!(
+            choices(&result.agents),
+            [owned("codex", 2, "10:03"), owned("gemini", 1, "10:02"), owned("claude-code", 1, "10:00")]
+        );
+        assert_eq!(
+            choices(&result.files),
+            [owned("file:///p/a", 2, "10:03"), owned("file:///p/c", 1, "10:03"), owned("file:///p/b", 3, "10:02")]
+        );
     }
 
     #[test]
