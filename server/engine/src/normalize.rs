@@ -35,8 +35,8 @@
 //! place, [`decide_reading`], answers it for every path (str_replace, replaceRange,
 //! batch entries, patch hunks, SEARCH/REPLACE blocks), from the lines around the
 //! match only: new lines that stand for a quote line must land on that line's
-//! indentation in the document; with none, runs of inserted lines must be
-//! well-formed after the line before them. The one reading that fits is taken and
+//! indentation in the document, and runs of inserted lines must be well-formed
+//! beside the lines around them. The one reading that fits is taken and
 //! noted ([`Reading`]: "new text kept as written" or "re-indented by the quote's
 //! shift"); both or neither is refused, never picked.
 
@@ -926,16 +926,20 @@ enum Role {
 ///
 /// The rule, for each reading (kept: the new lines as sent, only put in the
 /// document's kind of indentation when `shift` maps spaces to tabs or back;
-/// reindented: moved by `shift`): a line of the new text that stands for a line of the quote (unchanged
-/// once indentation is ignored, or replacing it one for one) must land on that
-/// line's indentation in the document. When such lines exist they alone decide.
-/// When none do, the new lines are inserted ones: each run of them must be
-/// well-formed after the line before it in the result (or before the match): at
-/// its level or shallower, or one level (the file's own unit, read from the same
-/// lines) deeper when that line may open a block; with no line before, it says
-/// nothing. Exactly one reading passing decides it;
-/// both or neither is [`UndecidedIndentation`]. `Ok(None)`: there is nothing to
-/// decide (no non-blank new line has any indentation question).
+/// reindented: moved by `shift`): a line of the new text that stands for a line of the
+/// quote (unchanged once indentation is ignored, or replacing it one for one) must land
+/// on that line's indentation in the document. Every run of inserted lines must be
+/// well-formed beside the lines around it in the result (or around the match), by its
+/// shallowest line: at the level of the line before or shallower (a block closes), one
+/// level (the file's own unit, read from the same lines) deeper when that line may
+/// open a block, or at the level of the line after (a sibling of it); with no line
+/// before, it says nothing. Exactly one reading passing both decides it, unless that
+/// reading writes a run's first line no deeper than a line before it that opens a
+/// bracket (and it does not close one), or a run's last line that only closes
+/// brackets before a deeper line: such code is not written, and it can only turn a
+/// decision into a refusal. Both or neither is [`UndecidedIndentation`].
+/// `Ok(None)`: there is nothing to decide (no non-blank new line has any indentation
+/// question).
 pub fn decide_reading(
     quote: &[&str],
     span: &[&str],
@@ -1009,66 +1013,93 @@ pub fn decide_reading(
         let kept = written(Reading::Kept, new[j]);
         kept.is_some() && kept == written(Reading::Reindented, new[j])
     });
-    let fits = |reading: Reading| -> bool {
-        if !paired.is_empty() {
-            return paired.iter().all(|&(i, j)| written(reading, new[j]).as_deref() == Some(leading_blanks(span[i])));
-        }
-        let unit = indent_unit(span, surroundings);
-        // The document's indentation of the line before (and after) each new line in
-        // the result: lines taken from the quote are the document's own.
-        // The document's line before (and after) a run of new lines in the result:
-        // lines taken from the quote are the document's own.
-        let neighbour = |j: usize, step: isize| -> Option<&str> {
-            let mut at = j as isize + step;
-            while at >= 0 && (at as usize) < new.len() {
-                let k = at as usize;
-                match roles[k] {
-                    Role::Paired(i) | Role::Context(i) if !span[i].chars().all(is_blank) => {
-                        // A first line that starts a line is the document's own, shifted or not.
-                        return (counts(i, span[i]) || (i == 0 && first_line_at_start)).then_some(span[i]);
-                    }
-                    Role::Inserted if !new[k].chars().all(is_blank) => return None,
-                    _ => {}
+    let unit = indent_unit(span, surroundings);
+    // The document's line before (and after) a run of new lines in the result: lines
+    // taken from the quote are the document's own.
+    let neighbour = |j: usize, step: isize| -> Option<&str> {
+        let mut at = j as isize + step;
+        while at >= 0 && (at as usize) < new.len() {
+            let k = at as usize;
+            match roles[k] {
+                Role::Paired(i) | Role::Context(i) if !span[i].chars().all(is_blank) => {
+                    // A first line that starts a line is the document's own, shifted or not.
+                    return (counts(i, span[i]) || (i == 0 && first_line_at_start)).then_some(span[i]);
                 }
-                at += step;
+                Role::Inserted if !new[k].chars().all(is_blank) => return None,
+                _ => {}
             }
-            if step < 0 { surroundings.before } else { surroundings.after }
-        };
-        // Each run of inserted lines, by its shallowest line.
-        let mut runs: Vec<Vec<usize>> = Vec::new();
-        for &j in &inserted {
-            match runs.last_mut() {
-                Some(run) if run.last().is_some_and(|&last| (last + 1..j).all(|k| roles[k] == Role::Inserted)) => {
-                    run.push(j)
-                }
-                _ => runs.push(vec![j]),
-            }
+            at += step;
         }
+        if step < 0 { surroundings.before } else { surroundings.after }
+    };
+    // Each run of inserted lines.
+    let mut runs: Vec<Vec<usize>> = Vec::new();
+    for &j in &inserted {
+        match runs.last_mut() {
+            Some(run) if run.last().is_some_and(|&last| (last + 1..j).all(|k| roles[k] == Role::Inserted)) => {
+                run.push(j)
+            }
+            _ => runs.push(vec![j]),
+        }
+    }
+    let one_deeper = |line: &str, indent: &str| {
+        unit.as_deref().is_some_and(|unit| indent == format!("{}{unit}", leading_blanks(line)))
+    };
+    // Paired lines land on their quote line's indentation in the document.
+    let paired_fit = |reading: Reading| {
+        paired.iter().all(|&(i, j)| written(reading, new[j]).as_deref() == Some(leading_blanks(span[i])))
+    };
+    // Each run, by its shallowest line, is well-formed beside the lines around it: at
+    // the level of the line before or shallower (a block closes), one unit deeper than
+    // a line before that may open a block, or at the level of the line after (a
+    // sibling of it).
+    let runs_fit = |reading: Reading| -> bool {
         runs.iter().all(|run| {
             let Some(indents) = run.iter().map(|&j| written(reading, new[j])).collect::<Option<Vec<String>>>() else {
                 return false;
             };
             let Some(shallowest) = indents.iter().min_by_key(|indent| indent.chars().count()) else { return false };
-            let first = run[0];
-            let before = neighbour(first, -1);
-            match before {
-                // At the level of the line before or shallower (a block closes), or one
-                // unit deeper than a line that may open a block.
-                Some(before) => {
-                    leading_blanks(before).starts_with(shallowest.as_str())
-                        || (may_open(before)
-                            && unit
-                                .as_deref()
-                                .is_some_and(|unit| *shallowest == format!("{}{unit}", leading_blanks(before))))
+            // With no line before it, it tells neither reading apart.
+            let Some(before) = neighbour(run[0], -1) else { return true };
+            leading_blanks(before).starts_with(shallowest.as_str())
+                || (may_open(before) && one_deeper(before, shallowest))
+                || neighbour(run[run.len() - 1], 1).is_some_and(|after| leading_blanks(after) == shallowest)
+        })
+    };
+    // Paired lines decide where there are any, and the runs must agree.
+    let fits = |reading: Reading| (paired.is_empty() || paired_fit(reading)) && runs_fit(reading);
+    // A reading that writes code no one writes may stop a reading from being taken,
+    // never make one taken: a run whose first line is no deeper than a line before it
+    // that opens a bracket (and does not close one), or whose last line only closes
+    // brackets and is followed by a deeper line.
+    let malformed = |reading: Reading| {
+        runs.iter().any(|run| {
+            let (first, last) = (new[run[0]], new[run[run.len() - 1]]);
+            let opens_flat = match (neighbour(run[0], -1), written(reading, first)) {
+                (Some(before), Some(indent)) => {
+                    before.trim_end().ends_with(['{', '(', '['])
+                        && leading_blanks(before).starts_with(indent.as_str())
+                        && !first.trim_start_matches([' ', '\t']).starts_with(['}', ')', ']'])
                 }
-                // Nothing before it to compare with: it tells neither reading apart.
-                None => true,
-            }
+                _ => false,
+            };
+            let closes_deeper = match (neighbour(run[run.len() - 1], 1), written(reading, last)) {
+                (Some(after), Some(indent)) => {
+                    let body = last.trim();
+                    !body.is_empty()
+                        && body.starts_with(['}', ')', ']'])
+                        && body.chars().all(|c| matches!(c, '}' | ')' | ']' | ';' | ','))
+                        && leading_blanks(after).len() > indent.len()
+                        && leading_blanks(after).starts_with(indent.as_str())
+                }
+                _ => false,
+            };
+            opens_flat || closes_deeper
         })
     };
     match (fits(Reading::Kept), fits(Reading::Reindented)) {
-        (true, false) => Ok(Some(Reading::Kept)),
-        (false, true) => Ok(Some(Reading::Reindented)),
+        (true, false) if !malformed(Reading::Kept) => Ok(Some(Reading::Kept)),
+        (false, true) if !malformed(Reading::Reindented) => Ok(Some(Reading::Reindented)),
         (true, true) if same => Ok(None),
         _ => Err(UndecidedIndentation),
     }
@@ -1081,7 +1112,7 @@ pub fn decide_reading(
 fn may_open(line: &str) -> bool {
     let line = line.trim_end();
     line.ends_with(['{', '(', '[', ':', ',', '\\', '=', '+', '-', '*', '/', '&', '|', '.', '<', '>', '?'])
-        || ["do", "then", "else", "begin"]
+        || ["do", "then", "else", "begin", "where"]
             .iter()
             .any(|word| line.strip_suffix(word).is_some_and(|rest| rest.is_empty() || rest.ends_with([' ', '\t'])))
 }
