@@ -955,6 +955,48 @@ H.test("a and f filter by agent and by file; again, or F, clears", function()
   H.eq(count, #s.calls)
 end)
 
+H.test("a and f offer every agent and file the server lists, not only the loaded edits", function()
+  local s = stub()
+  s.answers["verbatim/timeline"] = function()
+    local result = vim.json.decode(CANNED)
+    result.agents = {
+      { value = "codex", edits = 40, latest = "2026-12-03T10:04:40Z" },
+      { value = "gemini", edits = 3, latest = "2026-11-01T09:00:00Z" },
+    }
+    result.files = {
+      { value = "file:///p/a.txt", edits = 30, latest = "2026-12-03T10:04:40Z" },
+      { value = "file:///p/old.txt", edits = 2, latest = "2026-11-01T09:00:00Z" },
+    }
+    result.sessions[1].turns[1].edits[1].files[1].newUri = "file:///p/moved.txt"
+    return nil, result
+  end
+  open(s)
+  cursor(1)
+  local asked = selecting(function(items)
+    return vim.fn.index(items, "gemini") + 1
+  end, function()
+    press("a")
+  end)
+  H.truthy(vim.tbl_contains(asked[1].items, "codex"), vim.inspect(asked[1].items))
+  H.truthy(vim.tbl_contains(asked[1].items, "gemini"), "an agent only the server's list has")
+  H.eq({ agent = "gemini", maxEdits = 500 }, s.calls[#s.calls].params)
+  press("a")
+  asked = selecting(function(items)
+    return vim.fn.index(items, "file:///p/old.txt") + 1
+  end, function()
+    press("f")
+  end)
+  for _, uri in ipairs({
+    "file:///p/a.txt",
+    "file:///p/src/b.rs",
+    "file:///p/old.txt",
+    "file:///p/moved.txt",
+  }) do
+    H.truthy(vim.tbl_contains(asked[1].items, uri), uri .. " in " .. vim.inspect(asked[1].items))
+  end
+  H.eq({ uri = "file:///p/old.txt", maxEdits = 500 }, s.calls[#s.calls].params)
+end)
+
 H.test("f offers the file the timeline was opened from", function()
   reset()
   local root = H.workspace({ ["here.txt"] = "x\n" })

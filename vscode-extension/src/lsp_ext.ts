@@ -669,6 +669,10 @@ export interface TimelineFile {
     revertible: boolean;
     /** Set when `revertible` is false. */
     whyNot?: NotRevertibleReason;
+    /** `create`, `delete` or `move` for a write that created, deleted or moved the file; absent for an edit. */
+    operation?: "create" | "delete" | "move";
+    /** Where a moved file went. */
+    newUri?: string;
 }
 
 /** One write (a batch shares it), newest first in its turn. */
@@ -723,6 +727,20 @@ export interface TimelineResult {
     edits?: number;
     /** Sessions, turns or edits were left out (by `limit` or `maxEdits`). */
     truncated: boolean;
+    /** Every agent of the journals read, whatever the filters and bounds, the latest first: what a filter offers. Absent from an older server. */
+    agents?: TimelineChoice[];
+    /** Every file of the journals read (a move's new name too), as `agents`. */
+    files?: TimelineChoice[];
+}
+
+/** One agent or file a timeline can be filtered by. */
+export interface TimelineChoice {
+    /** The agent's name, or the file's URI. */
+    value: string;
+    /** How many edits (writes) of the journals are its. */
+    edits: number;
+    /** The time of its latest edit. */
+    latest: string;
 }
 
 /** Every agent's changes, grouped session → turn → edit → file, newest first. */

@@ -17,6 +17,7 @@ import type {
     JournalOutcome,
     NotRevertibleReason,
     RevertParams,
+    TimelineChoice,
     TimelineEdit,
     TimelineEntryResult,
     TimelineFile,
@@ -578,46 +579,38 @@ export class TimelineModel {
 
     // --- Filters ---
 
-    /** The agents of the whole result (not only of what the filter shows), with how many edits each made. */
+    /**
+     * Every agent of the journals, with how many edits each made and when the latest was: the server's
+     * list (which counts what `maxEdits` left out too), else the agents of the loaded result.
+     */
     agentChoices(context: ViewContext): Choice[] {
-        const counts = new Map<string, { edits: number; latest: string }>();
-        for (const session of this.result.sessions) {
-            for (const turn of session.turns) {
-                for (const edit of turn.edits) {
-                    const seen = counts.get(edit.agent);
-                    if (seen === undefined) counts.set(edit.agent, { edits: 1, latest: edit.time });
-                    else seen.edits += 1;
-                }
-            }
-        }
-        // Sessions, turns and edits come newest first, so the first edit seen of each agent is its latest.
-        return [...counts].map(([agent, { edits, latest }]) => ({
-            value: agent,
-            label: agent || "unknown agent",
+        return this.choices("agents").map(({ value, edits, latest }) => ({
+            value,
+            label: value || "unknown agent",
             description: `${plural(edits, "edit")}, the latest ${relativeTime(latest, context.now)}`,
         }));
     }
 
-    /** The files of the whole result, newest change first, with how many edits touched each. */
+    /** Every file of the journals, the latest change first, with how many edits touched each (the server's list, else the loaded result's). */
     fileChoices(workspaceFolders: readonly string[]): Choice[] {
-        const counts = new Map<string, { uri: string; edits: number }>();
-        for (const session of this.result.sessions) {
-            for (const turn of session.turns) {
-                for (const edit of turn.edits) {
-                    for (const file of edit.files) {
-                        const key = normalizedUri(file.uri);
-                        const seen = counts.get(key);
-                        if (seen === undefined) counts.set(key, { uri: file.uri, edits: 1 });
-                        else seen.edits += 1;
-                    }
-                }
-            }
+        // One file spelled two ways (`%3A` and `:`) is one choice, under its latest spelling.
+        const merged = new Map<string, TimelineChoice>();
+        for (const choice of this.choices("files")) {
+            const key = normalizedUri(choice.value);
+            const seen = merged.get(key);
+            if (seen === undefined) merged.set(key, { ...choice });
+            else seen.edits += choice.edits;
         }
-        return [...counts.values()].map(({ uri, edits }) => ({
-            value: uri,
-            label: baseName(uriPath(uri)),
-            description: `${displayPath(uri, workspaceFolders)} · ${plural(edits, "edit")}`,
+        return [...merged.values()].map(({ value, edits }) => ({
+            value,
+            label: baseName(uriPath(value)),
+            description: `${displayPath(value, workspaceFolders)} · ${plural(edits, "edit")}`,
         }));
+    }
+
+    private choices(kind: "agents" | "files"): TimelineChoice[] {
+        const listed = this.result[kind];
+        return listed !== undefined && listed.length > 0 ? listed : choicesOfResult(this.result, kind);
     }
 
     // --- Views ---
@@ -974,4 +967,30 @@ export function entryTitle(entry: TimelineEntryResult, summary: string | undefin
     const moved = entry.newUri !== null && !sameUri(entry.newUri, entry.uri) ? ` → ${baseName(uriPath(entry.newUri))}` : "";
     const what = summary ? ` (${summary})` : "";
     return `${name}${moved}${what}`;
+}
+
+/**
+ * The agents or files of a result from a server that does not list them: counted over the loaded
+ * edits only (sessions, turns and edits come newest first, so the first edit seen of each is its latest).
+ */
+function choicesOfResult(result: TimelineResult, kind: "agents" | "files"): TimelineChoice[] {
+    const counted = new Map<string, TimelineChoice>();
+    const count = (value: string, time: string): void => {
+        const seen = counted.get(value);
+        if (seen === undefined) counted.set(value, { value, edits: 1, latest: time });
+        else seen.edits += 1;
+    };
+    for (const session of result.sessions) {
+        for (const turn of session.turns) {
+            for (const edit of turn.edits) {
+                if (kind === "agents") {
+                    count(edit.agent, edit.time);
+                    continue;
+                }
+                const uris = new Set(edit.files.flatMap((file) => (file.newUri === undefined ? [file.uri] : [file.uri, file.newUri])));
+                for (const uri of uris) count(uri, edit.time);
+            }
+        }
+    }
+    return [...counted.values()];
 }

@@ -233,6 +233,8 @@ M.DISK_ANNOTATION_PREFIX = "verbatim/disk/"
 ---@field removed integer lines removed
 ---@field revertible boolean
 ---@field whyNot? verbatim.NotRevertibleWhy when not revertible
+---@field operation? "create"|"delete"|"move" when the write created, deleted or moved the file
+---@field newUri? string where a moved file went
 
 ---@class verbatim.TimelineEdit One write (the files of one request), newest first in its turn.
 ---@field writeId string
@@ -269,6 +271,13 @@ M.DISK_ANNOTATION_PREFIX = "verbatim/disk/"
 ---@field entries integer journal entries read
 ---@field edits integer edits that pass the filters, in all (shown or not)
 ---@field truncated boolean sessions, turns or edits were left out (by `limit` or `maxEdits`)
+---@field agents? verbatim.TimelineChoice[] every agent of the journals read, whatever the filters and bounds, the latest first (absent from an older server)
+---@field files? verbatim.TimelineChoice[] every file of the journals read (a move's new name too), as `agents`
+
+---@class verbatim.TimelineChoice One agent or file a timeline can be filtered by.
+---@field value string the agent's name, or the file's URI
+---@field edits integer its edits (writes) in the journals read
+---@field latest string RFC 3339, its latest edit
 
 ---@class verbatim.TimelineEntry The result of `verbatim/timelineEntry`.
 ---@field id string

@@ -807,10 +807,19 @@ function M.render(view)
   end
 end
 
---- Remembers the agents and files of a result, for the filters.
+--- Remembers the agents and files of a result, for the filters: the server's
+--- lists of every agent and file of the journals (older than the edits loaded
+--- too), and those of the edits loaded (an older server sends no lists).
 ---@param view verbatim.TimelineView
 ---@param result verbatim.TimelineResult
 local function remember(view, result)
+  for kind, seen in pairs({ agents = view.agents, files = view.files }) do
+    for _, choice in ipairs(type(result[kind]) == "table" and result[kind] or {}) do
+      if type(choice) == "table" and type(choice.value) == "string" then
+        seen[choice.value] = true
+      end
+    end
+  end
   for _, session in ipairs(type(result.sessions) == "table" and result.sessions or {}) do
     if type(session.agent) == "string" then
       view.agents[session.agent] = true
@@ -823,6 +832,9 @@ local function remember(view, result)
         for _, file in ipairs(type(edit.files) == "table" and edit.files or {}) do
           if type(file.uri) == "string" then
             view.files[file.uri] = true
+          end
+          if type(file.newUri) == "string" then
+            view.files[file.newUri] = true
           end
         end
       end

@@ -111,6 +111,24 @@ describe("the timeline of the documented example", () => {
         assert.equal(treeMessage(model, context.workspaceFolders), undefined);
     });
 
+    test("the page's lists of every agent and file are what the filters offer", () => {
+        const model = new TimelineModel(result);
+        assert.deepEqual(
+            model.agentChoices(context).map((choice) => [choice.label, choice.description]),
+            [
+                ["codex", "412 edits, the latest 5m ago"],
+                ["claude-code", "228 edits, the latest 17h ago"],
+            ],
+        );
+        assert.deepEqual(
+            model.fileChoices(context.workspaceFolders).map((choice) => [choice.label, choice.description]),
+            [
+                ["a.txt", "a.txt · 97 edits"],
+                ["lib.rs", "src/lib.rs · 31 edits"],
+            ],
+        );
+    });
+
     test("the documented entry shows as a diff of its two texts", () => {
         const [entry] = documentedExamples("verbatim/timelineEntry") as [TimelineEntryResult];
         assert.deepEqual(entryPresentation(entry), { kind: "sides", before: "one\ntwo\n", after: "one\nTWO\n" });
@@ -511,6 +529,34 @@ describe("filters", () => {
         assert.equal(treeMessage(none, context.workspaceFolders), "Filtered: agent Claude Code · file a.txt. No change matches the filter.");
         assert.equal(filterDescription(none.filter, context.workspaceFolders), "agent Claude Code · file a.txt");
         assert.equal(filterDescription({}, context.workspaceFolders), "");
+    });
+
+    test("the server's lists of every agent and file come first, older than the loaded edits too; one file spelled two ways is one", () => {
+        const result = smallTimeline();
+        result.agents = [
+            { value: "codex", edits: 40, latest: "2026-12-03T10:04:40Z" },
+            { value: "gemini", edits: 3, latest: "2026-11-01T09:00:00Z" },
+        ];
+        result.files = [
+            { value: "file:///c%3A/p/a.txt", edits: 30, latest: "2026-12-03T10:04:40Z" },
+            { value: "file:///p/old.txt", edits: 2, latest: "2026-11-01T09:00:00Z" },
+            { value: "file:///C:/p/a.txt", edits: 5, latest: "2026-11-01T08:00:00Z" },
+        ];
+        const listed = new TimelineModel(result, { agent: "codex" });
+        assert.deepEqual(
+            listed.agentChoices(context).map((choice) => [choice.value, choice.description]),
+            [
+                ["codex", "40 edits, the latest 5m ago"],
+                ["gemini", "3 edits, the latest 2026-11-01"],
+            ],
+        );
+        assert.deepEqual(
+            listed.fileChoices(context.workspaceFolders).map((choice) => [choice.value, choice.label, choice.description.split(" · ")[1]]),
+            [
+                ["file:///c%3A/p/a.txt", "a.txt", "35 edits"],
+                ["file:///p/old.txt", "old.txt", "2 edits"],
+            ],
+        );
     });
 
     test("the choices come from the whole result, whatever the filter", () => {
