@@ -284,8 +284,18 @@ class Session:
         if wait_ready and command is None:
             try:
                 session.wait_for(READY_REGEX, timeout=ready_timeout)
-            except HarnessError:
+            except HarnessError as error:
+                try:
+                    trust_lost = "I trust this folder" in session.capture()
+                except HarnessError:
+                    trust_lost = False
                 session.stop(keep=True)
+                if trust_lost:
+                    raise HarnessError(
+                        f"{cwd} was seeded as trusted in {home}/.claude.json, yet Claude Code asks "
+                        "whether to trust it: another Claude Code running in the same HOME rewrote "
+                        "the file from its own copy. Stop earlier sessions before starting one.\n"
+                        f"{error}") from None
                 raise
         return session
 
