@@ -296,24 +296,34 @@ struct Tally<'a> {
     at: HashMap<&'a str, usize>,
     /// Each value, its count, the time of its latest write and the last write counted.
     counted: Vec<(&'a str, usize, &'a str, usize)>,
+    /// The value counted last and its place: consecutive writes are mostly one agent's,
+    /// on one file, and comparing costs far less than hashing.
+    last: Option<(&'a str, usize)>,
 }
 
 impl<'a> Tally<'a> {
     /// Counts `write` for `value`, once however many of its documents name it.
     fn count(&mut self, value: &'a str, write: usize, time: &'a str) {
-        match self.at.get(value) {
-            Some(&at) => {
+        let at = match self.last {
+            Some((last, at)) if last == value => Some(at),
+            _ => self.at.get(value).copied(),
+        };
+        let at = match at {
+            Some(at) => {
                 let (_, edits, _, last) = &mut self.counted[at];
                 if *last != write {
                     *edits += 1;
                     *last = write;
                 }
+                at
             }
             None => {
                 self.at.insert(value, self.counted.len());
                 self.counted.push((value, 1, time, write));
+                self.counted.len() - 1
             }
-        }
+        };
+        self.last = Some((value, at));
     }
 
     fn into_choices(self) -> Vec<TimelineChoice> {
