@@ -55,7 +55,8 @@ fi
 # Short base path: agent sockets live below it and Unix socket paths are
 # limited to about 100 bytes.
 tmp_root=$(mktemp -d "${TMPDIR:-/tmp}/vbnv.XXXXXX")
-cleanup() { rm -rf "$tmp_root"; }
+# VERBATIM_KEEP_TMP=1 keeps it (Claude Code's screens and requests, the servers' logs).
+cleanup() { [ -n "${VERBATIM_KEEP_TMP:-}" ] && echo "kept $tmp_root" >&2 || rm -rf "$tmp_root"; }
 trap cleanup EXIT
 
 if [ $# -gt 0 ]; then

@@ -61,6 +61,9 @@ READY_REGEX = r"(?m)^─{20,}\n❯\s"
 
 POLL_SECONDS = 0.05
 
+# Claude Code's question for a folder it has not been told to trust.
+TRUST_DIALOG_REGEX = r"Yes, I trust this folder"
+
 # Claude Code's dialogs (the permission prompt among them) refuse keys for a
 # moment after they open, so that keys typed for the prompt box do not answer
 # them: a key sent as soon as the dialog shows is sometimes dropped without a
@@ -283,21 +286,25 @@ class Session:
         _write_json(os.path.join(state_dir, "session.json"), state)
         if wait_ready and command is None:
             try:
-                session.wait_for(READY_REGEX, timeout=ready_timeout)
-            except HarnessError as error:
-                try:
-                    trust_lost = "I trust this folder" in session.capture()
-                except HarnessError:
-                    trust_lost = False
+                session._wait_ready(ready_timeout)
+            except HarnessError:
                 session.stop(keep=True)
-                if trust_lost:
-                    raise HarnessError(
-                        f"{cwd} was seeded as trusted in {home}/.claude.json, yet Claude Code asks "
-                        "whether to trust it: another Claude Code running in the same HOME rewrote "
-                        "the file from its own copy. Stop earlier sessions before starting one.\n"
-                        f"{error}") from None
                 raise
         return session
+
+    def _wait_ready(self, timeout):
+        """Waits for the prompt box. The folder was seeded as trusted, but another
+        Claude Code running in the same HOME may rewrite ~/.claude.json from its own
+        copy in between and take that trust away (seen once in a full run): Claude
+        Code then asks whether to trust the folder, and the answer is yes, as the
+        seed said."""
+        deadline = time.monotonic() + timeout
+        self.wait_for(f"{READY_REGEX}|{TRUST_DIALOG_REGEX}", timeout)
+        if re.search(TRUST_DIALOG_REGEX, self.capture()):
+            print(f"claude_tmux: {self.state['cwd']} lost its seeded trust; answering the trust dialog",
+                  file=sys.stderr)
+            self.answer(["Down", "Enter"], dialog=TRUST_DIALOG_REGEX)
+            self.wait_for(READY_REGEX, max(deadline - time.monotonic(), 10.0))
 
     @classmethod
     def attach(cls, name, state_dir=None):
