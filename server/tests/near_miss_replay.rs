@@ -93,7 +93,7 @@ fn a_quote_with_one_slipped_letter_is_refused_and_shows_the_real_line() {
     let root = dir.path().canonicalize().unwrap();
     let headless = common::replay_headless(&root);
     let mut random = Random(0x2026_1202_0026_0001);
-    let (mut cases, mut shown, mut two_regions) = (0usize, 0usize, 0usize);
+    let (mut cases, mut shown, mut two_regions, mut asked_again) = (0usize, 0usize, 0usize, 0usize);
     let mut lowest: Option<(f64, String)> = None;
     let mut slowest: Option<(std::time::Duration, String)> = None;
     let mut failures = Vec::new();
@@ -128,22 +128,33 @@ fn a_quote_with_one_slipped_letter_is_refused_and_shows_the_real_line() {
                 .unwrap();
             cases += 1;
             let label = format!("{} line {} ({height} lines)", source.display(), start + 1);
-            let started = std::time::Instant::now();
-            let answer = headless.call(
-                "verbatim/strReplace",
-                json!({"uri": path.to_str().unwrap(), "oldStr": quote, "newStr": "REPLACED", "summary": "replay"}),
-            );
-            let took = started.elapsed();
-            assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "{label}: the file was written");
-            let error = match answer {
-                Ok(result) => panic!("{label}: a slipped quote was applied: {result}"),
-                Err(error) => error,
+            // The search stops at its deadline (`near_miss::DEADLINE`, wall-clock time): on
+            // a machine loaded enough to reach it, a case is asked again, at most twice.
+            // A wrong answer is wrong every time and still fails.
+            let mut attempt = 0;
+            let (error, took, shown_text, real_line_shown) = loop {
+                attempt += 1;
+                let started = std::time::Instant::now();
+                let answer = headless.call(
+                    "verbatim/strReplace",
+                    json!({"uri": path.to_str().unwrap(), "oldStr": quote, "newStr": "REPLACED", "summary": "replay"}),
+                );
+                let took = started.elapsed();
+                assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "{label}: the file was written");
+                let error = match answer {
+                    Ok(result) => panic!("{label}: a slipped quote was applied: {result}"),
+                    Err(error) => error,
+                };
+                assert_eq!(error.kind, ErrorKind::NotFound, "{label}: {}", error.message);
+                let shown_text = render::error(&error, Vocabulary::Cli);
+                let real_line_shown = shown_text.contains(&format!(" | {changed_line}\n"))
+                    || shown_text.ends_with(&format!(" | {changed_line}"));
+                if real_line_shown || attempt == 3 {
+                    break (error, took, shown_text, real_line_shown);
+                }
+                asked_again += 1;
             };
-            assert_eq!(error.kind, ErrorKind::NotFound, "{label}: {}", error.message);
-            let shown_text = render::error(&error, Vocabulary::Cli);
-            if shown_text.contains(&format!(" | {changed_line}\n"))
-                || shown_text.ends_with(&format!(" | {changed_line}"))
-            {
+            if real_line_shown {
                 shown += 1;
             } else {
                 failures.push(format!("{label}: quote {quote:?}, real line {changed_line:?}\n{shown_text}"));
@@ -164,7 +175,8 @@ fn a_quote_with_one_slipped_letter_is_refused_and_shows_the_real_line() {
     }
     println!(
         "replay: {shown} of {cases} slipped quotes showed the real line ({} files sampled of {}); {two_regions} showed \
-         two regions; lowest similarity shown {lowest:?}; slowest {slowest:?}",
+         two regions; lowest similarity shown {lowest:?}; slowest {slowest:?}; {asked_again} asked again (the \
+         deadline reached)",
         FILES,
         files.len()
     );
