@@ -19,14 +19,13 @@ use verbatim_engine::plan;
 use super::{Headless, HeadlessOptions, JournalWrite, Target, file_lock, snapshot, to_value, write_documents};
 use crate::service::apply::{AppliedDocument, PlannedDocument};
 use crate::service::edits::{proposal, report_applied, texts_of};
-use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::error::ProtocolError;
 use crate::service::journal::{RevertWrite, next_write_id};
 use crate::service::journal_texts::KeptTexts;
 use crate::service::protocol::{RevertParams, RevertedFile};
 use crate::service::registry::AgentInfo;
 use crate::service::revert::{self, Action, FileChain, FilePlan};
 use crate::service::state::State;
-use crate::service::timeline;
 
 /// What a headless revert wrote.
 #[derive(Debug, Default)]
@@ -57,8 +56,7 @@ impl Headless {
     /// `verbatim/revert` with no editor: every file on disk.
     pub(super) fn revert(&self, params: RevertParams) -> Result<Value, ProtocolError> {
         let journal = self.journal_or_error()?;
-        let all = timeline::read_all(&self.journal_files(journal))
-            .map_err(|error| ProtocolError::new(ErrorKind::Io, format!("cannot read the journal: {error}")))?;
+        let all = super::timeline::read(&self.journal_files(journal))?;
         let selection = revert::select(&all, journal.texts(), &params)?;
         let summary = revert::summary_of(&params, &selection);
         let agent = self.options.agent.for_write(None, params.as_turn.as_deref());

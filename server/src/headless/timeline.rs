@@ -50,7 +50,9 @@ impl Headless {
     }
 }
 
-fn read(files: &[PathBuf]) -> Result<Vec<Journaled>, ProtocolError> {
+/// The entries of `files`, named and in time order, read whole (the server's cache is
+/// the editor's; the timeline and the revert read the same way here).
+pub(super) fn read(files: &[PathBuf]) -> Result<Vec<Journaled>, ProtocolError> {
     timeline::read_all(files)
         .map_err(|error| ProtocolError::new(ErrorKind::Io, format!("cannot read the journal: {error}")))
 }
