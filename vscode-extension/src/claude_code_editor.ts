@@ -164,7 +164,9 @@ export class ClaudeCodeEditor implements vscode.Disposable {
         if (document.isUntitled) return { saved: false, message: `${name} is untitled: it needs a name, which only the person can give` };
         // A re-read of the document after a change on disk first, or the save would stop at "The content of the file is newer".
         await this.diskChanges.settled(document.uri.toString());
-        if (!document.isDirty) return { saved: true, message: `${name} had no unsaved changes` };
+        // Saved whatever `isDirty` says here: the extension host hears of the person's typing after the
+        // window does, so a document the window holds dirty can still read clean here for a moment. The
+        // save is the window's, on the window's text; a document with nothing unsaved is left as it is.
         try {
             return (await document.save()) ? { saved: true } : { saved: false, message: `VS Code did not save ${name}` };
         } catch (error) {

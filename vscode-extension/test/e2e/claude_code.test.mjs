@@ -470,10 +470,14 @@ describe("Claude Code connected to Verbatim (code-server, real Claude Code)", { 
             // Claude Code's saveDocument saves the document in VS Code.
             await editor.showTab("clean.txt");
             await typeAtEnd("three", "five\n");
+            // Asked as soon as the tab shows the change, before the extension host may have heard of it
+            // (the save is the window's all the same).
             await dirtyTab("clean.txt").waitFor({ state: "visible" });
             const saved = JSON.parse((await ide.call("saveDocument", { filePath: file("clean.txt") }))[0]);
             assert.equal(saved.saved, true, JSON.stringify(saved));
-            await dirtyTab("clean.txt").waitFor({ state: "detached" });
+            await dirtyTab("clean.txt")
+                .waitFor({ state: "detached", timeout: 20_000 })
+                .catch((error) => assert.fail(`saveDocument answered ${JSON.stringify(saved)}, and the tab is still dirty: ${error.message}`));
             assert.equal(onDisk("clean.txt"), (await read("clean.txt")).text);
             assert.equal(await saveConflict().count(), 0);
         } finally {
