@@ -151,6 +151,63 @@ H.test("two hunks: removed lines marked in place, added lines as coloured virtua
   H.eq("", vim.fn.maparg("]c", "n"))
 end)
 
+H.test("a revert's conflict: its hunk says so, the rest of its note once in the header", function()
+  local s = H.scenario({ ["a.lua"] = lua_lines(10) }, "a.lua", "undo-agent")
+  for _, change in ipairs({
+    { "local v2 = 2", "local v2 = 20" },
+    { "local v7 = 7", "local v7 = 70" },
+  }) do
+    local id = s.agent:request(
+      "verbatim/strReplace",
+      { uri = s.uri, oldStr = change[1], newStr = change[2], summary = "Tune", turn = "t-1" }
+    )
+    H.wait_pending(1)
+    H.eq(true, verbatim.accept())
+    H.eq(true, s.agent:wait(id).result.applied)
+  end
+  -- The person changes line 2 again: reverting the turn there would drop their change.
+  api.nvim_buf_set_lines(s.buf, 1, 2, true, { "local v2 = 200 -- mine" })
+  H.read_until(s.agent, s.uri, function(text)
+    return text:find("-- mine", 1, true) ~= nil
+  end)
+  local id = s.agent:request("verbatim/revert", { turn = "t-1" })
+  H.wait_pending(1)
+  H.wait_for("the inline view", function()
+    return inline.views[s.buf]
+  end)
+  local labels, header = {}, nil
+  for _, m in ipairs(marks(s.buf)) do
+    local d = m[4]
+    if d.virt_lines and d.virt_lines_above then
+      header = d.virt_lines
+    elseif d.virt_text then
+      table.insert(labels, { m[2], virt_text(d.virt_text), d.virt_text[1][2] })
+    end
+  end
+  H.eq({
+    { 1, "  ⚠ Conflict: a later change also touched line 2", "VerbatimInlineNote" },
+  }, labels, "only the conflict's hunk has a label")
+  H.truthy(header, "a header above the first hunk")
+  H.eq(3, #header, vim.inspect(header))
+  H.eq(
+    "⚠ Accepting this hunk brings back the text from before the reverted edit and drops the later change; "
+      .. "rejecting it keeps the text as it is now.",
+    virt_text(header[3])
+  )
+  -- Rejected, the conflict keeps the person's line; the other hunk is reverted.
+  api.nvim_win_set_cursor(0, { 2, 0 })
+  local _, restore = answer_input("")
+  press("\\r")
+  restore()
+  api.nvim_win_set_cursor(0, { 7, 0 })
+  press("\\a")
+  local response = s.agent:wait(id)
+  H.eq(nil, response.error)
+  H.eq("partial", response.result.outcome, vim.inspect(response.result))
+  local now = H.lines(s.buf)
+  H.eq({ "local v2 = 200 -- mine", "local v7 = 7" }, { now[2], now[7] })
+end)
+
 H.test("an insertion at the top and a change of the last line", function()
   local s = H.scenario({ ["g.lua"] = lua_lines(4) }, "g.lua", "edge-agent")
   local id = s.agent:request("verbatim/batchEdit", {

@@ -604,6 +604,23 @@ H.test(
   end
 )
 
+H.test("a hunk's note: its first sentence at the hunk, the rest once", function()
+  local note_parts = require("verbatim.proposal").note_parts
+  for _, case in ipairs({
+    {
+      "Conflict: line 2. Accepting it drops that.",
+      "Conflict: line 2",
+      "Accepting it drops that.",
+    },
+    { "One sentence.", "One sentence", "" },
+    { "No end", "No end", "" },
+    { "v1.2 is kept. More", "v1.2 is kept", "More" },
+    { string.rep("é", 100), string.rep("é", 79) .. "…", "" },
+  }) do
+    H.eq({ case[2], case[3] }, { note_parts(case[1]) }, case[1])
+  end
+end)
+
 H.test("word_changes marks the words that differ", function()
   local word_changes = require("verbatim.highlight").word_changes
   for _, case in ipairs({

@@ -555,6 +555,29 @@ H.test("a later change to the same lines is offered as a conflict; rejected, it 
   local _, review = H.review_window()
   H.truthy(vim.tbl_contains(review or {}, "  " .. pending[1].summary), vim.inspect(review))
   H.eq({ "-b line 18 (two)", "+b line 18" }, review_changes())
+  -- The conflict's hunk says so on its @@ line: the server's note.
+  local win = H.review_window()
+  local marks = vim.api.nvim_buf_get_extmarks(
+    vim.api.nvim_win_get_buf(win --[[@as integer]]),
+    vim.api.nvim_create_namespace("verbatim.review"),
+    0,
+    -1,
+    { details = true }
+  )
+  local said = {}
+  for _, mark in ipairs(marks) do
+    for _, chunk in ipairs(mark[4].virt_text or {}) do
+      table.insert(said, chunk[1])
+    end
+  end
+  H.truthy(
+    vim.tbl_contains(
+      said,
+      "  [⚠ Conflict: a later change also touched line 18. Accepting this hunk brings back the text from "
+        .. "before the reverted edit and drops the later change; rejecting it keeps the text as it is now.]"
+    ),
+    vim.inspect(said)
+  )
   H.eq(true, (verbatim.reject()))
   local note = wait_note(since, "verbatim: The person rejected")
   H.eq({

@@ -34,6 +34,7 @@ fn plan_after_search(rope: &Rope, replacements: &[Replacement]) -> usize {
         version: Some(7),
         base: rope,
         hunks: &hunks,
+        notes: &[],
         create: false,
         delete: false,
         rename_to: None,

@@ -173,6 +173,36 @@ async fn a_turn_reverted_through_the_editor_keeps_the_persons_typing_and_another
 }
 
 #[tokio::test]
+async fn a_conflict_in_the_editors_review_is_a_hunk_of_its_own_with_a_note_and_rejecting_it_keeps_the_later_change() {
+    let editor = ScriptedEditor::start().await;
+    let text = "one\ntwo\nthree\nfour\nfive\n";
+    let uri = editor.open("notes.txt", text, text).await;
+    editor.set_review(Review::Accept);
+    let agent = editor.agent("agent").await;
+    for (old, new) in [("two", "TWO"), ("five", "FIVE")] {
+        let params = json!({"uri": uri, "oldStr": old, "newStr": new, "summary": "shout", "turn": "t-1"});
+        agent.call("verbatim/strReplace", params).await.unwrap();
+    }
+    editor.type_text(&uri, "TWO", "TWO, typed").await;
+
+    editor.set_review(Review::Manual);
+    let reverting = agent.spawn_call("verbatim/revert", json!({"turn": "t-1"}));
+    let request = editor.next_review().await;
+    let hunks = request.params["verbatim"]["hunks"].as_array().unwrap().clone();
+    assert_eq!(hunks.len(), 2, "{:#}", request.params);
+    let note = hunks[0]["note"].as_str().expect("the conflict's hunk has a note");
+    assert!(note.starts_with("Conflict: a later change also touched line 2."), "{note}");
+    assert!(hunks[1].get("note").is_none(), "the plain revert's hunk has none: {:#}", hunks[1]);
+    let label = request.params["label"].as_str().unwrap();
+    assert!(label.contains("conflict with a later change at notes.txt lines 2-2"), "{label}");
+
+    editor.decide(request, Review::AcceptHunks { keep: vec![1], reason: None, report: true }).await;
+    let result = reverting.await.unwrap().unwrap();
+    assert_eq!(result["files"][0]["conflicts"][0]["chosen"], "current", "{result:#}");
+    editor.wait_for_buffer(&uri, "one\nTWO, typed\nthree\nfour\nfive\n").await;
+}
+
+#[tokio::test]
 async fn a_moved_file_moves_back_with_its_text_and_forward_again_when_the_revert_is_reverted() {
     let project = Project::new();
     project.write("old.txt", "keep\nchange me\n");

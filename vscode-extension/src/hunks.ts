@@ -184,6 +184,17 @@ export function decidedWhole(proposal: Proposal): boolean {
     return proposal.operations.length > 0;
 }
 
+/**
+ * A hunk's note in a line, for its lens (the whole note shows on hover): its first
+ * sentence, cut at 80 characters.
+ */
+export function noteHeadline(note: string): string {
+    const line = note.split("\n")[0] ?? "";
+    const end = line.search(/\.(\s|$)/);
+    const sentence = (end === -1 ? line : line.slice(0, end)).trim();
+    return sentence.length <= 80 ? sentence : `${sentence.slice(0, 79)}…`;
+}
+
 /** The last part of a uri's path, decoded: what a person calls the file. */
 export function fileName(uri: string): string {
     const path = uri.replace(/[?#].*$/, "");
@@ -226,7 +237,12 @@ function validHunks(hunks: ProposalHunk[] | undefined, documents: ProposedDocume
         }
     }
     if (documents.some((document) => seen.get(document.uri)?.size !== document.edits.length)) return undefined;
-    return hunks.map((hunk, index) => ({ index, uri: hunk.uri, edits: [...hunk.edits] }));
+    return hunks.map((hunk, index) => ({
+        index,
+        uri: hunk.uri,
+        edits: [...hunk.edits],
+        ...(typeof hunk.note === "string" && hunk.note !== "" ? { note: hunk.note } : {}),
+    }));
 }
 
 /**

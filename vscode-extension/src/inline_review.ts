@@ -61,6 +61,7 @@ import {
     hunkKeys,
     joinReasons,
     nextUndecided,
+    noteHeadline,
     readProposal,
     sourceUri,
     targetUri,
@@ -883,6 +884,9 @@ export class InlineReview implements vscode.Disposable {
                 const title = decision === "accepted" ? "$(check) Accepted · Undo" : "$(close) Rejected (left out) · Undo";
                 hunkLenses.push(new vscode.CodeLens(at, { title, command: "verbatim.review.undoDecision", arguments: [target] }));
             }
+            const note = review.proposal.hunks[hunk.index]?.note;
+            // Not a link: what to know before deciding (a revert's conflict), in full on hover.
+            if (note !== undefined) hunkLenses.push(new vscode.CodeLens(at, { title: `$(warning) ${noteHeadline(note)}`, tooltip: note, command: "" }));
         }
         // A hunk on the first line shares the header's line: its own actions go first, before the long label.
         return hunks[0]?.proposalLine === headerLine ? [...hunkLenses, ...lenses] : [...lenses, ...hunkLenses];

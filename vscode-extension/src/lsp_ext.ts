@@ -515,6 +515,8 @@ export interface ProposalHunk {
     uri: string;
     /** Indexes into the `edits` of that document's `TextDocumentEdit` (or of `changes[uri]`). */
     edits: number[];
+    /** What the person should know before taking the hunk (a revert's conflict), shown at it. */
+    note?: string;
 }
 
 /** What became of one hunk, in an agent's result: 1-based `line` in the text before the edit. */

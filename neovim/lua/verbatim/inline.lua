@@ -25,6 +25,7 @@ local api = vim.api
 local config = require("verbatim.config")
 local highlight = require("verbatim.highlight")
 local notice = require("verbatim.notice")
+local proposal_mod = require("verbatim.proposal")
 local queue = require("verbatim.queue")
 
 local M = {}
@@ -242,13 +243,24 @@ local function header(item, bufnr)
   local status = item.moved
       and (item.accepted and " · accepted: applies once moved over your changes" or " · moving over your changes…")
     or ""
-  return {
+  local lines = {
     { { "Verbatim · " .. who, "VerbatimInlineHeader" } },
     {
       { count .. status .. " · ", "VerbatimInlineHelp" },
       { table.concat(help, "  "), "VerbatimInlineHelp" },
     },
   }
+  -- What the hunks' notes say beyond their first sentence, once each.
+  local doc = proposal.documents[doc_index(item, bufnr) or 0]
+  local said = {}
+  for _, h in ipairs(doc and doc.hunks or {}) do
+    local rest = h.note and select(2, proposal_mod.note_parts(h.note)) or ""
+    if rest ~= "" and not said[rest] then
+      said[rest] = true
+      table.insert(lines, { { "⚠ " .. rest, "VerbatimInlineNote" } })
+    end
+  end
+  return lines
 end
 
 ---@param bufnr integer
@@ -479,6 +491,9 @@ local function draw(bufnr, item, d)
             "VerbatimInlineRejected",
           },
         }
+    elseif h.note then
+      -- What to know before deciding (a revert's conflict); the rest of the note in the header.
+      label = { { "  ⚠ " .. (proposal_mod.note_parts(h.note)), "VerbatimInlineNote" } }
     end
     local removed, added = {}, {}
     for j = h.start_a, h.start_a + h.count_a - 1 do
@@ -979,6 +994,7 @@ local function define_highlights()
     VerbatimInlineHelp = "Comment",
     VerbatimInlineAccepted = "DiagnosticOk",
     VerbatimInlineRejected = "DiagnosticWarn",
+    VerbatimInlineNote = "DiagnosticWarn",
   }
   for name, link in pairs(links) do
     api.nvim_set_hl(0, name, { link = link, default = true })

@@ -24,10 +24,12 @@ M.CONTEXT = 3
 ---@field count_b integer
 ---@field indexes? integer[] the server's hunks it shows (0-based, numbered across the edit)
 ---@field edits? integer[] indexes into the document's `edits` (1-based) of those hunks
+---@field note? string what to know before taking it (the server's `note`: a revert's conflict)
 
 ---@class verbatim.ServerHunk One hunk of `params.verbatim.hunks`.
 ---@field uri string
 ---@field edits integer[] 0-based indexes into the edits of that document
+---@field note? string what to know before taking it, shown at the hunk
 
 ---@class verbatim.DocumentChange
 ---@field uri string
@@ -402,7 +404,7 @@ end
 --- The server's hunks of each document (`verbatim.hunks`), as lists of
 --- 1-based edit indexes with the hunks' numbers; nil when they do not cover
 --- every edit of every document exactly once.
----@return table<integer, { index: integer, edits: integer[] }[]>|nil by document index
+---@return table<integer, { index: integer, edits: integer[], note?: string }[]>|nil by document index
 function Proposal:server_groups()
   if type(self.server_hunks) ~= "table" or #self.server_hunks == 0 then
     return nil
@@ -428,7 +430,8 @@ function Proposal:server_groups()
     end
     table.sort(edits)
     groups[d] = groups[d] or {}
-    table.insert(groups[d], { index = i - 1, edits = edits })
+    local note = type(hunk.note) == "string" and hunk.note ~= "" and hunk.note or nil
+    table.insert(groups[d], { index = i - 1, edits = edits, note = note })
   end
   for d, doc in ipairs(self.documents) do
     for index = 1, #doc.edits do
@@ -466,10 +469,11 @@ function Proposal:use_server_hunks()
   for d, doc in ipairs(self.documents) do
     local doc_groups = groups[d] or {}
     if doc.empty_base or #doc.edits == 0 then
-      local indexes, edits = {}, {}
+      local indexes, edits, notes = {}, {}, {}
       for _, group in ipairs(doc_groups) do
         table.insert(indexes, group.index)
         vim.list_extend(edits, group.edits)
+        table.insert(notes, group.note)
       end
       table.sort(edits)
       if #doc.hunks > 0 then
@@ -482,6 +486,7 @@ function Proposal:use_server_hunks()
             count_b = last.start_b + last.count_b - first.start_b,
             indexes = indexes,
             edits = edits,
+            note = #notes > 0 and table.concat(notes, "\n") or nil,
           },
         }
       end
@@ -515,7 +520,7 @@ end
 --- its start and end. Nil when a hunk changes no line.
 ---@param snapshot verbatim.Snapshot
 ---@param doc_edits lsp.TextEdit[] the document's edits
----@param groups { index: integer, edits: integer[] }[] in document order
+---@param groups { index: integer, edits: integer[], note?: string }[] in document order
 ---@param encoding string
 ---@return { line_count: integer, before_lines: table<integer, string>, after_lines: table<integer, string>, hunks: verbatim.Hunk[] }|nil
 function M.server_hunk_layout(snapshot, doc_edits, groups, encoding)
@@ -569,10 +574,29 @@ function M.server_hunk_layout(snapshot, doc_edits, groups, encoding)
       count_b = count_b,
       indexes = { group.index },
       edits = group.edits,
+      note = group.note,
     })
     delta = delta + count_b - count_a
   end
   return { line_count = count, before_lines = before, after_lines = after, hunks = hunks }
+end
+
+--- A hunk's note in two parts: its first sentence (at most 80 characters),
+--- to show at the hunk, and the rest (what to know once), "" when none.
+---@param note string
+---@return string headline
+---@return string rest
+function M.note_parts(note)
+  local line = note:match("^[^\n]*")
+  local sentence, rest = line:match("^(.-)%.%s+(.*)$")
+  if not sentence then
+    sentence, rest = line:match("^(.-)%.$") or line, ""
+  end
+  sentence = vim.trim(sentence)
+  if vim.fn.strchars(sentence) > 80 then
+    sentence = vim.fn.strcharpart(sentence, 0, 79) .. "…"
+  end
+  return sentence, vim.trim(rest)
 end
 
 --- What became of each of the server's hunks, for the answer: nil when the

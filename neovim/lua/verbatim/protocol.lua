@@ -139,7 +139,7 @@ M.DISK_ANNOTATION_PREFIX = "verbatim/disk/"
 ---@field agent? string absent for a change made on disk
 ---@field summary string
 ---@field origin "agent"|"disk"
----@field hunks? { uri: string, edits: integer[] }[] numbered from 0 across the edit
+---@field hunks? { uri: string, edits: integer[], note?: string }[] numbered from 0 across the edit; `note`: what to know before taking it (a revert's conflict)
 
 ---@class verbatim.HunkOutcome One entry of the answer's `hunks`.
 ---@field index integer

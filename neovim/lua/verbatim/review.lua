@@ -178,6 +178,10 @@ local function render_document(lines, marks, spans, doc, doc_index, skipped, roo
     for l = header_line, #lines - 1 do
       line_hunks[l] = hunk
     end
+    if h.note then
+      -- What to know before taking it (a revert's conflict), on its @@ line.
+      table.insert(marks, { header_line, header_line + 1, nil, "⚠ " .. h.note:gsub("\n", " ") })
+    end
     if skipped[i] then
       table.insert(marks, { header_line, #lines, "VerbatimReviewSkipped", "left out" })
     end

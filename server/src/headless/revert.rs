@@ -120,6 +120,7 @@ impl Headless {
                         .map(|to| (to.clone(), to.to_uri())),
                     normalizations: Default::default(),
                     rebased_from: None,
+                    hunk_notes: Default::default(),
                 });
                 reverts.push(chain.ids.clone());
                 planned.len() - 1

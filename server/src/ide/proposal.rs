@@ -296,6 +296,7 @@ fn plan_text(
         rename_to: None,
         normalizations: Default::default(),
         rebased_from: None,
+        hunk_notes: Default::default(),
     })
 }
 
@@ -314,6 +315,7 @@ fn plan_delete(start: &Start, key: &DocKey, label: &str) -> PlannedDocument {
         rename_to: None,
         normalizations: Default::default(),
         rebased_from: None,
+        hunk_notes: Default::default(),
     }
 }
 

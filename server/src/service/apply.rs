@@ -7,7 +7,7 @@
 //! deleted file counts as applied once it is gone from disk, and a moved file once
 //! its text shows up under the new name (in the editor, or on disk).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -70,6 +70,10 @@ pub struct PlannedDocument {
     pub normalizations: BTreeSet<Normalization>,
     /// The agent's `baseRev`, when the plan was moved over changes made since it.
     pub rebased_from: Option<String>,
+    /// What the person should know about some replacements, by their index in
+    /// `replacements` (a revert's conflict): sent as the `note` of each hunk that
+    /// holds one of them.
+    pub hunk_notes: BTreeMap<usize, String>,
 }
 
 impl PlannedDocument {
@@ -272,14 +276,21 @@ pub async fn apply_through_editor(
     };
     let hunks: Vec<Vec<ProposalHunk>> =
         documents.iter().map(|document| proposal_hunks::split(&document.base, &document.replacements)).collect();
+    let notes: Vec<Vec<Option<String>>> = documents
+        .iter()
+        .zip(&hunks)
+        .map(|(document, hunks)| hunks.iter().map(|hunk| hunk_note(document, hunk)).collect())
+        .collect();
     let changes_for_editor: Vec<EditorChange<'_>> = documents
         .iter()
         .zip(&hunks)
-        .map(|(document, hunks)| EditorChange {
+        .zip(&notes)
+        .map(|((document, hunks), notes)| EditorChange {
             uri: &document.editor_uri,
             version: document.open.map(|(_, version)| version),
             base: &document.base,
             hunks,
+            notes,
             create: document.create,
             delete: document.delete,
             rename_to: document.rename_to.as_ref().map(|(_, uri)| uri.as_str()),
@@ -446,6 +457,26 @@ pub async fn apply_through_editor(
 
 /// The hunks the editor says it kept, per document; `None` when it does not say,
 /// or says something that does not fit the proposal (then the text decides).
+/// The notes of the replacements a hunk holds (a hunk's edits lie within the
+/// replacements they come from), one per line; `None` when it holds none.
+fn hunk_note(document: &PlannedDocument, hunk: &ProposalHunk) -> Option<String> {
+    if document.hunk_notes.is_empty() {
+        return None;
+    }
+    let mut notes: Vec<&str> = Vec::new();
+    for (index, note) in &document.hunk_notes {
+        let Some(replacement) = document.replacements.get(*index) else { continue };
+        let holds = hunk
+            .edits
+            .iter()
+            .any(|edit| replacement.range.start <= edit.range.start && edit.range.end <= replacement.range.end);
+        if holds && !notes.contains(&note.as_str()) {
+            notes.push(note);
+        }
+    }
+    (!notes.is_empty()).then(|| notes.join("\n"))
+}
+
 fn kept_hunks(answer: &EditorAnswer, hunks: &[Vec<ProposalHunk>]) -> Option<Vec<Vec<bool>>> {
     let reported = answer.hunks.as_ref()?.iter().map(|hunk| (hunk.index, hunk.accepted));
     proposal_hunks::kept_per_document(reported, &hunks.iter().map(Vec::len).collect::<Vec<_>>())

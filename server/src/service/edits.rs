@@ -503,6 +503,7 @@ pub(crate) fn planned_document(
         rename_to: None,
         normalizations,
         rebased_from: None,
+        hunk_notes: Default::default(),
     }
 }
 
@@ -1097,6 +1098,7 @@ mod tests {
             rename_to: None,
             normalizations: BTreeSet::new(),
             rebased_from: None,
+            hunk_notes: Default::default(),
         };
         Planned { state: State::new(), _dir: dir, path, key, uri, document }
     }

@@ -477,6 +477,7 @@ async fn merge_into_buffer(
         rename_to: None,
         normalizations: Default::default(),
         rebased_from: None,
+        hunk_notes: Default::default(),
     };
     let agent = AgentInfo {
         id: 0,

@@ -566,14 +566,18 @@ async fn revert_in_editor(
             plans.push((chain, plan, None));
             continue;
         }
-        // Each conflict is offered as a hunk of its own: the person takes or leaves it.
-        let mut replacements = plan.replacements.clone();
-        replacements.extend(
-            plan.conflicts
-                .iter()
-                .map(|conflict| Replacement { range: conflict.range.clone(), new_text: conflict.reverted.clone() }),
-        );
-        replacements.sort_by_key(|replacement| replacement.range.start);
+        // Each conflict is offered as a hunk of its own, with a note saying so: the person
+        // takes or leaves it.
+        let mut noted: Vec<(Replacement, Option<String>)> =
+            plan.replacements.iter().map(|replacement| (replacement.clone(), None)).collect();
+        noted.extend(plan.conflicts.iter().map(|conflict| {
+            let replacement = Replacement { range: conflict.range.clone(), new_text: conflict.reverted.clone() };
+            (replacement, Some(conflict_note(conflict)))
+        }));
+        noted.sort_by_key(|(replacement, _)| replacement.range.start);
+        let hunk_notes =
+            noted.iter().enumerate().filter_map(|(index, (_, note))| Some((index, note.clone()?))).collect();
+        let replacements: Vec<Replacement> = noted.into_iter().map(|(replacement, _)| replacement).collect();
         let delete = plan.action == Action::Delete;
         let predicted = if delete { Rope::new() } else { plan::apply(&snapshot.text, &replacements) };
         let index = planned.len();
@@ -594,6 +598,7 @@ async fn revert_in_editor(
                 .map(|to| (to.clone(), to.to_uri())),
             normalizations: Default::default(),
             rebased_from: None,
+            hunk_notes: if delete { Default::default() } else { hunk_notes },
         });
         reverts.push(chain.ids.clone());
         plans.push((chain, plan, Some(index)));
@@ -645,6 +650,16 @@ async fn revert_in_editor(
         })
         .collect();
     Ok((files, write_id, rejected))
+}
+
+/// What the review says at a conflict's hunk: taking it drops the later change.
+fn conflict_note(conflict: &RevertConflict) -> String {
+    let (start, end) = (conflict.lines.start + 1, conflict.lines.end.max(conflict.lines.start + 1));
+    let lines = if start == end { format!("line {start}") } else { format!("lines {start}-{end}") };
+    format!(
+        "Conflict: a later change also touched {lines}. Accepting this hunk brings back the text from before the \
+         reverted edit and drops the later change; rejecting it keeps the text as it is now."
+    )
 }
 
 /// One file of the result.

@@ -61,6 +61,8 @@ pub struct EditorChange<'a> {
     pub base: &'a Rope,
     /// The proposal's hunks, in document order (their edits are what is sent).
     pub hunks: &'a [ProposalHunk],
+    /// What the person should know about each hunk, by hunk (`note` of `verbatim.hunks`).
+    pub notes: &'a [Option<String>],
     /// Create the file first.
     pub create: bool,
     /// Delete the file (no text edits are sent for it).
@@ -85,6 +87,9 @@ pub struct HunkEdits {
     pub uri: String,
     /// Indexes into the document's text edits.
     pub edits: Vec<usize>,
+    /// What the person should know before taking this hunk (a revert's conflict).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Builds the WorkspaceEdit for the editor: minimal annotated edits per document,
@@ -109,10 +114,11 @@ pub fn workspace_edit(
             continue;
         }
         let mut next_edit = 0;
-        for hunk in change.hunks {
+        for (index, hunk) in change.hunks.iter().enumerate() {
             let edits = (next_edit..next_edit + hunk.edits.len()).collect();
             next_edit += hunk.edits.len();
-            hunk_edits.push(HunkEdits { uri: change.uri.to_owned(), edits });
+            let note = change.notes.get(index).cloned().flatten();
+            hunk_edits.push(HunkEdits { uri: change.uri.to_owned(), edits, note });
         }
         let text_edits: Vec<TextEdit> = change
             .hunks

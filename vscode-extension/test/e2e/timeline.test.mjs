@@ -272,6 +272,11 @@ describe("the Verbatim Timeline against the real server (code-server)", { concur
         await openRow("alpha", 1);
         await openRow("alpha: line 2", 2);
         await revertFromMenu(row("alpha: line 2", 3), /Revert the edit “alpha: line 2”/);
+        // The conflict's hunk says so next to its Accept and Reject (the server's note).
+        await page
+            .locator(".codelens-decoration span", { hasText: "Conflict: a later change also touched line 2" })
+            .first()
+            .waitFor({ state: "visible", timeout: 30_000 });
         await page.screenshot({ path: path.join(output, "conflict-review.png") });
         await page.locator('.editor-actions [aria-label*="Reject All Hunks"]').first().click();
         const reason = page.locator(".quick-input-widget .quick-input-box input");

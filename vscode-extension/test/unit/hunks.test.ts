@@ -18,6 +18,7 @@ import {
     joinReasons,
     lineStarts,
     nextUndecided,
+    noteHeadline,
     offsetAt,
     proposalView,
     readProposal,
@@ -86,6 +87,28 @@ describe("readProposal", () => {
             proposal.hunks.map((hunk) => hunk.edits),
             [[0], [1, 2]],
         );
+    });
+
+    test("keeps a hunk's note (a revert's conflict), and only a note that says something", () => {
+        const note = "Conflict: a later change also touched line 2. Accepting this hunk takes it back.";
+        const proposal = readProposal(
+            params([{ uri: URI, version: 3, edits: EDITS }], {
+                id: 4,
+                offer: 1,
+                hunks: [
+                    { uri: URI, edits: [0], note },
+                    { uri: URI, edits: [1, 2], note: "" },
+                ],
+            }),
+        );
+        assert.deepEqual(
+            proposal?.hunks.map((hunk) => hunk.note),
+            [note, undefined],
+        );
+        assert.equal(noteHeadline(note), "Conflict: a later change also touched line 2");
+        assert.equal(noteHeadline("No sentence end here"), "No sentence end here");
+        assert.equal(noteHeadline("x".repeat(100)), `${"x".repeat(79)}…`);
+        assert.equal(noteHeadline("v1.2 is kept. Then more"), "v1.2 is kept");
     });
 
     test("groups the edits itself when the server lists no hunks, or hunks that do not cover every edit once", () => {
