@@ -399,6 +399,27 @@ export class Editor {
         await this.pointerAway();
     }
 
+    /**
+     * Presses Ctrl+S in the open document `name`, as the person does: brings it to the
+     * front, clicks into its own editor (where it shows `visibleText`; never a diff, never
+     * the Refactor Preview's) and waits until that editor has the keyboard focus, for a key
+     * pressed while the workbench moves the focus (a preview closing, a tab coming to the
+     * front) goes elsewhere. Without `visibleText`, the first such editor.
+     */
+    async pressSave(name, visibleText) {
+        await this.showTab(name);
+        const editors = ".editor-group-container .monaco-editor:not(.monaco-diff-editor *) .view-lines:visible";
+        const view = this.page.locator(editors, visibleText === undefined ? {} : { hasText: visibleText }).first();
+        await this.click(view);
+        await waitFor(`the keyboard focus in the editor of ${name}`, () =>
+            this.page.evaluate(() => {
+                const editor = document.activeElement?.closest(".monaco-editor");
+                return editor !== null && editor !== undefined && editor.closest(".monaco-diff-editor") === null && editor.closest(".editor-group-container") !== null;
+            }),
+        );
+        await this.page.keyboard.press("Control+s");
+    }
+
     /** Brings the open document `name` to the front by its tab. */
     async showTab(name) {
         await this.click(this.tab(name).first());
