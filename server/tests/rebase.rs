@@ -115,6 +115,64 @@ async fn typing_during_review_offers_the_moved_edit_again_and_the_agent_gets_one
 }
 
 #[tokio::test]
+async fn a_reload_that_changes_nothing_during_review_offers_the_edit_again() {
+    // Neovim's plugin reloads a buffer from disk once an agent wrote an accepted edit
+    // there itself (Claude Code): every line is replaced by the same line, the version
+    // moves, and the next edit, already on its way, is refused for its version.
+    let text: String = (1..=10_000).map(|n| format!("line {n}\n")).collect();
+    let (editor, uri) = editor_with(&text).await;
+    editor.set_review(Review::Manual);
+    let agent = editor.agent("claude").await;
+    let pending = agent.spawn_call(
+        "verbatim/strReplace",
+        json!({"uri": uri, "oldStr": "line 5000\n", "newStr": "LINE 5000\n", "summary": "Shout"}),
+    );
+    let first = editor.next_review().await;
+    editor.type_text(&uri, &text, &text).await;
+    editor.set_review(Review::Accept);
+    editor.decide(first, Review::Accept).await;
+    let result = pending.await.unwrap().unwrap();
+    assert_eq!(result["applied"], true, "{result:#}");
+    assert_eq!(editor.buffer(&uri), text.replace("line 5000\n", "LINE 5000\n"));
+}
+
+#[tokio::test]
+async fn a_document_closed_and_opened_again_with_the_same_text_during_review_offers_the_edit_again() {
+    // Neovim's reload of a buffer from disk is a didClose and a didOpen.
+    let (editor, uri) = editor_with(FUNCTIONS).await;
+    editor.type_text(&uri, "fn three", "fn third").await;
+    let text = FUNCTIONS.replace("fn three", "fn third");
+    editor.set_review(Review::Manual);
+    let agent = editor.agent("claude").await;
+    let pending = agent.spawn_call(
+        "verbatim/strReplace",
+        json!({"uri": uri, "oldStr": "    1\n", "newStr": "    100\n", "summary": "Grow one"}),
+    );
+    let first = editor.next_review().await;
+    editor.close(&uri).await;
+    editor.open_uri(&uri, &text).await;
+    editor.set_review(Review::Accept);
+    editor.decide(first, Review::Accept).await;
+    let result = pending.await.unwrap().unwrap();
+    assert_eq!(result["applied"], true, "{result:#}");
+    assert_eq!(editor.buffer(&uri), text.replace("    1\n", "    100\n"));
+
+    // Opened again with other text: the edit is not moved blindly.
+    editor.set_review(Review::Manual);
+    let pending = agent.spawn_call(
+        "verbatim/strReplace",
+        json!({"uri": uri, "oldStr": "    2\n", "newStr": "    200\n", "summary": "Grow two"}),
+    );
+    let first = editor.next_review().await;
+    editor.close(&uri).await;
+    editor.open_uri(&uri, "something else\n").await;
+    editor.decide(first, Review::Accept).await;
+    let error = pending.await.unwrap().unwrap_err();
+    assert_eq!(error.kind(), "stale", "{error:?}");
+    assert_eq!(editor.buffer(&uri), "something else\n");
+}
+
+#[tokio::test]
 async fn typing_inside_the_edit_during_review_ends_it_as_stale() {
     let (editor, uri) = editor_with(FUNCTIONS).await;
     editor.set_review(Review::Manual);

@@ -657,12 +657,29 @@ fn rebase_onto_current(
             continue;
         };
         let Some(current) = store.get(&document.key) else { return Ok(None) };
-        if current.session != session || document.create || document.delete || document.rename_to.is_some() {
+        if document.create || document.delete || document.rename_to.is_some() {
             return Ok(None);
         }
-        if current.version == version {
+        if current.session == session && current.version == version {
             out.push(document.clone());
             continue;
+        }
+        // Only the version moved, or the editor closed and opened the document again:
+        // the text is the one the plan was made on. Neovim does both when it reloads
+        // a buffer from disk that holds what the disk holds (after an agent wrote an
+        // edit the person accepted there itself). The edit is offered again as it is.
+        if current.text == document.base {
+            moved_any = true;
+            out.push(PlannedDocument {
+                base_rev: Some(current.rev()),
+                open: Some((current.session, current.version)),
+                rebased_from: document.rebased_from.clone().or_else(|| document.base_rev.map(|rev| rev.to_string())),
+                ..document.clone()
+            });
+            continue;
+        }
+        if current.session != session {
+            return Ok(None);
         }
         let Some(edits) = current.history.edits_since(version) else { return Ok(None) };
         let from = Rev::Editor { session, version };
