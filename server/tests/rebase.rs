@@ -7,8 +7,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Review, ScriptedEditor};
-use serde_json::json;
+use common::{Agent, ApplyRequest, Review, RpcError, ScriptedEditor};
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
 
 const FUNCTIONS: &str = "fn one() {\n    1\n}\n\nfn two() {\n    2\n}\n\nfn three() {\n    3\n}\n";
 
@@ -16,6 +17,22 @@ async fn editor_with(text: &str) -> (ScriptedEditor, String) {
     let editor = ScriptedEditor::start().await;
     let uri = editor.open("f.rs", text, text).await;
     (editor, uri)
+}
+
+/// An agent's `strReplace` of `old` by `new` in `uri`, held in review: its pending
+/// call, and the `workspace/applyEdit` the editor has to decide.
+async fn held_in_review(
+    editor: &ScriptedEditor,
+    agent: &Agent,
+    uri: &str,
+    (old, new): (&str, &str),
+) -> (JoinHandle<Result<Value, RpcError>>, ApplyRequest) {
+    editor.set_review(Review::Manual);
+    let pending = agent.spawn_call(
+        "verbatim/strReplace",
+        json!({"uri": uri, "oldStr": old, "newStr": new, "summary": format!("{old} → {new}")}),
+    );
+    (pending, editor.next_review().await)
 }
 
 #[tokio::test]
@@ -121,13 +138,8 @@ async fn a_reload_that_changes_nothing_during_review_offers_the_edit_again() {
     // moves, and the next edit, already on its way, is refused for its version.
     let text: String = (1..=10_000).map(|n| format!("line {n}\n")).collect();
     let (editor, uri) = editor_with(&text).await;
-    editor.set_review(Review::Manual);
     let agent = editor.agent("claude").await;
-    let pending = agent.spawn_call(
-        "verbatim/strReplace",
-        json!({"uri": uri, "oldStr": "line 5000\n", "newStr": "LINE 5000\n", "summary": "Shout"}),
-    );
-    let first = editor.next_review().await;
+    let (pending, first) = held_in_review(&editor, &agent, &uri, ("line 5000\n", "LINE 5000\n")).await;
     editor.type_text(&uri, &text, &text).await;
     editor.set_review(Review::Accept);
     editor.decide(first, Review::Accept).await;
@@ -142,13 +154,8 @@ async fn a_document_closed_and_opened_again_with_the_same_text_during_review_off
     let (editor, uri) = editor_with(FUNCTIONS).await;
     editor.type_text(&uri, "fn three", "fn third").await;
     let text = FUNCTIONS.replace("fn three", "fn third");
-    editor.set_review(Review::Manual);
     let agent = editor.agent("claude").await;
-    let pending = agent.spawn_call(
-        "verbatim/strReplace",
-        json!({"uri": uri, "oldStr": "    1\n", "newStr": "    100\n", "summary": "Grow one"}),
-    );
-    let first = editor.next_review().await;
+    let (pending, first) = held_in_review(&editor, &agent, &uri, ("    1\n", "    100\n")).await;
     editor.close(&uri).await;
     editor.open_uri(&uri, &text).await;
     editor.set_review(Review::Accept);
@@ -158,12 +165,7 @@ async fn a_document_closed_and_opened_again_with_the_same_text_during_review_off
     assert_eq!(editor.buffer(&uri), text.replace("    1\n", "    100\n"));
 
     // Opened again with other text: the edit is not moved blindly.
-    editor.set_review(Review::Manual);
-    let pending = agent.spawn_call(
-        "verbatim/strReplace",
-        json!({"uri": uri, "oldStr": "    2\n", "newStr": "    200\n", "summary": "Grow two"}),
-    );
-    let first = editor.next_review().await;
+    let (pending, first) = held_in_review(&editor, &agent, &uri, ("    2\n", "    200\n")).await;
     editor.close(&uri).await;
     editor.open_uri(&uri, "something else\n").await;
     editor.decide(first, Review::Accept).await;
@@ -175,13 +177,8 @@ async fn a_document_closed_and_opened_again_with_the_same_text_during_review_off
 #[tokio::test]
 async fn typing_inside_the_edit_during_review_ends_it_as_stale() {
     let (editor, uri) = editor_with(FUNCTIONS).await;
-    editor.set_review(Review::Manual);
     let agent = editor.agent("claude").await;
-    let pending = agent.spawn_call(
-        "verbatim/strReplace",
-        json!({"uri": uri, "oldStr": "    1\n", "newStr": "    100\n", "summary": "Grow one"}),
-    );
-    let first = editor.next_review().await;
+    let (pending, first) = held_in_review(&editor, &agent, &uri, ("    1\n", "    100\n")).await;
     editor.type_text(&uri, "    1\n", "    11\n").await;
     editor.decide(first, Review::Accept).await;
     let error = pending.await.unwrap().unwrap_err();

@@ -455,8 +455,6 @@ pub async fn apply_through_editor(
     Ok(EditorOutcome { documents: applied, reason })
 }
 
-/// The hunks the editor says it kept, per document; `None` when it does not say,
-/// or says something that does not fit the proposal (then the text decides).
 /// The notes of the replacements a hunk holds (a hunk's edits lie within the
 /// replacements they come from), one per line; `None` when it holds none.
 fn hunk_note(document: &PlannedDocument, hunk: &ProposalHunk) -> Option<String> {
@@ -477,6 +475,8 @@ fn hunk_note(document: &PlannedDocument, hunk: &ProposalHunk) -> Option<String> 
     (!notes.is_empty()).then(|| notes.join("\n"))
 }
 
+/// The hunks the editor says it kept, per document; `None` when it does not say,
+/// or says something that does not fit the proposal (then the text decides).
 fn kept_hunks(answer: &EditorAnswer, hunks: &[Vec<ProposalHunk>]) -> Option<Vec<Vec<bool>>> {
     let reported = answer.hunks.as_ref()?.iter().map(|hunk| (hunk.index, hunk.accepted));
     proposal_hunks::kept_per_document(reported, &hunks.iter().map(Vec::len).collect::<Vec<_>>())

@@ -668,20 +668,16 @@ fn rebase_onto_current(
         // the text is the one the plan was made on. Neovim does both when it reloads
         // a buffer from disk that holds what the disk holds (after an agent wrote an
         // edit the person accepted there itself). The edit is offered again as it is.
-        if current.text == document.base {
-            moved_any = true;
-            out.push(PlannedDocument {
-                base_rev: Some(current.rev()),
-                open: Some((current.session, current.version)),
-                rebased_from: document.rebased_from.clone().or_else(|| document.base_rev.map(|rev| rev.to_string())),
-                ..document.clone()
-            });
-            continue;
-        }
-        if current.session != session {
+        let unchanged = current.text == document.base;
+        if current.session != session && !unchanged {
             return Ok(None);
         }
-        let Some(edits) = current.history.edits_since(version) else { return Ok(None) };
+        let edits = if unchanged {
+            Vec::new()
+        } else {
+            let Some(edits) = current.history.edits_since(version) else { return Ok(None) };
+            edits
+        };
         let from = Rev::Editor { session, version };
         let replacements = match history::rebase(&document.replacements, &edits) {
             Ok(replacements) => replacements,

@@ -598,7 +598,7 @@ async fn revert_in_editor(
                 .map(|to| (to.clone(), to.to_uri())),
             normalizations: Default::default(),
             rebased_from: None,
-            hunk_notes: if delete { Default::default() } else { hunk_notes },
+            hunk_notes,
         });
         reverts.push(chain.ids.clone());
         plans.push((chain, plan, Some(index)));
