@@ -426,7 +426,11 @@ H.test(
     gemini:send_text("create b.txt")
     -- The model is never told of the rejection: its next request holds the
     -- first replace's result only (docs/protocol.md says so).
-    local after_reject = vim.json.encode(model:wait_request(4).body)
+    local ok, request = pcall(model.wait_request, model, 4)
+    if not ok then
+      error(tostring(request) .. "\nGemini CLI's screen:\n" .. gemini:cli({ "capture" }))
+    end
+    local after_reject = vim.json.encode(request.body)
     local _, results = after_reject:gsub('"functionResponse"', "")
     H.eq(1, results, "function responses in the request after the rejection")
     H.truthy(not after_reject:find("Capitalize line 1", 1, true), "nor the rejected call")
