@@ -20,7 +20,10 @@ for arg in "$@"; do
   esac
 done
 
-step() { printf '\n==> %s\n' "$*"; }
+current="starting"
+step() { current=$*; printf '\n==> %s\n' "$*"; }
+# One line at the end that says which step failed (its own output is above it).
+trap 'echo "install.sh failed while ${current}" >&2' ERR
 
 step "installing the verbatim binary (cargo install --locked --path server)"
 cargo install --locked --path "$repo/server"

@@ -51,7 +51,11 @@ class Editor:
 
     def __init__(self, workspace, runtime_dir):
         # The journal goes to the temporary directory too, not the user's state directory.
-        env = dict(os.environ, VERBATIM_RUNTIME_DIR=runtime_dir, VERBATIM_STATE_DIR=runtime_dir, VERBATIM_LOG="warn")
+        # The lock files the agents' IDE protocols find (Claude Code's, Gemini CLI's and
+        # Qwen Code's) go there too, not to the user's own folders.
+        env = dict(os.environ, VERBATIM_RUNTIME_DIR=runtime_dir, VERBATIM_STATE_DIR=runtime_dir, VERBATIM_LOG="warn",
+                   CLAUDE_CONFIG_DIR=os.path.join(runtime_dir, "claude"), TMPDIR=runtime_dir,
+                   QWEN_HOME=os.path.join(runtime_dir, "qwen"))
         self.process = subprocess.Popen([BINARY, "lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self.version = 1
         self.text = TEXT
@@ -77,7 +81,10 @@ class Editor:
 
     def request(self, id_, method, params):
         self.send({"jsonrpc": "2.0", "id": id_, "method": method, "params": params})
+        deadline = time.monotonic() + 60
         while id_ not in self.responses:
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise DemoFailed(f"the server did not answer {method} (exit status {self.process.poll()})")
             time.sleep(0.01)
         return self.responses.pop(id_)
 
@@ -116,6 +123,7 @@ class Agent:
     def __init__(self, path):
         self.socket = socket.socket(socket.AF_UNIX)
         self.socket.connect(path)
+        self.socket.settimeout(60)
         self.stream = self.socket.makefile("rwb")
         self.next_id = 0
 
@@ -132,11 +140,30 @@ class Agent:
         return response
 
 
-def main():
-    with tempfile.TemporaryDirectory() as workspace, tempfile.TemporaryDirectory() as runtime_dir:
-        with open(os.path.join(workspace, "main.rs"), "w") as file:
-            file.write(TEXT)
-        editor = Editor(workspace, runtime_dir)
+class DemoFailed(Exception):
+    """The session did not go as described: one line says what happened."""
+
+
+def result_of(response, what):
+    """The result of a response, or DemoFailed naming the request and the error."""
+    if response is None:
+        raise DemoFailed(f"{what}: the server closed the connection without an answer")
+    if "error" in response:
+        error = response["error"]
+        raise DemoFailed(f"{what} answered {error.get('data', {}).get('kind', error.get('code'))}: {error.get('message')}")
+    return response["result"]
+
+
+def check(condition, message):
+    if not condition:
+        raise DemoFailed(message)
+
+
+def session(workspace, runtime_dir):
+    with open(os.path.join(workspace, "main.rs"), "w") as file:
+        file.write(TEXT)
+    editor = Editor(workspace, runtime_dir)
+    try:
         discovery_file = next(f for f in os.listdir(runtime_dir) if f.endswith(".json"))
         discovery = json.load(open(os.path.join(runtime_dir, discovery_file)))
         print(f"$ verbatim lsp   (started by the editor; agents connect to {os.path.basename(discovery['socket'])})")
@@ -144,17 +171,33 @@ def main():
         agent.call("initialize", {"processId": None, "rootUri": None, "clientInfo": {"name": "demo-agent"},
                                   "capabilities": {"general": {"positionEncodings": ["utf-8"]}}}, quiet=True)
         agent.stream.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
-        read = agent.call("verbatim/read", {"uri": editor.uri})["result"]
+        read = result_of(agent.call("verbatim/read", {"uri": editor.uri}), "verbatim/read")
+        # The editor opened main.rs before the agent connected: the server answers
+        # after the editor's messages sent before the request (issue 42).
+        check(read["source"] == "editor", f"verbatim/read answered from {read['source']}, not from the editor's open buffer")
         edit = {"uri": editor.uri, "oldStr": "let x = 1;", "newStr": "let x = 2;", "baseRev": read["rev"], "summary": "Start at 2"}
         ambiguous = agent.call("verbatim/strReplace", edit)
-        assert ambiguous["error"]["data"]["kind"] == "ambiguous", ambiguous
-        applied = agent.call("verbatim/strReplace", dict(edit, occurrence=2))["result"]
-        assert applied["applied"] is True, applied
-        assert editor.text == TEXT.replace("other() {\n    let x = 1;", "other() {\n    let x = 2;"), editor.text
-        assert open(os.path.join(workspace, "main.rs")).read() == TEXT, "the file on disk changed"
+        check(ambiguous.get("error", {}).get("data", {}).get("kind") == "ambiguous",
+              f"a quote found twice was not refused as ambiguous: {ambiguous}")
+        applied = result_of(agent.call("verbatim/strReplace", dict(edit, occurrence=2)), "verbatim/strReplace")
+        check(applied["applied"] is True, f"the edit was not applied: {applied}")
+        check(editor.text == TEXT.replace("other() {\n    let x = 1;", "other() {\n    let x = 2;"),
+              f"the editor's buffer does not hold the edit: {editor.text!r}")
+        check(open(os.path.join(workspace, "main.rs")).read() == TEXT, "the file on disk changed")
         print("   [check] the buffer holds the edit; the file on disk is untouched")
+    finally:
         editor.process.stdin.close()
         editor.process.wait(timeout=10)
+
+
+def main():
+    with tempfile.TemporaryDirectory() as workspace, tempfile.TemporaryDirectory() as runtime_dir:
+        try:
+            session(workspace, runtime_dir)
+        except (DemoFailed, OSError, subprocess.TimeoutExpired, StopIteration) as error:
+            what = str(error) or type(error).__name__
+            print(f"the demo session failed: {what}", file=sys.stderr)
+            sys.exit(1)
 
 
 if __name__ == "__main__":

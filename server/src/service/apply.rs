@@ -78,7 +78,7 @@ pub struct PlannedDocument {
 
 impl PlannedDocument {
     /// The file itself is created, deleted or moved.
-    fn changes_the_file(&self) -> bool {
+    pub(crate) fn changes_the_file(&self) -> bool {
         self.create || self.delete || self.rename_to.is_some()
     }
 }
@@ -586,20 +586,33 @@ async fn wait_for_a_move(state: &State, documents: &[PlannedDocument], grace: Du
 fn refusal(state: &State, documents: &[PlannedDocument], reason: Option<String>) -> ProtocolError {
     let store = state.documents.lock();
     for document in documents {
-        let Some((session, version)) = document.open else { continue };
         let current = store.get(&document.key);
-        let moved = current.is_none_or(|current| current.session != session || current.version != version);
+        // Sent as a file that is not open (`version: null`), and the editor has opened it
+        // since: its refusal may be of the missing version, never the person's.
+        let moved = match document.open {
+            Some((session, version)) => {
+                current.is_none_or(|current| current.session != session || current.version != version)
+            }
+            None => current.is_some() && !document.create,
+        };
         if moved {
             let current_rev = current.map(|current| current.rev().to_string());
             let base = document.base_rev.map(|rev| rev.to_string());
             let now = current_rev.as_deref().map_or("closed".to_owned(), |rev| format!("at rev {rev}"));
             return ProtocolError::new(
                 ErrorKind::Stale,
-                format!(
-                    "{} changed in the editor while the edit was on its way (now {now}), so the editor refused it. \
-                     Read it again and redo the edit against the new text.",
-                    document.label
-                ),
+                match document.open {
+                    Some(_) => format!(
+                        "{} changed in the editor while the edit was on its way (now {now}), so the editor refused \
+                         it. Read it again and redo the edit against the new text.",
+                        document.label
+                    ),
+                    None => format!(
+                        "{} was opened in the editor while the edit was on its way to it as a file that is not open \
+                         (now {now}), so the editor refused it. Read it again and redo the edit.",
+                        document.label
+                    ),
+                },
             )
             .with("baseRev", base)
             .with("currentRev", current_rev);

@@ -23,6 +23,7 @@ use verbatim_engine::disk::{DiskError, line_ending_of, read_text};
 use verbatim_engine::doc_key::DocKey;
 use verbatim_engine::history::{self, ByteEdit, History, Touched};
 use verbatim_engine::line_endings;
+use verbatim_engine::merge;
 use verbatim_engine::normalize::Normalization;
 use verbatim_engine::plan::{self, Edit, PlanError, ReplaceRange, Replacement, StrReplace, sort_disjoint};
 use verbatim_engine::rev::Rev;
@@ -653,7 +654,16 @@ fn rebase_onto_current(
     let mut out = Vec::with_capacity(planned.len());
     for document in planned {
         let Some((session, version)) = document.open else {
-            out.push(document.clone());
+            match store.get(&document.key) {
+                // The editor opened the file after the edit was sent to it as a file that
+                // is not open (`version: null`), and refused it: the edit moves onto the
+                // buffer it opened.
+                Some(current) if !document.changes_the_file() => {
+                    out.push(onto_opened_buffer(document, current)?);
+                    moved_any = true;
+                }
+                _ => out.push(document.clone()),
+            }
             continue;
         };
         let Some(current) = store.get(&document.key) else { return Ok(None) };
@@ -706,6 +716,54 @@ fn rebase_onto_current(
         });
     }
     Ok(moved_any.then_some(out))
+}
+
+/// A plan made on the disk's text moved onto the buffer the editor opened since: as
+/// it is when the buffer holds that text, else merged three ways by lines (the disk
+/// text as the base, the buffer as ours, the plan's result as theirs), as a change on
+/// disk is merged into a buffer. A region the buffer changed too is a conflict, and
+/// the edit is `stale`: never merged blind.
+fn onto_opened_buffer(
+    document: &PlannedDocument,
+    current: &verbatim_engine::document::Document,
+) -> Result<PlannedDocument, ProtocolError> {
+    let replacements = if current.text == document.base {
+        document.replacements.clone()
+    } else {
+        let merged =
+            merge::merge(&document.base.to_string(), &current.text.to_string(), &document.predicted.to_string());
+        if let Some(conflict) = merged.conflicts.first() {
+            let lines = &conflict.ours_lines;
+            let lines = if lines.len() <= 1 {
+                format!("line {}", lines.start + 1)
+            } else {
+                format!("lines {}-{}", lines.start + 1, lines.end)
+            };
+            return Err(ProtocolError::new(
+                ErrorKind::Stale,
+                format!(
+                    "{} was opened in the editor while the edit was on its way, and the buffer differs from the file \
+                     you read where the edit goes ({lines} of the buffer). Nothing was applied; read it again (now \
+                     from the editor) and redo the edit against its text.",
+                    document.label
+                ),
+            )
+            .with("baseRev", document.base_rev.map(|rev| rev.to_string()))
+            .with("currentRev", current.rev().to_string()));
+        }
+        merged.replacements
+    };
+    Ok(PlannedDocument {
+        predicted: plan::apply(&current.text, &replacements),
+        base: current.text.clone(),
+        base_rev: Some(current.rev()),
+        open: Some((current.session, current.version)),
+        editor_uri: current.editor_uri.clone(),
+        replacements,
+        hunk_notes: Default::default(),
+        rebased_from: document.rebased_from.clone().or_else(|| document.base_rev.map(|rev| rev.to_string())),
+        ..document.clone()
+    })
 }
 
 /// Fills the proposals with what was applied: the new revs, and what the editor changed.

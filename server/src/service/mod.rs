@@ -8,6 +8,7 @@ pub mod apply;
 pub mod diagnostics;
 pub mod early_decision;
 pub mod editor_context;
+pub mod editor_order;
 pub mod edits;
 pub mod error;
 pub mod external;

@@ -130,6 +130,9 @@ pub struct State {
     /// is more than an edit the server already took, a `didSave`): a plain client's
     /// modal prompt is gone when it moves (see `service::plain_client`).
     pub typing: watch::Sender<u64>,
+    /// The editor's text sync received and applied: agents' requests are answered
+    /// after what the editor sent before them.
+    pub editor_order: crate::service::editor_order::EditorOrder,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -158,6 +161,7 @@ impl Default for State {
             early_decisions: crate::service::early_decision::EarlyDecisions::default(),
             plain_apply_lane: tokio::sync::Mutex::new(()),
             typing: watch::Sender::new(0),
+            editor_order: Default::default(),
         }
     }
 }

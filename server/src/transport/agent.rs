@@ -76,6 +76,17 @@ impl AgentSession {
         (EmptyParamsAsNone { inner: service }, socket)
     }
 
+    /// Answers a request once the editor's text sync received before it is applied
+    /// (`service::editor_order`): an agent never reads a file from disk that the
+    /// editor had already said it opened.
+    async fn answered<T: Serialize>(
+        &self,
+        handler: impl Future<Output = Result<T, ProtocolError>>,
+    ) -> jsonrpc::Result<Value> {
+        self.state.editor_order.caught_up().await;
+        guarded(handler).await
+    }
+
     fn agent(&self) -> AgentInfo {
         self.info.get().cloned().unwrap_or_else(|| AgentInfo {
             id: self.id,
@@ -106,20 +117,20 @@ impl AgentSession {
     }
 
     async fn documents(&self) -> jsonrpc::Result<Value> {
-        guarded(async { Ok(edits::documents(&self.state)) }).await
+        self.answered(async { Ok(edits::documents(&self.state)) }).await
     }
 
     async fn status(&self) -> jsonrpc::Result<Value> {
-        guarded(async { Ok(self.state.status()) }).await
+        self.answered(async { Ok(self.state.status()) }).await
     }
 
     async fn read(&self, params: Value) -> jsonrpc::Result<Value> {
-        guarded(async { edits::read(&self.state, edits::parse_params(method::READ, params)?).await }).await
+        self.answered(async { edits::read(&self.state, edits::parse_params(method::READ, params)?).await }).await
     }
 
     async fn str_replace(&self, params: Value) -> jsonrpc::Result<Value> {
         let agent = self.agent();
-        guarded(async {
+        self.answered(async {
             let params: StrReplaceParams = edits::parse_params(method::STR_REPLACE, params)?;
             self.may_write(method::STR_REPLACE, params.dry_run)?;
             edits::str_replace(&self.state, &agent, params).await
@@ -129,7 +140,7 @@ impl AgentSession {
 
     async fn replace_range(&self, params: Value) -> jsonrpc::Result<Value> {
         let agent = self.agent();
-        guarded(async {
+        self.answered(async {
             let params: ReplaceRangeParams = edits::parse_params(method::REPLACE_RANGE, params)?;
             self.may_write(method::REPLACE_RANGE, params.dry_run)?;
             edits::replace_range(&self.state, &agent, params).await
@@ -139,7 +150,7 @@ impl AgentSession {
 
     async fn batch_edit(&self, params: Value) -> jsonrpc::Result<Value> {
         let agent = self.agent();
-        guarded(async {
+        self.answered(async {
             let params: BatchEditParams = edits::parse_params(method::BATCH_EDIT, params)?;
             self.may_write(method::BATCH_EDIT, params.dry_run)?;
             edits::batch_edit(&self.state, &agent, params).await
@@ -149,7 +160,7 @@ impl AgentSession {
 
     async fn write(&self, params: Value) -> jsonrpc::Result<Value> {
         let agent = self.agent();
-        guarded(async {
+        self.answered(async {
             let params: WriteParams = edits::parse_params(method::WRITE, params)?;
             self.may_write(method::WRITE, false)?;
             edits::write(&self.state, &agent, params).await
@@ -159,7 +170,7 @@ impl AgentSession {
 
     async fn apply_patch(&self, params: Value) -> jsonrpc::Result<Value> {
         let agent = self.agent();
-        guarded(async {
+        self.answered(async {
             let params: ApplyPatchParams = edits::parse_params(method::APPLY_PATCH, params)?;
             self.may_write(method::APPLY_PATCH, params.dry_run)?;
             patching::apply_patch(&self.state, &agent, params).await
@@ -171,7 +182,7 @@ impl AgentSession {
 impl AgentSession {
     async fn timeline(&self, params: Value) -> jsonrpc::Result<Value> {
         let state = Arc::clone(&self.state);
-        guarded(async move {
+        self.answered(async move {
             let params: TimelineParams = edits::parse_params(method::TIMELINE, params)?;
             on_blocking(move || timeline_methods::timeline(&state, &params)).await
         })
@@ -180,7 +191,7 @@ impl AgentSession {
 
     async fn timeline_entry(&self, params: Value) -> jsonrpc::Result<Value> {
         let state = Arc::clone(&self.state);
-        guarded(async move {
+        self.answered(async move {
             let params: TimelineEntryParams = edits::parse_params(method::TIMELINE_ENTRY, params)?;
             on_blocking(move || timeline_methods::timeline_entry(&state, &params)).await
         })
@@ -189,7 +200,7 @@ impl AgentSession {
 
     async fn mark_reviewed(&self, params: Value) -> jsonrpc::Result<Value> {
         let state = Arc::clone(&self.state);
-        guarded(async move {
+        self.answered(async move {
             let params: MarkReviewedParams = edits::parse_params(method::MARK_REVIEWED, params)?;
             self.may_write(method::MARK_REVIEWED, false)?;
             on_blocking(move || timeline_methods::mark_reviewed(&state, &params)).await
@@ -199,7 +210,7 @@ impl AgentSession {
 
     async fn revert(&self, params: Value) -> jsonrpc::Result<Value> {
         let agent = self.agent();
-        guarded(async {
+        self.answered(async {
             let params: RevertParams = edits::parse_params(method::REVERT, params)?;
             self.may_write(method::REVERT, params.dry_run)?;
             revert::revert(&self.state, &agent, params).await
@@ -209,7 +220,7 @@ impl AgentSession {
 
     async fn propose(&self, params: Value) -> jsonrpc::Result<Value> {
         let agent = self.agent();
-        guarded(async {
+        self.answered(async {
             let params: ProposeParams = edits::parse_params(method::PROPOSE, params)?;
             self.may_write(method::PROPOSE, false)?;
             crate::ide::propose::propose(&self.state, &agent, params).await

@@ -45,13 +45,38 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    guard_observed(input, output, limits, ())
+}
+
+/// Told what the guard does with a connection's input, as it goes.
+pub trait Observer: Send + Sync + 'static {
+    /// A request or notification with this method, just before it is handed on.
+    fn message(&self, _method: &str) {}
+    /// The input's first `bytes` bytes are handled: handed on, answered or skipped.
+    fn handled(&self, _bytes: u64) {}
+}
+
+impl Observer for () {}
+
+/// [`guard`], telling `observer` what it does (the editor's connection counts its
+/// text sync there: `service::editor_order`).
+pub fn guard_observed<R, W>(
+    input: R,
+    output: W,
+    limits: FrameLimits,
+    observer: impl Observer,
+) -> (DuplexStream, DuplexStream, CancellationToken)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let (mut to_server, server_input) = tokio::io::duplex(PIPE_CAPACITY);
     let (server_output, from_server) = tokio::io::duplex(PIPE_CAPACITY);
     let (errors_tx, errors_rx) = mpsc::unbounded_channel();
     let input_closed = CancellationToken::new();
     let closed = input_closed.clone();
     tokio::spawn(async move {
-        if let Err(error) = read_loop(input, &mut to_server, &errors_tx, limits).await {
+        if let Err(error) = read_loop(input, &mut to_server, &errors_tx, limits, &observer).await {
             tracing::debug!("connection input ended: {error}");
         }
         closed.cancel();
@@ -99,10 +124,17 @@ async fn read_loop<R: AsyncRead + Unpin>(
     to_server: &mut DuplexStream,
     errors: &mpsc::UnboundedSender<Vec<u8>>,
     limits: FrameLimits,
+    observer: &impl Observer,
 ) -> io::Result<()> {
     let mut reader = BufReader::new(input);
+    // Bytes of the input handled so far: every frame's headers and body.
+    let mut handled: u64 = 0;
     loop {
-        let Some(length) = read_headers(&mut reader, errors).await? else { return Ok(()) };
+        if handled > 0 {
+            observer.handled(handled);
+        }
+        let Some(length) = read_headers(&mut reader, errors, &mut handled).await? else { return Ok(()) };
+        handled += length as u64;
         if length > limits.max_message_bytes {
             let error = FrameError::invalid(
                 format!(
@@ -122,8 +154,11 @@ async fn read_loop<R: AsyncRead + Unpin>(
         if let Err(error) = reader.read_exact(&mut body).await {
             return if error.kind() == io::ErrorKind::UnexpectedEof { Ok(()) } else { Err(error) };
         }
-        match check_body(&body) {
-            Ok(()) => {
+        match check_envelope(&body) {
+            Ok(method) => {
+                if let Some(method) = method {
+                    observer.message(&method);
+                }
                 to_server.write_all(format!("Content-Length: {length}\r\n\r\n").as_bytes()).await?;
                 to_server.write_all(&body).await?;
             }
@@ -140,6 +175,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
 async fn read_headers<R: AsyncRead + Unpin>(
     reader: &mut BufReader<R>,
     errors: &mpsc::UnboundedSender<Vec<u8>>,
+    handled: &mut u64,
 ) -> io::Result<Option<usize>> {
     loop {
         let mut length: Option<Result<usize, String>> = None;
@@ -150,6 +186,7 @@ async fn read_headers<R: AsyncRead + Unpin>(
             if read == 0 {
                 return Ok(None);
             }
+            *handled += read as u64;
             let text = String::from_utf8_lossy(&line);
             let text = text.trim_end_matches(['\r', '\n']);
             if text.is_empty() {
@@ -188,6 +225,11 @@ async fn read_headers<R: AsyncRead + Unpin>(
 
 /// Checks that a body is a JSON-RPC 2.0 message tower-lsp-server can decode.
 pub fn check_body(body: &[u8]) -> Result<(), FrameError> {
+    check_envelope(body).map(|_| ())
+}
+
+/// [`check_body`], and the method of a request or notification.
+fn check_envelope(body: &[u8]) -> Result<Option<String>, FrameError> {
     let text = std::str::from_utf8(body)
         .map_err(|error| FrameError::parse(format!("message body is not valid UTF-8 ({error})")))?;
     // Only the envelope is kept; `params` and `result` (a whole document, for a
@@ -212,7 +254,7 @@ pub fn check_body(body: &[u8]) -> Result<(), FrameError> {
         return Err(FrameError::invalid("`id` must be an integer or a string".into(), Value::Null));
     }
     match message.method {
-        Some(Value::String(_)) => Ok(()),
+        Some(Value::String(method)) => Ok(Some(method)),
         Some(_) => Err(FrameError::invalid("`method` must be a string".into(), reply_id)),
         None if message.result || message.error.is_some() => {
             if let Some(error) = message.error
@@ -223,7 +265,7 @@ pub fn check_body(body: &[u8]) -> Result<(), FrameError> {
                     Value::Null,
                 ));
             }
-            Ok(())
+            Ok(None)
         }
         None => Err(FrameError::invalid(
             "a message needs a `method` (request or notification) or a `result`/`error` (response)".into(),

@@ -8,11 +8,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tower_lsp_server::{LspService, Server};
 
+use crate::service::editor_order::EditorOrder;
 use crate::service::protocol::method;
 use crate::service::state::State;
 use crate::transport::discovery::{Endpoint, live_servers, prepare_dir, runtime_dir};
 use crate::transport::editor::{ClaudeSlot, CompanionSlot, EditorBackend};
-use crate::transport::framing::{FrameLimits, guard};
+use crate::transport::editor_input::{self, Counted};
+use crate::transport::framing::{FrameLimits, Observer, guard_observed};
 use crate::transport::listener::{SocketKind, accept_agents, bind};
 use crate::transport::ordered_sync::OrderedSync;
 
@@ -74,7 +76,10 @@ pub async fn run(options: LspOptions) -> io::Result<Ending> {
     .custom_method(method::REVERT, EditorBackend::revert)
     .finish();
     let service = OrderedSync::new(service, state.clone());
-    let (input, output, _input_closed) = guard(tokio::io::stdin(), tokio::io::stdout(), FrameLimits::default());
+    let (input, account) = editor_input::stdin();
+    let observer = Counted { account: account.clone(), inner: TextSyncCounter(state.clone()) };
+    state.editor_order.watch_input(Box::new(move || account.unread()));
+    let (input, output, _input_closed) = guard_observed(input, tokio::io::stdout(), FrameLimits::default(), observer);
     let serve = Server::new(input, output, socket).serve(service);
 
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
@@ -106,4 +111,15 @@ pub async fn run(options: LspOptions) -> io::Result<Ending> {
     });
     let _ = flushed.await;
     Ok(if shutdown_requested.load(Ordering::SeqCst) { Ending::Clean } else { Ending::Abrupt })
+}
+
+/// Counts the editor's text-sync messages as the guard hands them on.
+struct TextSyncCounter(Arc<State>);
+
+impl Observer for TextSyncCounter {
+    fn message(&self, method: &str) {
+        if EditorOrder::is_text_sync(method) {
+            self.0.editor_order.received();
+        }
+    }
 }

@@ -9,6 +9,7 @@ pub mod companion_http;
 pub mod discovery;
 pub mod disk_watch;
 pub mod editor;
+pub mod editor_input;
 pub mod framing;
 pub mod ide_lock;
 pub mod listener;

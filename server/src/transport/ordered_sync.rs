@@ -24,6 +24,7 @@ use verbatim_engine::doc_key::DocKey;
 use verbatim_engine::document::TextChange;
 use verbatim_engine::unsent::Reconciled;
 
+use crate::service::editor_order::EditorOrder;
 use crate::service::protocol::method;
 use crate::service::state::State;
 use crate::service::to_proto::from_position;
@@ -53,13 +54,10 @@ impl<S: tower_lsp_server::LanguageServer> Service<Request> for OrderedSync<S> {
 
     fn call(&mut self, request: Request) -> Self::Future {
         match request.method() {
-            "textDocument/didOpen"
-            | "textDocument/didChange"
-            | "textDocument/didClose"
-            | "textDocument/willSave"
-            | "textDocument/didSave" => {
+            sync if EditorOrder::is_text_sync(sync) => {
                 let (method, _, params) = request.into_parts();
                 apply_sync(&self.state, &method, params.unwrap_or(Value::Null));
+                self.state.editor_order.applied();
                 Box::pin(std::future::ready(Ok(None)))
             }
             method::SELECTION_CHANGED | method::AT_MENTION | method::REVIEW_DECIDED => {
