@@ -24,6 +24,7 @@
 local api = vim.api
 local config = require("verbatim.config")
 local highlight = require("verbatim.highlight")
+local hunk_actions = require("verbatim.hunk_actions")
 local notice = require("verbatim.notice")
 local proposal_mod = require("verbatim.proposal")
 local queue = require("verbatim.queue")
@@ -208,12 +209,10 @@ local function header(item, bufnr)
   local proposal = item.proposal
   local position = queue.position(item) or 1
   local others = #items_of(bufnr) - 1
-  local who = proposal.origin == "disk"
-      and "a change made on disk outside Neovim, merged with your unsaved changes"
+  local who = proposal.origin == "disk" and hunk_actions.DISK_CHANGE
     or (proposal.agent .. ": " .. proposal.summary)
   local keys = config.options.inline_keymaps
-  local help = {}
-  for _, entry in ipairs({
+  local help = hunk_actions.key_help({
     { keys.accept, "accept" },
     { keys.reject, "reject" },
     { keys.accept_all, "accept all" },
@@ -221,11 +220,7 @@ local function header(item, bufnr)
     { keys.done, "done" },
     { keys.next_hunk, "next" },
     { keys.open_window, "window" },
-  }) do
-    if entry[1] then
-      table.insert(help, M.show_key(entry[1]) .. " " .. entry[2])
-    end
-  end
+  }, M.show_key)
   -- One writer per document on the server's side: a buffer has one pending
   -- edit at a time, but other buffers may have theirs.
   local count = string.format("edit %d of %d", position, #queue.items)
@@ -310,9 +305,8 @@ local function map_keys(bufnr)
     return function()
       local mode = api.nvim_get_mode().mode
       if mode:match("^[vV\22]") then
-        local first, last = vim.fn.line("v"), vim.fn.line(".")
-        vim.cmd("normal! \27")
-        fn(math.min(first, last) - 1, math.max(first, last) - 1)
+        local first, last = hunk_actions.visual_lines()
+        fn(first - 1, last - 1)
       else
         local row = api.nvim_win_get_cursor(0)[1] - 1
         fn(row, row)
@@ -436,6 +430,74 @@ local function hunk_rows(bufnr)
 end
 M.hunk_rows = hunk_rows
 
+--- Draws the lines a hunk adds, as virtual lines below the lines it
+--- removes (above the first line for an insertion at the top), and marks
+--- the words that differ on both sides.
+---@param bufnr integer
+---@param h verbatim.Hunk
+---@param row integer the hunk's first row in the buffer, where its marks are now
+---@param text { before: string[], removed: string[], added: string[] } the document's lines before the edit (those known), and the hunk's
+---@param lang string|nil the file's Tree-sitter language
+local function draw_added(bufnr, h, row, text, lang)
+  local before, removed, added = text.before, text.removed, text.added
+  local tabstop = vim.bo[bufnr].tabstop
+  local width = vim.o.columns
+  -- The added lines' spans: code in the file's language (the context
+  -- around them parsed with them), and the words that differ.
+  local spans = {}
+  for k = 1, #added do
+    spans[k] = {}
+  end
+  if lang and #added > 0 then
+    local lines, offset = {}, 0
+    for j = math.max(1, first_line(h) - 3), first_line(h) - 1 do
+      if before[j] then
+        table.insert(lines, before[j])
+        offset = offset + 1
+      end
+    end
+    vim.list_extend(lines, added)
+    local last_a = first_line(h) + h.count_a - 1
+    for j = last_a + 1, last_a + 3 do
+      if before[j] then
+        table.insert(lines, before[j])
+      end
+    end
+    for _, span in ipairs(highlight.code_spans(lines, lang)) do
+      local k = span.line - offset
+      if k >= 1 and k <= #added then
+        table.insert(spans[k], { first = span.first, last = span.last, hl = span.hl })
+      end
+    end
+  end
+  if #removed == #added then
+    for k = 1, #removed do
+      local old_ranges, new_ranges = highlight.word_changes(removed[k], added[k])
+      for _, range in ipairs(old_ranges) do
+        set_mark(bufnr, row + k - 1, range[1], {
+          end_col = range[2],
+          hl_group = "VerbatimInlineDeleteWord",
+          priority = 4210,
+        })
+      end
+      for _, range in ipairs(new_ranges) do
+        table.insert(spans[k], { first = range[1], last = range[2], word = true })
+      end
+    end
+  end
+  if #added > 0 then
+    local lines = {}
+    for k, line in ipairs(added) do
+      lines[k] = virt_line(line, spans[k], tabstop, width)
+    end
+    local below = h.count_a > 0 and row + h.count_a - 1 or row
+    set_mark(bufnr, below, 0, {
+      virt_lines = lines,
+      virt_lines_above = h.count_a == 0 and h.start_a == 0,
+    })
+  end
+end
+
 --- Draws one pending edit's document in its buffer.
 ---@param bufnr integer
 ---@param item verbatim.PendingEdit
@@ -465,8 +527,6 @@ local function draw(bufnr, item, d)
   local hunks = doc.hunks or {}
   local before, after = doc.before_lines or {}, doc.after_lines or {}
   local lang = highlight.language(vim.uri_to_fname(doc.uri), bufnr)
-  local tabstop = vim.bo[bufnr].tabstop
-  local width = vim.o.columns
   ---@param i integer
   ---@param row integer where the hunk's lines are in the text it was planned on
   ---@return integer where they are now
@@ -523,60 +583,7 @@ local function draw(bufnr, item, d)
       view.anchors[anchor] = { hunk = i, insertion = h.count_a == 0 }
     end
     if not rejected then
-      -- The added lines' spans: code in the file's language (the context
-      -- around them parsed with them), and the words that differ.
-      local spans = {}
-      for k = 1, #added do
-        spans[k] = {}
-      end
-      if lang and #added > 0 then
-        local lines, offset = {}, 0
-        for j = math.max(1, first_line(h) - 3), first_line(h) - 1 do
-          if before[j] then
-            table.insert(lines, before[j])
-            offset = offset + 1
-          end
-        end
-        vim.list_extend(lines, added)
-        local last_a = first_line(h) + h.count_a - 1
-        for j = last_a + 1, last_a + 3 do
-          if before[j] then
-            table.insert(lines, before[j])
-          end
-        end
-        for _, span in ipairs(highlight.code_spans(lines, lang)) do
-          local k = span.line - offset
-          if k >= 1 and k <= #added then
-            table.insert(spans[k], { first = span.first, last = span.last, hl = span.hl })
-          end
-        end
-      end
-      if #removed == #added then
-        for k = 1, #removed do
-          local old_ranges, new_ranges = highlight.word_changes(removed[k], added[k])
-          for _, range in ipairs(old_ranges) do
-            set_mark(bufnr, row + k - 1, range[1], {
-              end_col = range[2],
-              hl_group = "VerbatimInlineDeleteWord",
-              priority = 4210,
-            })
-          end
-          for _, range in ipairs(new_ranges) do
-            table.insert(spans[k], { first = range[1], last = range[2], word = true })
-          end
-        end
-      end
-      if #added > 0 then
-        local lines = {}
-        for k, line in ipairs(added) do
-          lines[k] = virt_line(line, spans[k], tabstop, width)
-        end
-        local below = h.count_a > 0 and row + h.count_a - 1 or row
-        set_mark(bufnr, below, 0, {
-          virt_lines = lines,
-          virt_lines_above = h.count_a == 0 and h.start_a == 0,
-        })
-      end
+      draw_added(bufnr, h, row, { before = before, removed = removed, added = added }, lang)
     end
   end
   api.nvim_exec_autocmds("User", {
@@ -593,30 +600,14 @@ end
 ---@param last integer
 ---@return integer[] hunk indexes, top to bottom
 local function hunks_in(bufnr, first, last)
-  local view = M.views[bufnr]
-  if not view then
-    return {}
-  end
   local found = {}
-  for id, anchor in pairs(view.anchors) do
-    local mark = api.nvim_buf_get_extmark_by_id(bufnr, ns, id, { details = true })
-    if mark[1] then
-      local top, bottom = mark[1], mark[1]
-      if not anchor.insertion and mark[3].end_row then
-        bottom = mark[3].end_col == 0 and mark[3].end_row - 1 or mark[3].end_row
-        bottom = math.max(bottom, top)
-      end
-      if top <= last and bottom >= first then
-        table.insert(found, { hunk = anchor.hunk, row = top })
-      end
+  for _, r in ipairs(hunk_rows(bufnr)) do
+    if r.first <= last and r.last >= first then
+      table.insert(found, r.hunk)
     end
   end
-  table.sort(found, function(a, b)
-    return a.hunk < b.hunk
-  end)
-  return vim.tbl_map(function(f)
-    return f.hunk
-  end, found)
+  table.sort(found)
+  return found
 end
 
 ---@param bufnr integer
@@ -662,8 +653,7 @@ local function send(item)
       if decision and decision.accepted then
         accepted_any = true
       else
-        skipped[d] = skipped[d] or {}
-        skipped[d][i] = true
+        hunk_actions.leave_out(skipped, d, i, true)
         if decision and decision.reason and decision.reason ~= "" then
           table.insert(reasons, { line = first_line(h), text = decision.reason })
         end
@@ -676,7 +666,7 @@ local function send(item)
     return
   end
   item.skipped = skipped
-  require("verbatim.review").accept(item.key, reason)
+  hunk_actions.accept(item, reason)
 end
 
 --- Whether every hunk of the edit is decided.
@@ -719,8 +709,7 @@ function M.decide(bufnr, first, last, accepted, reason)
     st.hunks[d][i] = { accepted = accepted, reason = (reason ~= "" and reason) or nil }
     -- As if left out in the review window: `:Verbatim accept` and the window
     -- keep them out too.
-    item.skipped[d] = item.skipped[d] or {}
-    item.skipped[d][i] = (not accepted) or nil
+    hunk_actions.leave_out(item.skipped, d --[[@as integer]], i, not accepted)
   end
   if all_decided(item) then
     send(item)
@@ -740,10 +729,8 @@ function M.reject_with_prompt(bufnr, first, last)
     M.decide(bufnr, first, last, false)
     return
   end
-  vim.ui.input({ prompt = "Reason for the agent (optional): " }, function(reason)
-    if reason ~= nil then
-      M.decide(bufnr, first, last, false, reason)
-    end
+  hunk_actions.ask_reason(function(reason)
+    M.decide(bufnr, first, last, false, reason)
   end)
 end
 
@@ -762,7 +749,7 @@ function M.accept_all(bufnr)
     end
   end
   item.skipped = {}
-  require("verbatim.review").accept(item.key)
+  hunk_actions.accept(item)
 end
 
 --- Rejects the whole edit shown in `bufnr`; `reason` goes back to the agent.
@@ -780,10 +767,8 @@ function M.reject_all_with_prompt(bufnr)
   if not shown(bufnr) then
     return
   end
-  vim.ui.input({ prompt = "Reason for the agent (optional): " }, function(reason)
-    if reason ~= nil then
-      M.reject_all(bufnr, reason)
-    end
+  hunk_actions.ask_reason(function(reason)
+    M.reject_all(bufnr, reason)
   end)
 end
 
@@ -810,8 +795,7 @@ function M.open_window(bufnr)
   for d, decisions in pairs(st.hunks) do
     for i, decision in pairs(decisions) do
       if not decision.accepted then
-        item.skipped[d] = item.skipped[d] or {}
-        item.skipped[d][i] = true
+        hunk_actions.leave_out(item.skipped, d, i, true)
       end
     end
   end
@@ -827,31 +811,11 @@ end
 ---@return boolean moved
 function M.goto_hunk(direction, count)
   local bufnr = api.nvim_get_current_buf()
-  local rows = hunk_rows(bufnr)
+  local firsts = vim.tbl_map(function(r)
+    return r.first
+  end, hunk_rows(bufnr))
   local row = api.nvim_win_get_cursor(0)[1] - 1
-  local target
-  for _ = 1, count or 1 do
-    local found
-    if direction == "next" then
-      for _, r in ipairs(rows) do
-        if r.first > row then
-          found = r.first
-          break
-        end
-      end
-    else
-      for k = #rows, 1, -1 do
-        if rows[k].first < row then
-          found = rows[k].first
-          break
-        end
-      end
-    end
-    if not found then
-      break
-    end
-    row, target = found, found
-  end
+  local target = hunk_actions.step(firsts, row, direction, count)
   if not target then
     return false
   end
@@ -931,12 +895,8 @@ local function announce(item)
   if #hidden > 0 then
     tail = string.format(" (in %s: %s opens it)", table.concat(hidden, ", "), next_cmd)
   else
-    local how = {}
-    for _, entry in ipairs({ { keys.accept, "accept" }, { keys.reject, "reject" } }) do
-      if entry[1] then
-        table.insert(how, M.show_key(entry[1]) .. " " .. entry[2])
-      end
-    end
+    local how =
+      hunk_actions.key_help({ { keys.accept, "accept" }, { keys.reject, "reject" } }, M.show_key)
     tail = " (in the buffer: " .. table.concat(how, ", ") .. ")"
   end
   notice.notify("verbatim: " .. item.proposal.label, vim.log.levels.INFO, tail)
@@ -986,7 +946,7 @@ function M.refresh()
 end
 
 local function define_highlights()
-  local links = {
+  hunk_actions.link_highlights({
     VerbatimInlineAdd = "DiffAdd",
     VerbatimInlineAddWord = "DiffText",
     VerbatimInlineDeleteWord = "DiffText",
@@ -995,10 +955,7 @@ local function define_highlights()
     VerbatimInlineAccepted = "DiagnosticOk",
     VerbatimInlineRejected = "DiagnosticWarn",
     VerbatimInlineNote = "DiagnosticWarn",
-  }
-  for name, link in pairs(links) do
-    api.nvim_set_hl(0, name, { link = link, default = true })
-  end
+  })
   if config.options.inline_strikethrough then
     -- Asked for by the option: it wins over an earlier definition.
     local base = api.nvim_get_hl(0, { name = "DiffDelete", link = false })
@@ -1009,23 +966,15 @@ local function define_highlights()
   end
 end
 
-local listening = false
-
 --- Creates the highlight groups (again after a colour scheme loads) and
 --- starts following the queue. Called by `require("verbatim").setup()`.
 function M.setup()
-  define_highlights()
-  api.nvim_create_autocmd("ColorScheme", {
-    group = api.nvim_create_augroup("verbatim.inline", { clear = true }),
+  hunk_actions.setup_ui({
+    group = "verbatim.inline",
     desc = "verbatim: define the inline review's highlight groups again",
-    callback = define_highlights,
+    define_highlights = define_highlights,
+    refresh = M.refresh,
   })
-  if not listening then
-    listening = true
-    queue.on_change(function()
-      M.refresh()
-    end)
-  end
 end
 
 return M

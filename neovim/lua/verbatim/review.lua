@@ -11,6 +11,7 @@
 local api = vim.api
 local config = require("verbatim.config")
 local highlight = require("verbatim.highlight")
+local hunk_actions = require("verbatim.hunk_actions")
 local notice = require("verbatim.notice")
 local proposal_mod = require("verbatim.proposal")
 local queue = require("verbatim.queue")
@@ -201,13 +202,11 @@ local function render(item)
   local position = queue.position(item) or 1
   local from_disk = proposal.origin == "disk"
   local lines = {
-    from_disk
-        and "Verbatim review: a change made on disk outside Neovim, merged with your unsaved changes"
+    from_disk and ("Verbatim review: " .. hunk_actions.DISK_CHANGE)
       or string.format("Verbatim review: %s wants to edit", proposal.agent),
     "  " .. proposal.summary,
   }
   local marks = { { 0, 1, "VerbatimReviewTitle" }, { 1, 2, "VerbatimReviewSummary" } }
-  local help = {}
   -- "]c/[c next/previous change", or the one of the two keys that is set.
   local nav = { keys = {}, words = {} }
   for _, key in ipairs({ { keys.next_hunk, "next" }, { keys.prev_hunk, "previous" } }) do
@@ -216,7 +215,7 @@ local function render(item)
       table.insert(nav.words, key[2])
     end
   end
-  for _, entry in ipairs({
+  local help = hunk_actions.key_help({
     { keys.accept, "accept" },
     { keys.reject, from_disk and "reject (keep the buffer as it is)" or "reject" },
     -- Trust is for agents; changes on disk apply at once with external_changes = "auto".
@@ -227,11 +226,7 @@ local function render(item)
       table.concat(nav.words, "/") .. " change",
     },
     { keys.close, "close" },
-  }) do
-    if entry[1] then
-      table.insert(help, entry[1] .. " " .. entry[2])
-    end
-  end
+  })
   table.insert(
     lines,
     string.format("edit %d of %d  ·  %s", position, #queue.items, table.concat(help, "  ·  "))
@@ -290,9 +285,7 @@ local function ensure_buffer()
     M.toggle_hunk()
   end, "leave out the change under the cursor")
   map(keys.toggle_hunk, function()
-    local first, last = vim.fn.line("v"), vim.fn.line(".")
-    vim.cmd("normal! \27") -- leave Visual mode
-    M.toggle_hunks(math.min(first, last), math.max(first, last))
+    M.toggle_hunks(hunk_actions.visual_lines())
   end, "leave out the selected changes", "x")
   map(keys.next_hunk, function()
     M.goto_hunk("next", vim.v.count1)
@@ -561,14 +554,7 @@ function M.accept(key, reason)
   if not item then
     return false, key and ("no pending edit " .. key) or "no edit waits for review"
   end
-  local applied, failure, later = queue.accept(item, reason)
-  reason = failure
-  if later then
-    vim.notify("verbatim: accepted " .. item.proposal.label .. "; " .. reason, vim.log.levels.INFO)
-  elseif not applied and reason then
-    vim.notify("verbatim: not applied: " .. reason, vim.log.levels.WARN)
-  end
-  return applied, reason, later
+  return hunk_actions.accept(item, reason)
 end
 
 --- Rejects the edit on display (or the pending edit `key`); `reason` goes
@@ -617,10 +603,7 @@ function M.reject_with_prompt()
   if not item then
     return
   end
-  vim.ui.input({ prompt = "Reason for the agent (optional): " }, function(reason)
-    if reason == nil then
-      return
-    end
+  hunk_actions.ask_reason(function(reason)
     if queue.get(item.key) then
       queue.reject(item, reason)
     end
@@ -664,8 +647,7 @@ function M.toggle_hunks(first, last)
     return
   end
   for _, hunk in ipairs(touched) do
-    item.skipped[hunk.doc] = item.skipped[hunk.doc] or {}
-    item.skipped[hunk.doc][hunk.hunk] = (not all_skipped) or nil
+    hunk_actions.leave_out(item.skipped, hunk.doc, hunk.hunk, not all_skipped)
   end
   draw(item)
 end
@@ -690,30 +672,11 @@ function M.goto_hunk(direction, count)
   if not win or #hunks == 0 then
     return false
   end
+  local firsts = vim.tbl_map(function(hunk)
+    return hunk.row
+  end, hunks)
   local row = api.nvim_win_get_cursor(win)[1] - 1
-  local target_row
-  for _ = 1, count or 1 do
-    local found
-    if direction == "next" then
-      for _, hunk in ipairs(hunks) do
-        if hunk.row > row then
-          found = hunk.row
-          break
-        end
-      end
-    else
-      for k = #hunks, 1, -1 do
-        if hunks[k].row < row then
-          found = hunks[k].row
-          break
-        end
-      end
-    end
-    if not found then
-      break
-    end
-    row, target_row = found, found
-  end
+  local target_row = hunk_actions.step(firsts, row, direction, count)
   if not target_row then
     return false
   end
@@ -722,7 +685,7 @@ function M.goto_hunk(direction, count)
 end
 
 local function define_highlights()
-  local links = {
+  hunk_actions.link_highlights({
     VerbatimReviewTitle = "Title",
     VerbatimReviewSummary = "Bold",
     VerbatimReviewHelp = "Comment",
@@ -734,30 +697,19 @@ local function define_highlights()
     VerbatimReviewAddText = "DiffText",
     VerbatimReviewDeleteText = "DiffText",
     VerbatimReviewWaiting = "PmenuSel",
-  }
-  for name, link in pairs(links) do
-    api.nvim_set_hl(0, name, { link = link, default = true })
-  end
+  })
 end
-
-local listening = false
 
 --- Creates the highlight groups (again after a colour scheme loads) and
 --- starts following the queue. Called by `require("verbatim").setup()`;
 --- calling it again is harmless.
 function M.setup()
-  define_highlights()
-  api.nvim_create_autocmd("ColorScheme", {
-    group = api.nvim_create_augroup("verbatim.review", { clear = true }),
+  hunk_actions.setup_ui({
+    group = "verbatim.review",
     desc = "verbatim: define the review window's highlight groups again",
-    callback = define_highlights,
+    define_highlights = define_highlights,
+    refresh = M.refresh,
   })
-  if not listening then
-    listening = true
-    queue.on_change(function()
-      M.refresh()
-    end)
-  end
 end
 
 return M
