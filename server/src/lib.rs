@@ -20,8 +20,8 @@
 //!   [`headless::git`];
 //! - the [`transport`]s: [`transport::ordered_sync`] and [`transport::editor`] (the editor
 //!   on stdio), [`transport::disk_watch`] (the files of open documents), [`transport::agent`] and [`transport::listener`] (agents on the socket),
-//!   [`transport::framing`] (the frame guard), [`transport::discovery`] (runtime directory
-//!   and discovery files), [`transport::lsp`] (`verbatim lsp`), [`transport::clock`];
+//!   [`transport::framing`] (the frame guard), [`service::discovery`] (runtime directory
+//!   and discovery files), [`transport::lsp`] (`verbatim lsp`), [`service::clock`];
 //! - the agent [`frontend`]s: [`frontend::client`] (the agent side of the socket),
 //!   [`frontend::routing`] (which server serves a file), [`frontend`] itself (a call routed
 //!   to the editor or run headless), [`frontend::render`] (results as text),

@@ -47,8 +47,10 @@ fn main() -> ExitCode {
                 Ok(runtime) => runtime,
                 Err(code) => return code,
             };
-            let outcome =
-                runtime.block_on(verbatim::transport::lsp::run(verbatim::transport::lsp::LspOptions { socket }));
+            let outcome = runtime.block_on(verbatim::transport::lsp::run(verbatim::transport::lsp::LspOptions {
+                socket,
+                disk_writer: Some(std::sync::Arc::new(verbatim::headless::revert::ServerDisk)),
+            }));
             // Reading stdin occupies a blocking thread that only ends when the editor
             // closes the pipe; do not wait for it.
             runtime.shutdown_timeout(std::time::Duration::from_millis(100));

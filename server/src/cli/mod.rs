@@ -16,10 +16,10 @@ use serde_json::{Value, json};
 use verbatim::frontend::client::Identity;
 use verbatim::frontend::render::{self, Vocabulary};
 use verbatim::frontend::{Frontend, FrontendError, FrontendOptions, Routed};
+use verbatim::service::discovery::{discovery_dirs, runtime_dir};
 use verbatim::service::error::ProtocolError;
 use verbatim::service::journal::Journal;
 use verbatim::service::protocol::{ApplyPatchResult, BatchResult, DocumentInfo, EditResult, ReadResult, method};
-use verbatim::transport::discovery::{discovery_dirs, runtime_dir};
 use verbatim_engine::doc_key::DocKey;
 
 use args::{EditArgs, LogArgs, ReplaceRangeArgs, RouteArgs, WindowArgs};
@@ -441,7 +441,7 @@ fn batch_params(frontend: &Frontend, input: &str, summary: Option<String>, dry_r
 }
 
 fn editors(json_output: bool) -> Result<(), Failure> {
-    let servers = verbatim::transport::discovery::live_servers_in(&discovery_dirs());
+    let servers = verbatim::service::discovery::live_servers_in(&discovery_dirs());
     if json_output {
         output::json(&serde_json::to_value(&servers).unwrap_or_default());
     } else {

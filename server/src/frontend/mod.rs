@@ -33,11 +33,11 @@ use crate::frontend::routing::server_for;
 use crate::headless::file_lock;
 use crate::headless::{Headless, HeadlessOptions};
 use crate::service::access::Access;
+use crate::service::discovery::live_servers_in;
 use crate::service::error::{ErrorKind, ProtocolError};
 use crate::service::journal::Journal;
 use crate::service::protocol::{DiscoveryFile, DocumentInfo, method};
 use crate::service::registry::AgentInfo;
-use crate::transport::discovery::live_servers_in;
 
 /// How a front-end reaches documents.
 #[derive(Debug, Clone)]
@@ -60,7 +60,7 @@ pub struct FrontendOptions {
     /// Where headless lock files are (in `locks/`).
     pub runtime_dir: PathBuf,
     /// Where to look for the discovery files of running servers
-    /// ([`crate::transport::discovery::discovery_dirs`]).
+    /// ([`crate::service::discovery::discovery_dirs`]).
     pub discovery_dirs: Vec<PathBuf>,
     pub journal: Option<Journal>,
     /// The agent's turn, sent with every write that names none (`--turn`).
@@ -300,7 +300,7 @@ impl Frontend {
                 id: 0,
                 name: agent.name,
                 version: agent.version,
-                connected_at: crate::transport::clock::now_rfc3339(),
+                connected_at: crate::service::clock::now_rfc3339(),
                 encoding: PositionEncoding::Utf32,
                 access: Access::ReadWrite,
                 options: Default::default(),

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::transport::discovery::{prepare_dir, runtime_dir};
+use crate::service::discovery::{prepare_dir, runtime_dir};
 
 /// An exclusive lock, released when dropped.
 #[derive(Debug)]

@@ -24,17 +24,26 @@ use crate::service::journal::{RevertWrite, next_write_id};
 use crate::service::journal_texts::KeptTexts;
 use crate::service::protocol::{RevertParams, RevertedFile};
 use crate::service::registry::AgentInfo;
-use crate::service::revert::{self, Action, FileChain, FilePlan};
+use crate::service::revert::{self, Action, FileChain, FilePlan, RevertOnDisk, WrittenRevert};
 use crate::service::state::State;
 
-/// What a headless revert wrote.
-#[derive(Debug, Default)]
-pub struct WrittenRevert {
-    /// The journal's id of the revert, when it wrote something.
-    pub write_id: Option<String>,
-    /// How many documents it journaled (the places the rest of the write continues at).
-    pub documents: usize,
-    pub files: Vec<RevertedFile>,
+/// The server's writer of reverts on disk (for files the editor does not have open):
+/// passed in to the server by whoever starts it (`verbatim lsp`).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ServerDisk;
+
+impl RevertOnDisk for ServerDisk {
+    fn revert_files(
+        &self,
+        state: &Arc<State>,
+        agent: &AgentInfo,
+        chains: &[FileChain],
+        summary: &str,
+        write_id: &str,
+        dry_run: bool,
+    ) -> Result<WrittenRevert, ProtocolError> {
+        Headless::for_server(state, agent).revert_files(chains, summary, write_id, dry_run)
+    }
 }
 
 impl Headless {

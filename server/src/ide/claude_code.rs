@@ -51,7 +51,7 @@ impl ClaudeCodeIde {
             turn: None,
             name: AGENT_NAME.into(),
             version: None,
-            connected_at: crate::transport::clock::now_rfc3339(),
+            connected_at: crate::service::clock::now_rfc3339(),
             encoding: PositionEncoding::Utf16,
             access: state.main_socket_access(),
             options: Default::default(),

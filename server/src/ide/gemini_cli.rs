@@ -75,7 +75,7 @@ impl GeminiCliIde {
             turn: None,
             name: AGENT_NAME.into(),
             version: None,
-            connected_at: crate::transport::clock::now_rfc3339(),
+            connected_at: crate::service::clock::now_rfc3339(),
             encoding: PositionEncoding::Utf16,
             access: state.main_socket_access(),
             options: Default::default(),

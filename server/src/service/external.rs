@@ -34,13 +34,13 @@ use verbatim_engine::doc_key::DocKey;
 use verbatim_engine::merge::{self, Conflict};
 
 use crate::service::apply::{Offer, Origin, PlannedDocument, apply_through_editor};
+use crate::service::clock::now_rfc3339;
 use crate::service::edits::{proposal, report_applied, texts_of};
 use crate::service::error::ErrorKind;
 use crate::service::journal::{DocumentTexts, Event, Outcome, RevertWrite, Source, WriteInfo};
 use crate::service::protocol::{ExternalChangeKind, ExternalChangeParams, ExternalChanges, ExternalConflict, method};
 use crate::service::registry::AgentInfo;
 use crate::service::state::{EditorLink, State};
-use crate::transport::clock::now_rfc3339;
 
 /// Files larger than this are not read when they change: logged, nothing offered.
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;

@@ -24,10 +24,10 @@ use sha2::{Digest, Sha256};
 
 use ropey::Rope;
 
+use crate::service::clock::now_rfc3339;
 use crate::service::error::ProtocolError;
 use crate::service::journal_texts::{KeepLimits, KeptTexts, NotKept, PendingText, Side};
 use crate::service::protocol::{DiagnosticsReport, DiagnosticsStatus, DocumentResult};
-use crate::transport::clock::now_rfc3339;
 
 /// Environment variable that overrides the state directory (used by tests).
 pub const STATE_DIR_ENV: &str = "VERBATIM_STATE_DIR";

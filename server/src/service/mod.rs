@@ -5,7 +5,9 @@
 pub mod access;
 pub mod agent_writes;
 pub mod apply;
+pub mod clock;
 pub mod diagnostics;
+pub mod discovery;
 pub mod early_decision;
 pub mod editor_context;
 pub mod editor_order;

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use verbatim_engine::position::PositionEncoding;
 
+use crate::service::clock::now_rfc3339;
 use crate::service::protocol::{AgentStatus, PendingStatus};
-use crate::transport::clock::now_rfc3339;
 
 /// An agent connection, known once it has sent `initialize`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,7 +12,6 @@
 //! be reverted in turn.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,6 +32,7 @@ use crate::service::protocol::{
 use crate::service::registry::AgentInfo;
 use crate::service::state::State;
 use crate::service::timeline::Journaled;
+use crate::service::timeline_methods;
 
 /// The recorded changes of one file that a revert undoes.
 #[derive(Debug, Clone)]
@@ -334,16 +334,6 @@ fn plan_text(chain: &FileChain, current: Option<&str>) -> FilePlan {
     }
 }
 
-/// The journals a server reads: those of the editor's workspace folders, and the one
-/// of documents outside them.
-pub fn journals_of(state: &State) -> Vec<PathBuf> {
-    let Some(journal) = &state.journal else { return Vec::new() };
-    let workspace = state.workspace();
-    let mut files: Vec<PathBuf> = workspace.folders().iter().map(|folder| journal.file_for(Some(folder))).collect();
-    files.push(journal.file_for(None));
-    files
-}
-
 /// Reads what `params` names from the server's journals.
 pub fn read_selection(state: &State, params: &RevertParams) -> Result<(Arc<Vec<Journaled>>, Selection), ProtocolError> {
     let Some(journal) = &state.journal else {
@@ -354,9 +344,34 @@ pub fn read_selection(state: &State, params: &RevertParams) -> Result<(Arc<Vec<J
         ));
     };
     KeptTexts::flush(Duration::from_secs(5));
-    let all = crate::service::timeline_methods::read(state, &journals_of(state))?;
+    let all = timeline_methods::read(state, &timeline_methods::journals_of(state))?;
     let selection = select(&all, journal.texts(), params)?;
     Ok((all, selection))
+}
+
+/// What a revert wrote on disk.
+#[derive(Debug, Default)]
+pub struct WrittenRevert {
+    /// The journal's id of the revert, when it wrote something.
+    pub write_id: Option<String>,
+    /// How many documents it journaled (the places the rest of the write continues at).
+    pub documents: usize,
+    pub files: Vec<RevertedFile>,
+}
+
+/// Writes the revert of files no editor has open, on disk. The service never writes
+/// files itself: whoever starts the server passes this in (`headless` implements it).
+pub trait RevertOnDisk: Send + Sync + std::fmt::Debug {
+    /// Reverts `chains` on disk as one write named `write_id` (journaled by the writer).
+    fn revert_files(
+        &self,
+        state: &Arc<State>,
+        agent: &AgentInfo,
+        chains: &[FileChain],
+        summary: &str,
+        write_id: &str,
+        dry_run: bool,
+    ) -> Result<WrittenRevert, ProtocolError>;
 }
 
 /// `verbatim/revert` through the server: open files reviewed in the editor, the others
@@ -381,8 +396,14 @@ pub async fn revert(
     let mut documents = 0;
     let mut rejected = false;
     if !closed.is_empty() {
-        let headless = crate::headless::Headless::for_server(state, agent);
-        let written = headless.revert_files(&closed, &summary, &write_id, params.dry_run)?;
+        let disk = state.disk_writer().ok_or_else(|| {
+            ProtocolError::new(
+                ErrorKind::EditorError,
+                "this server cannot write reverts on disk (it was started without a disk writer); revert only files \
+                 the editor has open, or run `verbatim revert` with no editor",
+            )
+        })?;
+        let written = disk.revert_files(state, agent, &closed, &summary, &write_id, params.dry_run)?;
         journaled = journaled.or(written.write_id);
         documents = written.documents;
         files.extend(written.files);

@@ -20,10 +20,10 @@ use verbatim_engine::position::PositionEncoding;
 use verbatim_engine::store::DocumentStore;
 use verbatim_engine::workspace::Workspace;
 
+use crate::service::discovery::Endpoint;
 use crate::service::journal::Journal;
 use crate::service::protocol::{ClientInfo, InitializationOptions, StatusResult, method};
 use crate::service::registry::Registry;
-use crate::transport::discovery::Endpoint;
 
 /// The store shared by every connection, with a change signal.
 #[derive(Debug)]
@@ -133,6 +133,9 @@ pub struct State {
     /// The editor's text sync received and applied: agents' requests are answered
     /// after what the editor sent before them.
     pub editor_order: crate::service::editor_order::EditorOrder,
+    /// Writes reverts of files no editor has open (passed in: the service never writes
+    /// files itself).
+    disk_writer: std::sync::OnceLock<Arc<dyn crate::service::revert::RevertOnDisk>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -151,7 +154,7 @@ impl Default for State {
             registry: Mutex::default(),
             lanes: Mutex::default(),
             endpoint: Mutex::default(),
-            started_at: crate::transport::clock::now_rfc3339(),
+            started_at: crate::service::clock::now_rfc3339(),
             status_sender: Mutex::default(),
             journal: Journal::from_env(),
             journal_cache: crate::service::journal_cache::JournalCache::default(),
@@ -162,6 +165,7 @@ impl Default for State {
             plain_apply_lane: tokio::sync::Mutex::new(()),
             typing: watch::Sender::new(0),
             editor_order: Default::default(),
+            disk_writer: std::sync::OnceLock::new(),
         }
     }
 }
@@ -169,6 +173,16 @@ impl Default for State {
 impl State {
     pub fn new() -> Arc<Self> {
         Arc::new(Self::default())
+    }
+
+    /// Sets the writer of reverts on disk (once, when the server starts).
+    pub fn set_disk_writer(&self, writer: Arc<dyn crate::service::revert::RevertOnDisk>) {
+        let _ = self.disk_writer.set(writer);
+    }
+
+    /// The writer of reverts on disk, when the server was given one.
+    pub fn disk_writer(&self) -> Option<Arc<dyn crate::service::revert::RevertOnDisk>> {
+        self.disk_writer.get().cloned()
     }
 
     pub fn editor_encoding(&self) -> PositionEncoding {
@@ -256,7 +270,7 @@ impl State {
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
             started_at: self.started_at.clone(),
         };
-        if let Err(error) = crate::transport::discovery::write_discovery(&endpoint.discovery_file, &discovery) {
+        if let Err(error) = crate::service::discovery::write_discovery(&endpoint.discovery_file, &discovery) {
             tracing::error!("cannot write the discovery file {}: {error}", endpoint.discovery_file.display());
         }
     }

@@ -18,11 +18,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::service::clock::now_rfc3339;
 use crate::service::journal::{Entry, NotKeptReason, Outcome, read_entries};
 use crate::service::protocol::{
     TimelineChoice, TimelineEdit, TimelineFile, TimelineResult, TimelineSession, TimelineTurn, TurnFile,
 };
-use crate::transport::clock::now_rfc3339;
 
 /// Writes of one session further apart than this start a new turn, where the agent
 /// names none.
@@ -761,7 +761,7 @@ mod tests {
 
     #[test]
     fn times_read_back_as_the_clock_wrote_them() {
-        assert_eq!(seconds_of(&crate::transport::clock::format_unix_seconds(1_764_756_062)), 1_764_756_062);
+        assert_eq!(seconds_of(&crate::service::clock::format_unix_seconds(1_764_756_062)), 1_764_756_062);
         assert_eq!(seconds_of("nonsense"), 0);
     }
 }

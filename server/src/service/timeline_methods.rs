@@ -14,7 +14,6 @@ use crate::service::journal_texts::KeptTexts;
 use crate::service::protocol::{
     MarkReviewedParams, MarkReviewedResult, TimelineEntryParams, TimelineEntryResult, TimelineParams, TimelineResult,
 };
-use crate::service::revert::journals_of;
 use crate::service::state::State;
 use crate::service::timeline::{self, Filter, Journaled, Marks};
 
@@ -25,6 +24,16 @@ fn journal_of(state: &State) -> Result<&Journal, ProtocolError> {
             "This server keeps no journal (no state directory: set VERBATIM_STATE_DIR, XDG_STATE_HOME or HOME).",
         )
     })
+}
+
+/// The journals a server reads: those of the editor's workspace folders, and the one
+/// of documents outside them.
+pub fn journals_of(state: &State) -> Vec<PathBuf> {
+    let Some(journal) = &state.journal else { return Vec::new() };
+    let workspace = state.workspace();
+    let mut files: Vec<PathBuf> = workspace.folders().iter().map(|folder| journal.file_for(Some(folder))).collect();
+    files.push(journal.file_for(None));
+    files
 }
 
 /// The journals' entries, through the server's cache (only what was appended since the

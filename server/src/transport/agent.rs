@@ -24,6 +24,7 @@ use tower_lsp_server::{ExitedError, LanguageServer, LspService};
 use verbatim_engine::position::PositionEncoding;
 
 use crate::service::access::Access;
+use crate::service::clock::now_rfc3339;
 use crate::service::edits;
 use crate::service::error::{ErrorKind, ProtocolError};
 use crate::service::patching;
@@ -35,7 +36,6 @@ use crate::service::registry::AgentInfo;
 use crate::service::state::State;
 use crate::service::to_proto;
 use crate::service::{revert, timeline_methods};
-use crate::transport::clock::now_rfc3339;
 
 /// One agent connection.
 #[derive(Debug)]

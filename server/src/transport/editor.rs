@@ -154,7 +154,7 @@ fn person() -> AgentInfo {
         id: 0,
         name: PERSON.into(),
         version: None,
-        connected_at: crate::transport::clock::now_rfc3339(),
+        connected_at: crate::service::clock::now_rfc3339(),
         encoding: verbatim_engine::position::PositionEncoding::Utf16,
         access: crate::service::access::Access::ReadWrite,
         options: Default::default(),

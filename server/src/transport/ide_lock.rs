@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::transport::discovery::process_alive;
+use crate::service::discovery::process_alive;
 
 /// The end of every `ideName` Verbatim writes ("Neovim (Verbatim)").
 pub const IDE_NAME_SUFFIX: &str = " (Verbatim)";

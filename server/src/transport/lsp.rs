@@ -8,10 +8,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tower_lsp_server::{LspService, Server};
 
+use crate::service::discovery::{Endpoint, live_servers, prepare_dir, runtime_dir};
 use crate::service::editor_order::EditorOrder;
 use crate::service::protocol::method;
+use crate::service::revert::RevertOnDisk;
 use crate::service::state::State;
-use crate::transport::discovery::{Endpoint, live_servers, prepare_dir, runtime_dir};
 use crate::transport::editor::{ClaudeSlot, CompanionSlot, EditorBackend};
 use crate::transport::editor_input::{self, Counted};
 use crate::transport::framing::{FrameLimits, Observer, guard_observed};
@@ -19,10 +20,13 @@ use crate::transport::listener::{SocketKind, accept_agents, bind};
 use crate::transport::ordered_sync::OrderedSync;
 
 /// Options of `verbatim lsp`.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct LspOptions {
     /// Where to put the agent socket instead of the runtime directory.
     pub socket: Option<PathBuf>,
+    /// Writes reverts of files the editor does not have open (`headless`); without
+    /// one, such a revert is refused with a message that says so.
+    pub disk_writer: Option<Arc<dyn RevertOnDisk>>,
 }
 
 /// How the editor session ended.
@@ -37,6 +41,9 @@ pub enum Ending {
 /// Runs the server on this process's stdin and stdout.
 pub async fn run(options: LspOptions) -> io::Result<Ending> {
     let state = State::new();
+    if let Some(writer) = options.disk_writer {
+        state.set_disk_writer(writer);
+    }
     if let Some(journal) = &state.journal {
         journal.texts().prune_in_background();
     }

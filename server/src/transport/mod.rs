@@ -3,10 +3,8 @@
 
 pub mod agent;
 pub mod claude_ws;
-pub mod clock;
 pub mod companion_files;
 pub mod companion_http;
-pub mod discovery;
 pub mod disk_watch;
 pub mod editor;
 pub mod editor_input;

@@ -18,7 +18,7 @@ fn note_path(input: &Value) -> Option<PathBuf> {
     let file = tool_input.get("file_path").or(tool_input.get("absolute_path")).and_then(Value::as_str)?;
     let digest = Sha256::digest(format!("{session}\0{file}").as_bytes());
     let name: String = digest.iter().take(16).map(|byte| format!("{byte:02x}")).collect();
-    Some(crate::transport::discovery::runtime_dir().join("hook-notes").join(name))
+    Some(crate::service::discovery::runtime_dir().join("hook-notes").join(name))
 }
 
 /// Leaves `note` for the `AfterTool` run of this call.

@@ -24,7 +24,7 @@ pub(super) fn ide_lines(project: &Path, lock_dir: Option<&Path>) -> Vec<String> 
         let Ok(lock) = serde_json::from_slice::<LockContent>(&std::fs::read(&path).unwrap_or_default()) else {
             continue;
         };
-        if !crate::transport::discovery::process_alive(lock.pid)
+        if !crate::service::discovery::process_alive(lock.pid)
             || !lock.workspace_folders.iter().any(|folder| project.starts_with(folder))
         {
             continue;
