@@ -971,6 +971,38 @@ enum Role {
     Inserted,
 }
 
+/// The role of each new line: the quote's line it stands for (by content once
+/// indentation is ignored, or replacing it one for one), a context line written
+/// once (only the marked ones), or inserted.
+fn roles_of(quote: &[&str], new: &[&str], context: &[(usize, usize)]) -> Vec<Role> {
+    let trimmed = |lines: &[&str]| -> Vec<String> {
+        lines.iter().map(|line| line.trim_matches([' ', '\t']).to_owned()).collect()
+    };
+    let (quote_keys, new_keys) = (trimmed(quote), trimmed(new));
+    let deadline = Instant::now() + DIFF_TIMEOUT;
+    let mut roles = vec![Role::Inserted; new.len()];
+    for op in aligned(quote.len(), new.len(), context, |old, new| {
+        capture_diff_slices_deadline(Algorithm::Myers, &quote_keys[old], &new_keys[new], Some(deadline))
+    }) {
+        match op {
+            DiffOp::Equal { old_index, new_index, len } => {
+                for offset in 0..len {
+                    let (i, j) = (old_index + offset, new_index + offset);
+                    let written_once = context.contains(&(i, j));
+                    roles[j] = if written_once { Role::Context(i) } else { Role::Paired(i) };
+                }
+            }
+            DiffOp::Replace { old_index, old_len, new_index, new_len } if old_len == new_len => {
+                for offset in 0..new_len {
+                    roles[new_index + offset] = Role::Paired(old_index + offset);
+                }
+            }
+            DiffOp::Delete { .. } | DiffOp::Insert { .. } | DiffOp::Replace { .. } => {}
+        }
+    }
+    roles
+}
+
 /// Which reading the lines around a match support: `quote` and `span` are the
 /// quote's lines and the document's matched lines (one for one), `new` the new
 /// text's lines (all without line breaks); `anchored` says whether the first line
@@ -982,7 +1014,8 @@ enum Role {
 /// quote (unchanged once indentation is ignored, or replacing it one for one) must land
 /// on that line's indentation in the document. Every run of inserted lines must be
 /// well-formed beside the lines around it in the result (or around the match), by its
-/// shallowest line: at the level of the line before or shallower (a block closes), one
+/// shallowest line: at the level of the line before or shallower (a block closes, so
+/// a deeper line after it needs the run's last line to open a block), one
 /// level (the file's own unit, read from the same lines) deeper when that line may
 /// open a block, or at the level of the line after (a sibling of it); with no line
 /// before, it says nothing. Exactly one reading passing both decides it, unless that
@@ -1006,31 +1039,7 @@ pub fn decide_reading(
     let first_line_at_start = !anchored && surroundings.at_line_start;
     let counts = |index: usize, line: &str| (index > 0 || anchored) && !line.chars().all(is_blank);
     let quote = &quote[..quote.len().min(span.len())];
-    let trimmed = |lines: &[&str]| -> Vec<String> {
-        lines.iter().map(|line| line.trim_matches([' ', '\t']).to_owned()).collect()
-    };
-    let (quote_keys, new_keys) = (trimmed(quote), trimmed(new));
-    let deadline = Instant::now() + DIFF_TIMEOUT;
-    let mut roles = vec![Role::Inserted; new.len()];
-    for op in aligned(quote.len(), new.len(), surroundings.context, |old, new| {
-        capture_diff_slices_deadline(Algorithm::Myers, &quote_keys[old], &new_keys[new], Some(deadline))
-    }) {
-        match op {
-            DiffOp::Equal { old_index, new_index, len } => {
-                for offset in 0..len {
-                    let (i, j) = (old_index + offset, new_index + offset);
-                    let written_once = surroundings.context.contains(&(i, j));
-                    roles[j] = if written_once { Role::Context(i) } else { Role::Paired(i) };
-                }
-            }
-            DiffOp::Replace { old_index, old_len, new_index, new_len } if old_len == new_len => {
-                for offset in 0..new_len {
-                    roles[new_index + offset] = Role::Paired(old_index + offset);
-                }
-            }
-            DiffOp::Delete { .. } | DiffOp::Insert { .. } | DiffOp::Replace { .. } => {}
-        }
-    }
+    let roles = roles_of(quote, new, surroundings.context);
     // A match that starts a line with a first line that did not shift like the
     // others (it has no indentation in quote and document alike): the new line that
     // stands for it is written where it is, so it must have none either.
@@ -1115,9 +1124,20 @@ pub fn decide_reading(
             let Some(shallowest) = indents.iter().min_by_key(|indent| indent.chars().count()) else { return false };
             // With no line before it, it tells neither reading apart.
             let Some(before) = neighbour(run[0], -1) else { return true };
-            leading_blanks(before).starts_with(shallowest.as_str())
+            let after = neighbour(run[run.len() - 1], 1);
+            // A run shallower than the line before closes a block; the line after it
+            // may then be deeper only if the run's last line opens another.
+            let closes = || {
+                let last = indents.last().map_or("", String::as_str);
+                after.is_none_or(|after| {
+                    let deeper = leading_blanks(after).len() > last.len() && leading_blanks(after).starts_with(last);
+                    !deeper || may_open(new[run[run.len() - 1]])
+                })
+            };
+            leading_blanks(before) == shallowest.as_str()
+                || (leading_blanks(before).starts_with(shallowest.as_str()) && closes())
                 || (may_open(before) && one_deeper(before, shallowest))
-                || neighbour(run[run.len() - 1], 1).is_some_and(|after| leading_blanks(after) == shallowest)
+                || after.is_some_and(|after| leading_blanks(after) == shallowest)
         })
     };
     // Paired lines decide where there are any, and the runs must agree.
