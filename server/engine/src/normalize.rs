@@ -1014,8 +1014,7 @@ fn roles_of(quote: &[&str], new: &[&str], context: &[(usize, usize)]) -> Vec<Rol
 /// quote (unchanged once indentation is ignored, or replacing it one for one) must land
 /// on that line's indentation in the document. Every run of inserted lines must be
 /// well-formed beside the lines around it in the result (or around the match), by its
-/// shallowest line: at the level of the line before or shallower (a block closes, so
-/// a deeper line after it needs the run's last line to open a block), one
+/// shallowest line: at the level of the line before or shallower (a block closes), one
 /// level (the file's own unit, read from the same lines) deeper when that line may
 /// open a block, or at the level of the line after (a sibling of it); with no line
 /// before, it says nothing. Exactly one reading passing both decides it, unless that
@@ -1124,20 +1123,9 @@ pub fn decide_reading(
             let Some(shallowest) = indents.iter().min_by_key(|indent| indent.chars().count()) else { return false };
             // With no line before it, it tells neither reading apart.
             let Some(before) = neighbour(run[0], -1) else { return true };
-            let after = neighbour(run[run.len() - 1], 1);
-            // A run shallower than the line before closes a block; the line after it
-            // may then be deeper only if the run's last line opens another.
-            let closes = || {
-                let last = indents.last().map_or("", String::as_str);
-                after.is_none_or(|after| {
-                    let deeper = leading_blanks(after).len() > last.len() && leading_blanks(after).starts_with(last);
-                    !deeper || may_open(new[run[run.len() - 1]])
-                })
-            };
-            leading_blanks(before) == shallowest.as_str()
-                || (leading_blanks(before).starts_with(shallowest.as_str()) && closes())
+            leading_blanks(before).starts_with(shallowest.as_str())
                 || (may_open(before) && one_deeper(before, shallowest))
-                || after.is_some_and(|after| leading_blanks(after) == shallowest)
+                || neighbour(run[run.len() - 1], 1).is_some_and(|after| leading_blanks(after) == shallowest)
         })
     };
     // Paired lines decide where there are any, and the runs must agree.
@@ -1434,7 +1422,8 @@ pub fn adapt(
 /// pairs each quote (`fromStr`, then `toStr`) with the text it matched, to learn
 /// the document's typography and, when indentation was ignored, to read the new
 /// text's indentation by the rule of [`decide_reading`] (`anchored`: the first
-/// quote's first line counts).
+/// quote's first line counts; `later_anchored`: the later quote's first line does,
+/// since it starts a line and shifts like the others).
 #[allow(clippy::too_many_arguments)]
 pub fn adapt_whole(
     replacement: &str,
@@ -1442,6 +1431,7 @@ pub fn adapt_whole(
     used: &BTreeSet<Normalization>,
     shift: &IndentShift,
     anchored: bool,
+    later_anchored: bool,
     samples: &[(&str, &str)],
     placement: Placement,
     surroundings: Surroundings<'_>,
@@ -1452,11 +1442,11 @@ pub fn adapt_whole(
     }
     let reading = if used.contains(&Normalization::Indentation) {
         // The quotes' lines, in order; a later quote's first line may start mid-line,
-        // so only its other lines count.
+        // so only its other lines count, unless it starts a line.
         let mut quote: Vec<&str> = Vec::new();
         let mut matched: Vec<&str> = Vec::new();
         for (index, (quoted, found)) in samples.iter().enumerate() {
-            let skip = usize::from(index > 0);
+            let skip = usize::from(index > 0 && !later_anchored);
             let (quoted, found) = (split_lines(quoted), split_lines(found));
             let len = quoted.len().min(found.len());
             quote.extend(quoted[..len].iter().skip(skip).map(|(content, _)| *content));

@@ -442,6 +442,7 @@ fn plan_replace_range(text: &Rope, request: &ReplaceRange) -> Result<Planned, Pl
         &used,
         &shift,
         from.anchored,
+        to.anchored,
         &samples,
         normalize::placement(text, &range),
         surroundings,
