@@ -1063,10 +1063,7 @@ pub fn decide_reading(
     let depths = ConvertedDepths::of(shift, quote, span, &counts, surroundings.file_indents);
     let written = |reading: Reading, line: &str| -> Option<String> {
         let indent = leading_blanks(line);
-        let written = match reading {
-            Reading::Kept => kept.apply_exactly(indent),
-            Reading::Reindented => shift.apply_exactly(indent),
-        }?;
+        let written = if reading == Reading::Kept { &kept } else { shift }.apply_exactly(indent)?;
         depths.allows(indent, &written).then_some(written)
     };
     // Readings that both fit and write every line alike leave nothing to decide
@@ -1094,16 +1091,7 @@ pub fn decide_reading(
         }
         if step < 0 { surroundings.before } else { surroundings.after }
     };
-    // Each run of inserted lines.
-    let mut runs: Vec<Vec<usize>> = Vec::new();
-    for &j in &inserted {
-        match runs.last_mut() {
-            Some(run) if run.last().is_some_and(|&last| (last + 1..j).all(|k| roles[k] == Role::Inserted)) => {
-                run.push(j)
-            }
-            _ => runs.push(vec![j]),
-        }
-    }
+    let runs = runs_of(&inserted, &roles);
     let one_deeper = |line: &str, indent: &str| {
         unit.as_deref().is_some_and(|unit| indent == format!("{}{unit}", leading_blanks(line)))
     };
@@ -1138,22 +1126,11 @@ pub fn decide_reading(
         runs.iter().any(|run| {
             let (first, last) = (new[run[0]], new[run[run.len() - 1]]);
             let opens_flat = match (neighbour(run[0], -1), written(reading, first)) {
-                (Some(before), Some(indent)) => {
-                    before.trim_end().ends_with(['{', '(', '['])
-                        && leading_blanks(before).starts_with(indent.as_str())
-                        && !first.trim_start_matches([' ', '\t']).starts_with(['}', ')', ']'])
-                }
+                (Some(before), Some(indent)) => opens_flat(before, first, &indent),
                 _ => false,
             };
             let closes_deeper = match (neighbour(run[run.len() - 1], 1), written(reading, last)) {
-                (Some(after), Some(indent)) => {
-                    let body = last.trim();
-                    !body.is_empty()
-                        && body.starts_with(['}', ')', ']'])
-                        && body.chars().all(|c| matches!(c, '}' | ')' | ']' | ';' | ','))
-                        && leading_blanks(after).len() > indent.len()
-                        && leading_blanks(after).starts_with(indent.as_str())
-                }
+                (Some(after), Some(indent)) => closes_deeper(last, &indent, after),
                 _ => false,
             };
             opens_flat || closes_deeper
@@ -1165,6 +1142,41 @@ pub fn decide_reading(
         (true, true) if same => Ok(None),
         _ => Err(UndecidedIndentation),
     }
+}
+
+/// The inserted lines (indexes of new lines, ascending) in runs of consecutive
+/// ones: lines between them that are neither inserted nor counted (blank) do not
+/// break a run.
+fn runs_of(inserted: &[usize], roles: &[Role]) -> Vec<Vec<usize>> {
+    let mut runs: Vec<Vec<usize>> = Vec::new();
+    for &j in inserted {
+        match runs.last_mut() {
+            Some(run) if run.last().is_some_and(|&last| (last + 1..j).all(|k| roles[k] == Role::Inserted)) => {
+                run.push(j)
+            }
+            _ => runs.push(vec![j]),
+        }
+    }
+    runs
+}
+
+/// A run whose `first` line, written at `indent`, is no deeper than the line
+/// `before` it, which opens a bracket (and `first` does not close one).
+fn opens_flat(before: &str, first: &str, indent: &str) -> bool {
+    before.trim_end().ends_with(['{', '(', '['])
+        && leading_blanks(before).starts_with(indent)
+        && !first.trim_start_matches([' ', '\t']).starts_with(['}', ')', ']'])
+}
+
+/// A run whose `last` line, written at `indent`, only closes brackets and is
+/// followed by a deeper line.
+fn closes_deeper(last: &str, indent: &str, after: &str) -> bool {
+    let body = last.trim();
+    !body.is_empty()
+        && body.starts_with(['}', ')', ']'])
+        && body.chars().all(|c| matches!(c, '}' | ')' | ']' | ';' | ','))
+        && leading_blanks(after).len() > indent.len()
+        && leading_blanks(after).starts_with(indent)
 }
 
 /// What a conversion of tabs and spaces knows about depths: the quote's own
