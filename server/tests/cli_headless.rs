@@ -617,4 +617,15 @@ async fn slipped_indentation_is_read_once_per_edit_and_never_guessed() {
         .await;
     tabs.expect_code(0);
     assert_eq!(project.text("g.rs"), "fn x() {\n\tlet a = 10;\n\tlet b = 2;\n}\n");
+
+    // The Go edit again as a SEARCH/REPLACE block through `verbatim patch`: SEARCH one
+    // tab too deep, REPLACE right.
+    project.write("m.go", go);
+    let block = format!("m.go\n<<<<<<< SEARCH\n{old}\n=======\n{new}\n>>>>>>> REPLACE\n");
+    let patched = cli.run_with_stdin(&["patch", "--headless", "-m", "t"], block.as_bytes()).await;
+    patched.expect_code(0);
+    assert_eq!(
+        project.text("m.go"),
+        "package p\n\nfunc a() {\n\tx()\n}\n\nfunc b() error {\n\tif q {\n\t\treturn nil\n\t}\n\n\ty := 1\n\tz := 2\n\treturn nil\n}\n"
+    );
 }
