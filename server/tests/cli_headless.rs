@@ -570,3 +570,62 @@ async fn a_shifted_quote_keeps_or_moves_its_new_text_by_evidence_or_refuses() {
     assert!(refused.stderr.contains("    2 | ····x = 1\n    3 | ····y = 2"), "{refused:?}");
     assert_eq!(project.text("a.py"), before);
 }
+
+/// Issue 43's three reproductions, typed as a new user would: a quote one tab too
+/// deep with its new text right is written as sent (the reading the note names);
+/// a quote that fits two places once indentation is ignored is refused with both;
+/// a tab-indented block quoted with spaces at one level is found and its new text
+/// follows the quote's own mapping.
+#[tokio::test]
+async fn slipped_indentation_is_read_once_per_edit_and_never_guessed() {
+    let project = Project::new();
+    let cli = &project.cli;
+    let go = "package p\n\nfunc a() {\n\tx()\n}\n\nfunc b() error {\n\ty := 1\n\tz := 2\n\treturn nil\n}\n";
+    project.write("m.go", go);
+    let old = "\t}\n\n\tfunc b() error {\n\t\ty := 1\n\t\tz := 2";
+    let new = "}\n\nfunc b() error {\n\tif q {\n\t\treturn nil\n\t}\n\n\ty := 1\n\tz := 2";
+    let edit = cli.run(&["edit", "m.go", "--headless", "-m", "t", "--old", old, "--new", new, "--json"]).await;
+    edit.expect_code(0);
+    assert_eq!(edit.json()["normalizations"], json!(["indentation", "newTextKept"]), "{edit:?}");
+    assert_eq!(
+        project.text("m.go"),
+        "package p\n\nfunc a() {\n\tx()\n}\n\nfunc b() error {\n\tif q {\n\t\treturn nil\n\t}\n\n\ty := 1\n\tz := 2\n\treturn nil\n}\n"
+    );
+
+    let twice = "\tfoo(1)\n\tbar()\n    foo(1)\n    bar()\n";
+    project.write("t.py", twice);
+    let ambiguous = cli
+        .run(&["edit", "t.py", "--headless", "-m", "t", "--old", "  foo(1)\n  bar()", "--new", "  foo(2)\n  bar()"])
+        .await;
+    ambiguous.expect_code(4);
+    assert!(ambiguous.stderr.contains("lines 1, 3"), "{ambiguous:?}");
+    assert_eq!(project.text("t.py"), twice);
+
+    project.write("g.rs", "fn x() {\n\tlet a = 1;\n\tlet b = 2;\n}\n");
+    let tabs = cli
+        .run(&[
+            "edit",
+            "g.rs",
+            "--headless",
+            "-m",
+            "t",
+            "--old",
+            "    let a = 1;\n    let b = 2;",
+            "--new",
+            "    let a = 10;\n    let b = 2;",
+        ])
+        .await;
+    tabs.expect_code(0);
+    assert_eq!(project.text("g.rs"), "fn x() {\n\tlet a = 10;\n\tlet b = 2;\n}\n");
+
+    // The Go edit again as a SEARCH/REPLACE block through `verbatim patch`: SEARCH one
+    // tab too deep, REPLACE right.
+    project.write("m.go", go);
+    let block = format!("m.go\n<<<<<<< SEARCH\n{old}\n=======\n{new}\n>>>>>>> REPLACE\n");
+    let patched = cli.run_with_stdin(&["patch", "--headless", "-m", "t"], block.as_bytes()).await;
+    patched.expect_code(0);
+    assert_eq!(
+        project.text("m.go"),
+        "package p\n\nfunc a() {\n\tx()\n}\n\nfunc b() error {\n\tif q {\n\t\treturn nil\n\t}\n\n\ty := 1\n\tz := 2\n\treturn nil\n}\n"
+    );
+}

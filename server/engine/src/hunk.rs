@@ -362,25 +362,19 @@ mod tests {
     #[test]
     fn a_hunks_new_lines_are_kept_or_shifted_by_evidence() {
         let expected = "func f() {\n\tif ok {\n\t\tx := 3\n\t\ty := 2\n\t}\n}\n";
-        // Context and removed lines lost a level, the added line did not: kept.
-        check(
-            GO,
-            &[hunk(&[], &["if ok {", "\tx := 1", "\ty := 2"], &["if ok {", "\t\tx := 3", "\ty := 2"])],
-            true,
-            Ok(expected),
-        );
+        // apply_patch: context and removed lines lost a level, the added line did not:
+        // the context lines were written once and say nothing; the added line's
+        // neighbours say it already fits. Kept.
+        let context_shifted = marked(&[(' ', "if ok {"), ('-', "\tx := 1"), ('+', "\t\tx := 3"), (' ', "\ty := 2")]);
+        check(GO, &[context_shifted], true, Ok(expected));
         // The whole hunk lost a level: shifted back.
-        check(
-            GO,
-            &[hunk(&[], &["if ok {", "\tx := 1", "\ty := 2"], &["if ok {", "\tx := 3", "\ty := 2"])],
-            true,
-            Ok(expected),
-        );
+        let whole = marked(&[(' ', "if ok {"), ('-', "\tx := 1"), ('+', "\tx := 3"), (' ', "\ty := 2")]);
+        check(GO, &[whole], true, Ok(expected));
         // A line added between two lines of the same level, context shifted, the
         // added line as the file has it: only keeping it fits its neighbours.
         check(
             GO,
-            &[hunk(&[], &["\tx := 1", "\ty := 2"], &["\tx := 1", "\t\tz := 0", "\ty := 2"])],
+            &[marked(&[(' ', "\tx := 1"), ('+', "\t\tz := 0"), (' ', "\ty := 2")])],
             true,
             Ok("func f() {\n\tif ok {\n\t\tx := 1\n\t\tz := 0\n\t\ty := 2\n\t}\n}\n"),
         );
@@ -388,9 +382,43 @@ mod tests {
         // their level in the other: both are well-formed, refused.
         check(
             "type T struct {\n}\n",
-            &[hunk(&[], &["  type T struct {", "  }"], &["  type T struct {", "  \tx int", "  }"])],
+            &[marked(&[(' ', "  type T struct {"), ('+', "  \tx int"), (' ', "  }")])],
             true,
             Err(&["UndecidedIndentation { quote: OldLines, range: 0..18 }"]),
+        );
+    }
+
+    #[test]
+    fn a_search_replace_blocks_lines_typed_twice_decide_its_reading() {
+        let expected = "func f() {\n\tif ok {\n\t\tx := 3\n\t\ty := 2\n\t}\n}\n";
+        // SEARCH lost a level, REPLACE is the file's: the lines sent in both are the
+        // file's in REPLACE. Kept, in both hunk orders.
+        let search_shifted =
+            hunk(&[], &["if ok {", "\tx := 1", "\ty := 2"], &["\tif ok {", "\t\tx := 3", "\t\ty := 2"]);
+        check(GO, std::slice::from_ref(&search_shifted), false, Ok(expected));
+        // The whole block lost a level: the lines sent in both carry the quote's
+        // shift, and so does the changed one. Moved back.
+        let whole = hunk(&[], &["if ok {", "\tx := 1", "\ty := 2"], &["if ok {", "\tx := 3", "\ty := 2"]);
+        check(GO, std::slice::from_ref(&whole), false, Ok(expected));
+        // One line sent in both as the file has it, another as the quote has it: the
+        // evidence disagrees, refused.
+        let torn = hunk(&[], &["if ok {", "\tx := 1", "\ty := 2"], &["\tif ok {", "\tx := 3", "\ty := 2"]);
+        check(GO, &[torn], false, Err(&["UndecidedIndentation { quote: OldLines, range: 11..38 }"]));
+        // Issue 43's Go file as a SEARCH/REPLACE block: SEARCH one tab too deep,
+        // REPLACE right. The new `\t}` is written as sent, not as the `}` it resembles.
+        let go = "func a() {\n\tx()\n}\n\nfunc b() error {\n\ty := 1\n\tz := 2\n\treturn nil\n}\n";
+        let block = hunk(
+            &[],
+            &["\t}", "", "\tfunc b() error {", "\t\ty := 1", "\t\tz := 2"],
+            &["}", "", "func b() error {", "\tif q {", "\t\treturn nil", "\t}", "", "\ty := 1", "\tz := 2"],
+        );
+        check(
+            go,
+            &[block],
+            false,
+            Ok(
+                "func a() {\n\tx()\n}\n\nfunc b() error {\n\tif q {\n\t\treturn nil\n\t}\n\n\ty := 1\n\tz := 2\n\treturn nil\n}\n",
+            ),
         );
     }
 

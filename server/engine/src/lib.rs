@@ -38,6 +38,8 @@ pub mod rev;
 pub mod revert;
 #[cfg(test)]
 mod revert_properties;
+#[cfg(test)]
+mod slip_properties;
 pub mod store;
 pub mod transplant;
 pub mod trigram;

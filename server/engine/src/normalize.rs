@@ -16,12 +16,16 @@
 //! 5. indentation is ignored, provided the document's lines are indented by one
 //!    uniform shift of the quote's: deeper or shallower by the same prefix, or
 //!    levels written with tabs instead of spaces (or back), a tab as wide as the
-//!    step between two levels of the side in spaces (never a guessed width).
+//!    step between two levels of the side in spaces, or, with one level seen, as
+//!    the quote itself maps it line for line (never a guessed width: new lines at
+//!    a depth such a mapping does not cover are refused).
 //!
-//! The climb stops at the first rung where the quote matches at all. What to do
-//! with those matches is the caller's rule (unique, `occurrence`, `replaceAll`):
-//! the ladder never picks one of several. Each rung only ever adds matches, so a
-//! quote that is ambiguous on one rung is ambiguous on every rung above it.
+//! The climb stops at the first rung where the quote matches at all, and adds
+//! every other place the loosest rung fits: a quote that fits two places under
+//! any rung or mix of rungs is ambiguous, never applied to the place that needs
+//! fewer normalizations. (An exact match is the quote itself and is never
+//! climbed from.) What to do with the matches is the caller's rule (unique,
+//! `occurrence`, `replaceAll`): the ladder never picks one of several.
 //!
 //! Matching runs on a canonical copy of the window in which every byte remembers
 //! where it came from ([`Canonical`]); a match maps back to an exact byte range of
@@ -33,12 +37,15 @@
 //! Their indentation is a question only when rung 5 found the quote: the new text
 //! may be written for the file as it stands, or carry the quote's shift. One
 //! place, [`decide_reading`], answers it for every path (str_replace, replaceRange,
-//! batch entries, patch hunks, SEARCH/REPLACE blocks), from the lines around the
-//! match only: new lines that stand for a quote line must land on that line's
-//! indentation in the document, and runs of inserted lines must be well-formed
-//! beside the lines around them. The one reading that fits is taken and
-//! noted ([`Reading`]: "new text kept as written" or "re-indented by the quote's
-//! shift"); both or neither is refused, never picked.
+//! batch entries, patch hunks, SEARCH/REPLACE blocks), from the evidence the edit
+//! carries: lines typed in both the quote and the new text (a str_replace, a
+//! SEARCH/REPLACE block, a hunk's `-` and `+` lines) must land on their quote
+//! line's indentation in the document; a hunk's context lines, written once, say
+//! nothing, and runs of inserted lines must be well-formed beside the lines around
+//! them. The one reading that fits is taken, applied to every new line alike (a
+//! new line equal to a quote line is the document's line only where the reading
+//! puts it there) and noted ([`Reading`]: "new text kept as written" or
+//! "re-indented by the quote's shift"); both or neither is refused, never picked.
 
 use std::collections::BTreeSet;
 use std::ops::Range;
@@ -243,7 +250,9 @@ pub(crate) fn whole_lines(text: &Rope, quote: &str, found: Match) -> Option<Matc
     Some(Match { range: line_start..found.range.end, used, shift, anchored: true })
 }
 
-/// Rungs 2 to 5: the matches of the lowest rung that has any.
+/// Rungs 2 to 5: the matches of the lowest rung that has any, and every other
+/// place the loosest rung fits (a place that needs more normalizations is still a
+/// place the quote fits: the match is ambiguous, never the one that needs fewer).
 fn climb(text: &Rope, quote: &str, window: Range<usize>, stripped: bool) -> Vec<Match> {
     let haystack = text.byte_slice(window.clone()).to_string();
     let first_line_is_real = window.start == 0 || {
@@ -261,64 +270,94 @@ fn climb(text: &Rope, quote: &str, window: Range<usize>, stripped: bool) -> Vec<
     if loosest_haystack.candidates(&canonical_quote.text).is_empty() {
         return Vec::new();
     }
+    let search = Search { haystack: &haystack, first_line_is_real, quote, offset: window.start, stripped };
     for rung in 2..=5 {
         let rules = Rules::up_to(rung);
-        let canonical_haystack;
-        let haystack_for_rung = if rung == 5 {
-            &loosest_haystack
+        let mut matches = if rung == 5 {
+            search.matches(&loosest_haystack, rules)
         } else {
-            canonical_haystack = Canonical::of(&haystack, first_line_is_real, rules);
-            &canonical_haystack
+            search.matches(&Canonical::of(&haystack, first_line_is_real, rules), rules)
         };
+        if matches.is_empty() {
+            continue;
+        }
+        if rung < 5 {
+            for other in search.matches(&loosest_haystack, loosest) {
+                let overlaps =
+                    |found: &Match| found.range.start < other.range.end && other.range.start < found.range.end;
+                if !matches.iter().any(overlaps) {
+                    matches.push(other);
+                }
+            }
+            matches.sort_by_key(|found| found.range.start);
+        }
+        return matches;
+    }
+    Vec::new()
+}
+
+/// A quote looked up in a window's canonical copies.
+struct Search<'a> {
+    haystack: &'a str,
+    first_line_is_real: bool,
+    quote: &'a str,
+    /// Where the window starts in the text.
+    offset: usize,
+    /// Rung 1 stripped the quote's line numbers.
+    stripped: bool,
+}
+
+impl Search<'_> {
+    /// The matches of the quote in `canonical` (the haystack under `rules`).
+    fn matches(&self, canonical: &Canonical, rules: Rules) -> Vec<Match> {
+        let (quote, haystack) = (self.quote, self.haystack);
         let needle = Canonical::of(quote, true, rules);
         if needle.text.is_empty() {
-            continue;
+            return Vec::new();
         }
         let anchored = rules.indentation && starts_with_blank(quote);
         let mut matches = Vec::new();
-        for candidate in haystack_for_rung.candidates(&needle.text) {
-            if let Some(found) = verify(
-                haystack_for_rung,
-                &haystack,
-                first_line_is_real,
+        for candidate in canonical.candidates(&needle.text) {
+            let Some(found) = verify(
+                canonical,
+                haystack,
+                self.first_line_is_real,
                 quote,
                 candidate,
                 needle.text.len(),
                 rules,
                 anchored,
-            ) {
-                let mut used: BTreeSet<Normalization> = BTreeSet::new();
-                if stripped {
-                    used.insert(Normalization::LineNumbers);
-                }
-                let span = &haystack[found.range.clone()];
-                // A rung was needed when the match is lost without it (rung 5 may also have
-                // dropped a last line of nothing but indentation).
-                for step in [
-                    Normalization::Typography,
-                    Normalization::LineEndings,
-                    Normalization::TrailingWhitespace,
-                    Normalization::Indentation,
-                ] {
-                    let without = rules.without(step);
-                    if without != rules
-                        && Canonical::of(quote, true, without).text != Canonical::of(span, true, without).text
-                    {
-                        used.insert(step);
-                    }
-                }
-                if found.shift != IndentShift::Same {
-                    used.insert(Normalization::Indentation);
-                }
-                let range = window.start + found.range.start..window.start + found.range.end;
-                matches.push(Match { range, used, shift: found.shift, anchored: found.anchored });
+            ) else {
+                continue;
+            };
+            let mut used: BTreeSet<Normalization> = BTreeSet::new();
+            if self.stripped {
+                used.insert(Normalization::LineNumbers);
             }
+            let span = &haystack[found.range.clone()];
+            // A rung was needed when the match is lost without it (rung 5 may also have
+            // dropped a last line of nothing but indentation).
+            for step in [
+                Normalization::Typography,
+                Normalization::LineEndings,
+                Normalization::TrailingWhitespace,
+                Normalization::Indentation,
+            ] {
+                let without = rules.without(step);
+                if without != rules
+                    && Canonical::of(quote, true, without).text != Canonical::of(span, true, without).text
+                {
+                    used.insert(step);
+                }
+            }
+            if found.shift != IndentShift::Same {
+                used.insert(Normalization::Indentation);
+            }
+            let range = self.offset + found.range.start..self.offset + found.range.end;
+            matches.push(Match { range, used, shift: found.shift, anchored: found.anchored });
         }
-        if !matches.is_empty() {
-            return matches;
-        }
+        matches
     }
-    Vec::new()
 }
 
 /// A candidate checked against what the rules cannot see (where a line starts, and
@@ -730,13 +769,31 @@ impl IndentShift {
         let spaces: BTreeSet<usize> =
             pairs.iter().map(|(quoted, found)| if from == ' ' { quoted.len() } else { found.len() }).collect();
         // The unit is the step between two levels seen, and every level a whole
-        // number of steps. With one level seen, the unit is unknown: a width that
-        // merely keeps that level would be a guess, so nothing is converted.
-        let unit = spaces.iter().zip(spaces.iter().skip(1)).map(|(low, high)| high - low).min()?;
-        if !TAB_WIDTHS.contains(&unit) || spaces.iter().any(|len| len % unit != 0) {
+        // number of steps.
+        if let Some(unit) = spaces.iter().zip(spaces.iter().skip(1)).map(|(low, high)| high - low).min() {
+            if !TAB_WIDTHS.contains(&unit) || spaces.iter().any(|len| len % unit != 0) {
+                return None;
+            }
+            return fits(unit);
+        }
+        // One level seen: the quote itself maps it (so many spaces are so many tabs,
+        // line for line), and levels are kept. Only the depths the quote covers are
+        // known; [`decide_reading`] refuses new lines at any other.
+        let tabs: BTreeSet<usize> =
+            pairs.iter().map(|(quoted, found)| if from == ' ' { found.len() } else { quoted.len() }).collect();
+        let (&level, &tab_count) = (spaces.first()?, tabs.first()?);
+        if tabs.len() != 1 || tab_count == 0 || level % tab_count != 0 || !TAB_WIDTHS.contains(&(level / tab_count)) {
             return None;
         }
-        fits(unit)
+        fits(level / tab_count).filter(|shift| matches!(shift, Self::Converted { then, .. } if **then == Self::Same))
+    }
+
+    /// The width of a tab in a conversion of tabs and spaces, if it is one.
+    fn tab_width(&self) -> Option<(char, usize)> {
+        match self {
+            Self::Converted { from, width, .. } => Some((*from, *width)),
+            Self::Same | Self::Deeper(_) | Self::Shallower(_) => None,
+        }
     }
 
     /// The indentation a line written as `indent` gets in the document, when the
@@ -840,28 +897,29 @@ pub struct Surroundings<'a> {
     pub before: Option<&'a str>,
     /// The nearest non-blank line after the match (without its line break), if any.
     pub after: Option<&'a str>,
-    /// Lines equal in quote and new text were written once (a patch hunk's context
-    /// lines): they say nothing about the new lines' indentation. In a str_replace,
-    /// the agent typed them twice, and how it typed them is evidence.
-    pub context_written_once: bool,
     /// The match starts where a line does.
     pub at_line_start: bool,
     /// A patch hunk's context lines, as `(index among the quote's lines, index
     /// among the new lines)`: they line up with each other, whatever else is equal.
-    /// Empty when the format does not mark them (the lines are then diffed).
+    /// Empty when the format does not mark them (the lines are then diffed). Only
+    /// these lines were written once, and say nothing about the new lines'
+    /// indentation: every other line equal in quote and new text (in a str_replace,
+    /// a SEARCH/REPLACE block, or a hunk's `-` and `+` lines) was typed twice, and
+    /// how it was typed is evidence.
     pub context: &'a [(usize, usize)],
+    /// Every indentation the document writes (distinct, without the empty one),
+    /// when the match converts tabs and spaces: a new line at a depth the quote
+    /// does not cover is written only where the document writes that depth one way.
+    pub file_indents: &'a [String],
 }
 
 /// The line diff of a quote (`old` lines) and a new text (`new` lines): between
 /// the marked `context` pairs (when there are any and they fit), each stretch is
-/// diffed by `diff`, with offsets made absolute; otherwise the whole is. Between
-/// marked context lines, a removed line equal to an added one was typed twice:
-/// with `typed_twice_replaces`, such equal lines come out as replaced ones.
+/// diffed by `diff`, with offsets made absolute; otherwise the whole is.
 fn aligned(
     old: usize,
     new: usize,
     context: &[(usize, usize)],
-    typed_twice_replaces: bool,
     diff: impl Fn(Range<usize>, Range<usize>) -> Vec<DiffOp>,
 ) -> Vec<DiffOp> {
     let fits = context.windows(2).all(|pair| pair[0].0 < pair[1].0 && pair[0].1 < pair[1].1)
@@ -875,12 +933,6 @@ fn aligned(
         let (old_start, new_start) = (old.start, new.start);
         for op in diff(old, new) {
             ops.push(match op {
-                DiffOp::Equal { old_index, new_index, len } if typed_twice_replaces => DiffOp::Replace {
-                    old_index: old_index + old_start,
-                    old_len: len,
-                    new_index: new_index + new_start,
-                    new_len: len,
-                },
                 DiffOp::Equal { old_index, new_index, len } => {
                     DiffOp::Equal { old_index: old_index + old_start, new_index: new_index + new_start, len }
                 }
@@ -919,6 +971,38 @@ enum Role {
     Inserted,
 }
 
+/// The role of each new line: the quote's line it stands for (by content once
+/// indentation is ignored, or replacing it one for one), a context line written
+/// once (only the marked ones), or inserted.
+fn roles_of(quote: &[&str], new: &[&str], context: &[(usize, usize)]) -> Vec<Role> {
+    let trimmed = |lines: &[&str]| -> Vec<String> {
+        lines.iter().map(|line| line.trim_matches([' ', '\t']).to_owned()).collect()
+    };
+    let (quote_keys, new_keys) = (trimmed(quote), trimmed(new));
+    let deadline = Instant::now() + DIFF_TIMEOUT;
+    let mut roles = vec![Role::Inserted; new.len()];
+    for op in aligned(quote.len(), new.len(), context, |old, new| {
+        capture_diff_slices_deadline(Algorithm::Myers, &quote_keys[old], &new_keys[new], Some(deadline))
+    }) {
+        match op {
+            DiffOp::Equal { old_index, new_index, len } => {
+                for offset in 0..len {
+                    let (i, j) = (old_index + offset, new_index + offset);
+                    let written_once = context.contains(&(i, j));
+                    roles[j] = if written_once { Role::Context(i) } else { Role::Paired(i) };
+                }
+            }
+            DiffOp::Replace { old_index, old_len, new_index, new_len } if old_len == new_len => {
+                for offset in 0..new_len {
+                    roles[new_index + offset] = Role::Paired(old_index + offset);
+                }
+            }
+            DiffOp::Delete { .. } | DiffOp::Insert { .. } | DiffOp::Replace { .. } => {}
+        }
+    }
+    roles
+}
+
 /// Which reading the lines around a match support: `quote` and `span` are the
 /// quote's lines and the document's matched lines (one for one), `new` the new
 /// text's lines (all without line breaks); `anchored` says whether the first line
@@ -954,31 +1038,7 @@ pub fn decide_reading(
     let first_line_at_start = !anchored && surroundings.at_line_start;
     let counts = |index: usize, line: &str| (index > 0 || anchored) && !line.chars().all(is_blank);
     let quote = &quote[..quote.len().min(span.len())];
-    let trimmed = |lines: &[&str]| -> Vec<String> {
-        lines.iter().map(|line| line.trim_matches([' ', '\t']).to_owned()).collect()
-    };
-    let (quote_keys, new_keys) = (trimmed(quote), trimmed(new));
-    let deadline = Instant::now() + DIFF_TIMEOUT;
-    let mut roles = vec![Role::Inserted; new.len()];
-    for op in aligned(quote.len(), new.len(), surroundings.context, true, |old, new| {
-        capture_diff_slices_deadline(Algorithm::Myers, &quote_keys[old], &new_keys[new], Some(deadline))
-    }) {
-        match op {
-            DiffOp::Equal { old_index, new_index, len } => {
-                for offset in 0..len {
-                    let (i, j) = (old_index + offset, new_index + offset);
-                    let written_once = surroundings.context_written_once && quote[i] == new[j];
-                    roles[j] = if written_once { Role::Context(i) } else { Role::Paired(i) };
-                }
-            }
-            DiffOp::Replace { old_index, old_len, new_index, new_len } if old_len == new_len => {
-                for offset in 0..new_len {
-                    roles[new_index + offset] = Role::Paired(old_index + offset);
-                }
-            }
-            DiffOp::Delete { .. } | DiffOp::Insert { .. } | DiffOp::Replace { .. } => {}
-        }
-    }
+    let roles = roles_of(quote, new, surroundings.context);
     // A match that starts a line with a first line that did not shift like the
     // others (it has no indentation in quote and document alike): the new line that
     // stands for it is written where it is, so it must have none either.
@@ -1000,12 +1060,11 @@ pub fn decide_reading(
         return Ok(None);
     }
     let kept = shift.units_only();
+    let depths = ConvertedDepths::of(shift, quote, span, &counts, surroundings.file_indents);
     let written = |reading: Reading, line: &str| -> Option<String> {
         let indent = leading_blanks(line);
-        match reading {
-            Reading::Kept => kept.apply_exactly(indent),
-            Reading::Reindented => shift.apply_exactly(indent),
-        }
+        let written = if reading == Reading::Kept { &kept } else { shift }.apply_exactly(indent)?;
+        depths.allows(indent, &written).then_some(written)
     };
     // Readings that both fit and write every line alike leave nothing to decide
     // (spaces for tabs at the same levels, say).
@@ -1032,16 +1091,7 @@ pub fn decide_reading(
         }
         if step < 0 { surroundings.before } else { surroundings.after }
     };
-    // Each run of inserted lines.
-    let mut runs: Vec<Vec<usize>> = Vec::new();
-    for &j in &inserted {
-        match runs.last_mut() {
-            Some(run) if run.last().is_some_and(|&last| (last + 1..j).all(|k| roles[k] == Role::Inserted)) => {
-                run.push(j)
-            }
-            _ => runs.push(vec![j]),
-        }
-    }
+    let runs = runs_of(&inserted, &roles);
     let one_deeper = |line: &str, indent: &str| {
         unit.as_deref().is_some_and(|unit| indent == format!("{}{unit}", leading_blanks(line)))
     };
@@ -1076,22 +1126,11 @@ pub fn decide_reading(
         runs.iter().any(|run| {
             let (first, last) = (new[run[0]], new[run[run.len() - 1]]);
             let opens_flat = match (neighbour(run[0], -1), written(reading, first)) {
-                (Some(before), Some(indent)) => {
-                    before.trim_end().ends_with(['{', '(', '['])
-                        && leading_blanks(before).starts_with(indent.as_str())
-                        && !first.trim_start_matches([' ', '\t']).starts_with(['}', ')', ']'])
-                }
+                (Some(before), Some(indent)) => opens_flat(before, first, &indent),
                 _ => false,
             };
             let closes_deeper = match (neighbour(run[run.len() - 1], 1), written(reading, last)) {
-                (Some(after), Some(indent)) => {
-                    let body = last.trim();
-                    !body.is_empty()
-                        && body.starts_with(['}', ')', ']'])
-                        && body.chars().all(|c| matches!(c, '}' | ')' | ']' | ';' | ','))
-                        && leading_blanks(after).len() > indent.len()
-                        && leading_blanks(after).starts_with(indent.as_str())
-                }
+                (Some(after), Some(indent)) => closes_deeper(last, &indent, after),
                 _ => false,
             };
             opens_flat || closes_deeper
@@ -1103,6 +1142,103 @@ pub fn decide_reading(
         (true, true) if same => Ok(None),
         _ => Err(UndecidedIndentation),
     }
+}
+
+/// The inserted lines (indexes of new lines, ascending) in runs of consecutive
+/// ones: lines between them that are neither inserted nor counted (blank) do not
+/// break a run.
+fn runs_of(inserted: &[usize], roles: &[Role]) -> Vec<Vec<usize>> {
+    let mut runs: Vec<Vec<usize>> = Vec::new();
+    for &j in inserted {
+        match runs.last_mut() {
+            Some(run) if run.last().is_some_and(|&last| (last + 1..j).all(|k| roles[k] == Role::Inserted)) => {
+                run.push(j)
+            }
+            _ => runs.push(vec![j]),
+        }
+    }
+    runs
+}
+
+/// A run whose `first` line, written at `indent`, is no deeper than the line
+/// `before` it, which opens a bracket (and `first` does not close one).
+fn opens_flat(before: &str, first: &str, indent: &str) -> bool {
+    before.trim_end().ends_with(['{', '(', '['])
+        && leading_blanks(before).starts_with(indent)
+        && !first.trim_start_matches([' ', '\t']).starts_with(['}', ')', ']'])
+}
+
+/// A run whose `last` line, written at `indent`, only closes brackets and is
+/// followed by a deeper line.
+fn closes_deeper(last: &str, indent: &str, after: &str) -> bool {
+    let body = last.trim();
+    !body.is_empty()
+        && body.starts_with(['}', ')', ']'])
+        && body.chars().all(|c| matches!(c, '}' | ')' | ']' | ';' | ','))
+        && leading_blanks(after).len() > indent.len()
+        && leading_blanks(after).starts_with(indent)
+}
+
+/// What a conversion of tabs and spaces knows about depths: the quote's own
+/// indentations map line for line; any other depth is converted by the tab's width
+/// only when that width was read from two levels, and only where the document does
+/// not write the same depth another way (two tabs, or a tab and four spaces).
+struct ConvertedDepths<'a> {
+    /// The quote's kind of indentation and the tab's width; `None` when the shift
+    /// converts nothing.
+    conversion: Option<(char, usize)>,
+    covered: BTreeSet<&'a str>,
+    /// The width was read from one level only: no other depth is known.
+    one_level: bool,
+    file_indents: &'a [String],
+}
+
+impl<'a> ConvertedDepths<'a> {
+    fn of(
+        shift: &IndentShift,
+        quote: &[&'a str],
+        span: &[&'a str],
+        counts: &dyn Fn(usize, &str) -> bool,
+        file_indents: &'a [String],
+    ) -> Self {
+        let conversion = shift.tab_width();
+        let counted = || quote.iter().zip(span).enumerate().filter(|(i, (line, _))| counts(*i, line));
+        let covered = counted().map(|(_, (line, _))| leading_blanks(line)).collect();
+        let spaces: BTreeSet<usize> = counted()
+            .map(|(_, (quoted, found))| {
+                let side = if conversion.is_some_and(|(from, _)| from == ' ') { quoted } else { found };
+                leading_blanks(side).len()
+            })
+            .collect();
+        Self { conversion, covered, one_level: spaces.len() < 2, file_indents }
+    }
+
+    /// Whether a new line indented `indent` may be written with `written`.
+    fn allows(&self, indent: &str, written: &str) -> bool {
+        let Some((from, width)) = self.conversion else { return true };
+        let in_quote_kind = !indent.is_empty() && indent.chars().all(|c| c == from);
+        if !in_quote_kind || self.covered.contains(indent) {
+            return true;
+        }
+        if self.one_level {
+            return false;
+        }
+        let column = |indent: &str| indent.chars().map(|c| if c == '\t' { width } else { 1 }).sum::<usize>();
+        let depth = column(written);
+        self.file_indents.iter().all(|other| other == written || column(other) != depth)
+    }
+}
+
+/// Every distinct indentation of the lines of `text` (the empty one left out).
+pub fn indentations(text: &Rope) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    for line in text.lines() {
+        let indent: String = line.chars().take_while(|c| is_blank(*c)).collect();
+        if !indent.is_empty() && line.chars().nth(indent.chars().count()).is_some_and(|c| c != '\n' && c != '\r') {
+            seen.insert(indent);
+        }
+    }
+    seen.into_iter().collect()
 }
 
 /// Whether a line may be followed by a deeper one: it ends in a bracket, a colon,
@@ -1233,7 +1369,7 @@ pub fn adapt(
     // of nothing but indentation).
     let ops = if quote_lines.len() == span_lines.len() {
         let deadline = Instant::now() + DIFF_TIMEOUT;
-        aligned(quote_lines.len(), new_lines.len(), surroundings.context, reading == Some(Reading::Kept), |old, new| {
+        aligned(quote_lines.len(), new_lines.len(), surroundings.context, |old, new| {
             capture_diff_slices_deadline(Algorithm::Myers, &quote_lines[old], &new_lines[new], Some(deadline))
         })
     } else {
@@ -1245,9 +1381,22 @@ pub fn adapt(
     let mut out = String::with_capacity(replacement.len() + 16);
     for op in ops {
         match op {
-            DiffOp::Equal { old_index, len, .. } => {
-                for line in &span_lines[old_index..old_index + len] {
-                    out.push_str(line);
+            DiffOp::Equal { old_index, new_index, len } => {
+                for (i, j) in (old_index..old_index + len).zip(new_index..) {
+                    // A line typed as the quote has it is the document's own line only
+                    // where the reading writes it at that line's indentation: the
+                    // reading, not the text's identity, places every new line.
+                    let starts_line = !out.is_empty() || first_line_shifts;
+                    let indent = leading_blanks(&new_lines[j]);
+                    let lands = !starts_line
+                        || surroundings.context.contains(&(i, j))
+                        || new_lines[j].trim().is_empty()
+                        || rewriter.indent(indent, starts_line) == leading_blanks(&span_lines[i]);
+                    if lands {
+                        out.push_str(&span_lines[i]);
+                    } else {
+                        out.push_str(&rewriter.line(&new_lines[j], starts_line));
+                    }
                 }
             }
             DiffOp::Delete { .. } => {}
@@ -1285,7 +1434,8 @@ pub fn adapt(
 /// pairs each quote (`fromStr`, then `toStr`) with the text it matched, to learn
 /// the document's typography and, when indentation was ignored, to read the new
 /// text's indentation by the rule of [`decide_reading`] (`anchored`: the first
-/// quote's first line counts).
+/// quote's first line counts; `later_anchored`: the later quote's first line does,
+/// since it starts a line and shifts like the others).
 #[allow(clippy::too_many_arguments)]
 pub fn adapt_whole(
     replacement: &str,
@@ -1293,6 +1443,7 @@ pub fn adapt_whole(
     used: &BTreeSet<Normalization>,
     shift: &IndentShift,
     anchored: bool,
+    later_anchored: bool,
     samples: &[(&str, &str)],
     placement: Placement,
     surroundings: Surroundings<'_>,
@@ -1303,11 +1454,11 @@ pub fn adapt_whole(
     }
     let reading = if used.contains(&Normalization::Indentation) {
         // The quotes' lines, in order; a later quote's first line may start mid-line,
-        // so only its other lines count.
+        // so only its other lines count, unless it starts a line.
         let mut quote: Vec<&str> = Vec::new();
         let mut matched: Vec<&str> = Vec::new();
         for (index, (quoted, found)) in samples.iter().enumerate() {
-            let skip = usize::from(index > 0);
+            let skip = usize::from(index > 0 && !later_anchored);
             let (quoted, found) = (split_lines(quoted), split_lines(found));
             let len = quoted.len().min(found.len());
             quote.extend(quoted[..len].iter().skip(skip).map(|(content, _)| *content));

@@ -250,18 +250,25 @@ impl<'a> Lookup<'a> {
         self.used.extend(found_match.used.iter().copied());
         let span = self.text.byte_slice(found_match.range.clone()).to_string();
         let (before, after) = neighbour_lines(self.text, &found_match.range);
+        let file_indents = self.indentations(&found_match.shift);
         let surroundings = normalize::Surroundings {
             before: before.as_deref(),
             after: after.as_deref(),
-            context_written_once: context.is_some(),
             at_line_start: false,
             context: context.unwrap_or_default(),
+            file_indents: &file_indents,
         };
         let placement = normalize::placement(self.text, &found_match.range);
         let adapted = normalize::adapt(found, found_match, &span, replacement, placement, surroundings)
             .map_err(|_| PlanError::UndecidedIndentation { quote: field, range: found_match.range.clone() })?;
         self.note(adapted.reading);
         Ok(adapted.text)
+    }
+
+    /// The document's indentations, when `shift` converts tabs and spaces (the only
+    /// reading that needs them).
+    fn indentations(&self, shift: &IndentShift) -> Vec<String> {
+        if matches!(shift, IndentShift::Converted { .. }) { normalize::indentations(self.text) } else { Vec::new() }
     }
 
     /// Records how a new text's indentation was read.
@@ -421,12 +428,13 @@ fn plan_replace_range(text: &Rope, request: &ReplaceRange) -> Result<Planned, Pl
     ];
     let prefixes = from_found.prefixes.or(to_found.prefixes);
     let (before, after) = neighbour_lines(text, &range);
+    let file_indents = lookup.indentations(&shift);
     let surroundings = normalize::Surroundings {
         before: before.as_deref(),
         after: after.as_deref(),
-        context_written_once: false,
         at_line_start: false,
         context: &[],
+        file_indents: &file_indents,
     };
     let adapted = normalize::adapt_whole(
         &request.new_str,
@@ -434,6 +442,7 @@ fn plan_replace_range(text: &Rope, request: &ReplaceRange) -> Result<Planned, Pl
         &used,
         &shift,
         from.anchored,
+        to.anchored,
         &samples,
         normalize::placement(text, &range),
         surroundings,
@@ -892,6 +901,86 @@ mod tests {
             Ok("def f():\n    x = 3\n    y = 4\n"),
             &["indentation", "newTextReindented"],
         );
+    }
+
+    /// The three reproductions of issue 43, as a str_replace sends them.
+    #[test]
+    fn issue_43_one_reading_per_edit_ambiguity_across_rungs_and_tabs_mapped_by_the_quote() {
+        // A Go file in tabs, the quote one tab too deep, the new text right. The new
+        // `\t}` equals the quote's first line, but the reading (kept: the lines sent in
+        // both are the file's) writes it as sent, not as the file line it resembles.
+        let go = "package p\n\nfunc a() {\n\tx()\n}\n\nfunc b() error {\n\ty := 1\n\tz := 2\n\treturn nil\n}\n";
+        check_table(&[(
+            go,
+            "\t}\n\n\tfunc b() error {\n\t\ty := 1\n\t\tz := 2",
+            "}\n\nfunc b() error {\n\tif q {\n\t\treturn nil\n\t}\n\n\ty := 1\n\tz := 2",
+            Ok(
+                "package p\n\nfunc a() {\n\tx()\n}\n\nfunc b() error {\n\tif q {\n\t\treturn nil\n\t}\n\n\ty := 1\n\tz := 2\n\treturn nil\n}\n",
+            ),
+            &["indentation", "newTextKept"],
+        )]);
+        // The same quote with the new text shifted like it: moved by the shift.
+        check_table(&[(
+            go,
+            "\t}\n\n\tfunc b() error {\n\t\ty := 1\n\t\tz := 2",
+            "\t}\n\n\tfunc b() error {\n\t\tif q {\n\t\t\treturn nil\n\t\t}\n\n\t\ty := 1\n\t\tz := 2",
+            Ok(
+                "package p\n\nfunc a() {\n\tx()\n}\n\nfunc b() error {\n\tif q {\n\t\treturn nil\n\t}\n\n\ty := 1\n\tz := 2\n\treturn nil\n}\n",
+            ),
+            &["indentation", "newTextReindented"],
+        )]);
+        // The same two lines twice, in a tab and in 4 spaces; the quote in 2 spaces fits
+        // both (tabs for spaces, and one level deeper): ambiguous, both listed.
+        check_table(&[(
+            "\tfoo(1)\n\tbar()\n    foo(1)\n    bar()\n",
+            "  foo(1)\n  bar()",
+            "  foo(2)\n  bar()",
+            Err("ambiguous oldStr [0..14, 15..35] ignoring indentation"),
+            &[],
+        )]);
+        // A block in tabs quoted with spaces at one level: the quote maps its own
+        // depth, and the new text at that depth follows the mapping.
+        check_table(&[(
+            "fn x() {\n\tlet a = 1;\n\tlet b = 2;\n}\n",
+            "    let a = 1;\n    let b = 2;",
+            "    let a = 10;\n    let b = 2;",
+            Ok("fn x() {\n\tlet a = 10;\n\tlet b = 2;\n}\n"),
+            &["indentation"],
+        )]);
+        // A new line at a depth the one-level mapping does not cover: refused.
+        check_table(&[(
+            "fn x() {\n\tlet a = 1;\n\tlet b = 2;\n}\n",
+            "    let a = 1;\n    let b = 2;",
+            "    let a = 1;\n    if b {\n        run();\n    }",
+            Err("undecidedIndentation oldStr"),
+            &[],
+        )]);
+        // A mapping read from two levels converts other depths, but not where the file
+        // writes that depth two ways (two tabs, or a tab and four spaces).
+        let mixed = "fn x() {\n\tif a {\n\t\tb();\n\t}\n\tif e {\n\t\tcall(1,\n\t\t    2);\n\t}\n}\n";
+        check_table(&[(
+            mixed,
+            "    if a {\n        b();\n    }",
+            "    if a {\n        if c {\n            d();\n        }\n    }",
+            Err("undecidedIndentation oldStr"),
+            &[],
+        )]);
+        check_table(&[(
+            "fn x() {\n\tif a {\n\t\tb();\n\t}\n}\n",
+            "    if a {\n        b();\n    }",
+            "    if a {\n        if c {\n            d();\n        }\n    }",
+            Ok("fn x() {\n\tif a {\n\t\tif c {\n\t\t\td();\n\t\t}\n\t}\n}\n"),
+            &["indentation"],
+        )]);
+        // A quote that fits exactly one place once trailing whitespace is ignored and
+        // another once indentation is too: ambiguous, not the nearer one.
+        check_table(&[(
+            "a();  \nb();\n  a();\n  b();\n",
+            "a();\nb();\n",
+            "c();\n",
+            Err("ambiguous oldStr [0..12, 12..26] ignoring trailingWhitespace,indentation"),
+            &[],
+        )]);
     }
 
     #[test]
