@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use ropey::Rope;
-use verbatim_engine::document::{TextChange, apply_change};
+use verbatim_engine::text_change::{TextChange, apply_change};
 use verbatim_engine::position::{Position, PositionEncoding, position_to_char};
 
 fuzz_target!(|data: &[u8]| {

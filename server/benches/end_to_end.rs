@@ -21,8 +21,8 @@ use ropey::Rope;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
-use verbatim_engine::document::{TextChange, apply_change};
 use verbatim_engine::position::{Position, PositionEncoding};
+use verbatim_engine::text_change::{TextChange, apply_change};
 
 async fn read_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Option<Value> {
     let mut length = 0;

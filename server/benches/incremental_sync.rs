@@ -8,8 +8,8 @@ mod support;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ropey::Rope;
-use verbatim_engine::document::{TextChange, apply_change};
 use verbatim_engine::position::{Position, PositionEncoding};
+use verbatim_engine::text_change::{TextChange, apply_change};
 
 const LINES: usize = 1_000_000;
 

@@ -69,10 +69,10 @@ fn planning(c: &mut Criterion) {
 /// the agent saw rebuilt from the history, and the plan moved (the plan itself is
 /// measured above).
 fn rebase(c: &mut Criterion) {
-    use verbatim_engine::document::TextChange;
     use verbatim_engine::history;
     use verbatim_engine::position::Position;
     use verbatim_engine::store::DocumentStore;
+    use verbatim_engine::text_change::TextChange;
 
     let text: String = (0..10_000).map(|i| format!("    let v{i} = compute({i});\n")).collect();
     let mut group = c.benchmark_group("rebase");

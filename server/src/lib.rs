@@ -12,8 +12,8 @@
 //!   act on), [`service::to_proto`] (engine to LSP types), [`service::access`] (read-only
 //!   agents, denied paths), [`service::state`] (shared between connections),
 //!   [`service::registry`] (agents and pending edits), [`service::edits`] (the agent
-//!   methods), [`service::patching`] (`verbatim/applyPatch`), [`service::apply`] (through
-//!   the editor), [`service::external`] (changes made on disk offered as edits),
+//!   methods), [`service::patching`] (`verbatim/applyPatch`), [`service::deliver`] (the one way
+//!   a planned change reaches the editor), [`service::external`] (changes made on disk offered as edits),
 //!   [`service::journal`] (every write, as JSON lines per workspace);
 //! - [`headless`] mode, the disk as the target: [`headless::file_lock`] (writers take
 //!   turns across processes), [`headless::atomic_write`] (temp file, fsync, rename),

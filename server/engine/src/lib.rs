@@ -4,7 +4,7 @@
 //!
 //! Modules, in reading order:
 //! [`position`] (line/column in utf-8, utf-16, utf-32), [`rev`] (revisions),
-//! [`document`] and [`store`] (live buffers), [`unsent`] (edits a client applied and sends later), [`doc_key`] (document identity),
+//! [`document`] and [`store`] (live buffers), [`text_change`] (an incremental change applied to a rope), [`unsent`] (edits a client applied and sends later), [`doc_key`] (document identity),
 //! [`quote`] (finding quotes), [`normalize`] (the normalization ladder),
 //! [`plan`] (quote-addressed requests to replacements), [`line_endings`] (new text
 //! adopts the line ending around it), [`near_miss`] (the regions most like a missing
@@ -41,6 +41,7 @@ mod revert_properties;
 #[cfg(test)]
 mod slip_properties;
 pub mod store;
+pub mod text_change;
 pub mod transplant;
 pub mod trigram;
 pub mod unsent;

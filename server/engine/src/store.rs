@@ -9,9 +9,10 @@ use std::collections::HashMap;
 use ropey::Rope;
 
 use crate::doc_key::DocKey;
-use crate::document::{Document, TextChange};
+use crate::document::Document;
 use crate::plan::Replacement;
 use crate::position::PositionEncoding;
+use crate::text_change::TextChange;
 use crate::unsent::Reconciled;
 
 /// The open documents.

@@ -12,10 +12,10 @@
 
 use ropey::Rope;
 
-use crate::document::{TextChange, apply_change};
 use crate::history::ByteEdit;
 use crate::plan::Replacement;
 use crate::position::PositionEncoding;
+use crate::text_change::{TextChange, apply_change};
 
 /// The text and version a client last sent, before edits it said it applied.
 #[derive(Debug, Clone)]

@@ -33,11 +33,11 @@ use verbatim_engine::workspace::Workspace;
 use crate::headless::atomic_write::{CommitError, StagedFile};
 use crate::headless::file_lock::FileLock;
 use crate::service::access::PathPolicy;
-use crate::service::apply::{AppliedDocument, PlannedDocument};
+use crate::service::deliver::planned::{AppliedDocument, PlannedDocument};
+use crate::service::deliver::report::{Outcome, proposal, report_applied, texts_of};
 use crate::service::diagnostics::{self, Ask};
 use crate::service::edits::{
-    Mode, Outcome, Snapshot, WriteRequest, feedback_context, parse_key, parse_params, plan_documents, proposal,
-    report_applied, resolve_keys, texts_of,
+    Mode, WriteRequest, feedback_context, parse_key, parse_params, plan_documents, resolve_keys,
 };
 use crate::service::error::{ErrorKind, ProtocolError};
 use crate::service::feedback;
@@ -45,6 +45,7 @@ use crate::service::journal::{DocumentTexts, Journal, RevertWrite, Source, Write
 use crate::service::patching;
 use crate::service::protocol::{ApplyPatchParams, ApplyPatchResult, DocumentResult, ReadParams, ReadResult, method};
 use crate::service::registry::AgentInfo;
+use crate::service::snapshot::Snapshot;
 
 /// The `source` of a read served headless.
 pub const SOURCE: &str = "headless";

@@ -2,30 +2,28 @@
 //! them here) and for `verbatim revert` with no editor at all.
 //!
 //! Like every headless write: each file is locked, read with its encoding, planned
-//! against what it holds now ([`crate::service::revert::plan_file`]), staged beside
+//! against what it holds now ([`crate::service::revert_plan::plan_file`]), staged beside
 //! itself and renamed into place only once every file is checked again; encodings, byte
 //! order marks and line endings are kept byte for byte. Conflicts are left as the file
 //! has them and reported. The revert is journaled with `reverts`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use ropey::Rope;
 use serde_json::Value;
 use verbatim_engine::doc_key::DocKey;
-use verbatim_engine::plan;
 
 use super::{Headless, HeadlessOptions, JournalWrite, Target, file_lock, snapshot, to_value, write_documents};
-use crate::service::apply::{AppliedDocument, PlannedDocument};
-use crate::service::edits::{proposal, report_applied, texts_of};
+use crate::service::deliver::planned::{AppliedDocument, PlanBase, PlannedDocument};
+use crate::service::deliver::report::{proposal, report_applied, texts_of};
 use crate::service::error::ProtocolError;
+use crate::service::journal::Journal;
 use crate::service::journal::{RevertWrite, next_write_id};
 use crate::service::journal_texts::KeptTexts;
 use crate::service::protocol::{RevertParams, RevertedFile};
 use crate::service::registry::AgentInfo;
-use crate::service::revert::{self, Action, FileChain, FilePlan, RevertOnDisk, WrittenRevert};
-use crate::service::state::State;
+use crate::service::revert_plan::{self as revert, Action, FileChain, FilePlan, RevertOnDisk, WrittenRevert};
 
 /// The server's writer of reverts on disk (for files the editor does not have open):
 /// passed in to the server by whoever starts it (`verbatim lsp`).
@@ -35,29 +33,28 @@ pub struct ServerDisk;
 impl RevertOnDisk for ServerDisk {
     fn revert_files(
         &self,
-        state: &Arc<State>,
+        roots: &[PathBuf],
+        journal: Option<&Journal>,
         agent: &AgentInfo,
         chains: &[FileChain],
         summary: &str,
         write_id: &str,
         dry_run: bool,
     ) -> Result<WrittenRevert, ProtocolError> {
-        Headless::for_server(state, agent).revert_files(chains, summary, write_id, dry_run)
+        Headless::for_server(roots, journal, agent).revert_files(chains, summary, write_id, dry_run)
     }
 }
 
 impl Headless {
     /// The headless writer a server uses for files the editor does not have open: the
     /// editor's workspace folders as roots, the server's journal.
-    pub fn for_server(state: &Arc<State>, agent: &AgentInfo) -> Self {
-        let workspace = state.workspace();
-        let roots = workspace.folders().to_vec();
+    pub fn for_server(roots: &[PathBuf], journal: Option<&Journal>, agent: &AgentInfo) -> Self {
         Self::new(HeadlessOptions {
             agent: agent.clone(),
             cwd: roots.first().cloned().unwrap_or_else(|| PathBuf::from("/")),
-            roots,
+            roots: roots.to_vec(),
             git_commit: false,
-            journal: state.journal.clone(),
+            journal: journal.cloned(),
             lock_dir: file_lock::default_lock_dir(),
         })
     }
@@ -104,33 +101,22 @@ impl Headless {
             let current = exists.then(|| disk.text.to_string());
             let taken = chain.move_back_to.as_ref().is_some_and(revert::exists);
             let plan = revert::plan_file(chain, current.as_deref(), taken);
+            let base = PlanBase { open: None, ..disk.plan_base(&chain.key) };
             let document = match plan.action {
                 Action::Unchanged => None,
-                Action::Edit | Action::Move => Some((plan::apply(&disk.text, &plan.replacements), false, false)),
-                Action::Delete => Some((Rope::new(), false, true)),
-                Action::Create => Some((Rope::from_str(plan.created.as_deref().unwrap_or("")), true, false)),
+                Action::Edit => Some(PlannedDocument::edit(base, plan.replacements.clone())),
+                Action::Move => Some(match chain.move_back_to.clone() {
+                    Some(to) => PlannedDocument::edit(base, plan.replacements.clone()).moving_to(to),
+                    None => PlannedDocument::edit(base, plan.replacements.clone()),
+                }),
+                Action::Delete => Some(PlannedDocument::delete(base, Vec::new())),
+                Action::Create => {
+                    Some(PlannedDocument::create_whole(base, Rope::from_str(plan.created.as_deref().unwrap_or(""))))
+                }
             };
-            let index = document.map(|(predicted, create, delete)| {
+            let index = document.map(|document| {
                 encodings.insert(chain.key.clone(), encoding);
-                planned.push(PlannedDocument {
-                    key: chain.key.clone(),
-                    editor_uri: disk.editor_uri.clone(),
-                    label: disk.label.clone(),
-                    base: disk.text.clone(),
-                    base_rev: disk.rev,
-                    open: None,
-                    replacements: if create || delete { Vec::new() } else { plan.replacements.clone() },
-                    predicted,
-                    create,
-                    delete,
-                    rename_to: (plan.action == Action::Move)
-                        .then(|| chain.move_back_to.clone())
-                        .flatten()
-                        .map(|to| (to.clone(), to.to_uri())),
-                    normalizations: Default::default(),
-                    rebased_from: None,
-                    hunk_notes: Default::default(),
-                });
+                planned.push(document);
                 reverts.push(chain.ids.clone());
                 planned.len() - 1
             });

@@ -37,8 +37,9 @@ use verbatim_engine::rev::Rev;
 use verbatim_engine::transplant::transplant;
 
 use crate::service::access::Access;
-use crate::service::apply::{Origin, PlannedDocument};
-use crate::service::edits::{Outcome, deliver_as};
+use crate::service::deliver::deliver_as;
+use crate::service::deliver::planned::{Origin, PlanBase, PlannedDocument};
+use crate::service::deliver::report::Outcome;
 use crate::service::error::{ErrorKind, ProtocolError};
 use crate::service::external::describe;
 use crate::service::journal::RevertWrite;
@@ -176,6 +177,20 @@ struct Start {
     open: Option<(u64, i32)>,
 }
 
+impl Start {
+    /// What the review's edit of `key` is made on: the live buffer (or the disk).
+    fn plan_base(&self, key: &DocKey, label: &str) -> PlanBase {
+        PlanBase {
+            key: key.clone(),
+            editor_uri: self.editor_uri.clone(),
+            label: label.to_owned(),
+            text: self.buffer.clone(),
+            rev: self.rev,
+            open: self.open,
+        }
+    }
+}
+
 /// A file whose proposal changes something, planned for the review.
 struct Planned {
     index: usize,
@@ -282,41 +297,11 @@ fn plan_text(
     if merged.replacements.is_empty() {
         return None;
     }
-    Some(PlannedDocument {
-        key: key.clone(),
-        editor_uri: start.editor_uri.clone(),
-        label: label.to_owned(),
-        predicted: verbatim_engine::plan::apply(&start.buffer, &merged.replacements),
-        base: start.buffer.clone(),
-        base_rev: start.rev,
-        open: start.open,
-        replacements: merged.replacements,
-        create: start.rev.is_none(),
-        delete: false,
-        rename_to: None,
-        normalizations: Default::default(),
-        rebased_from: None,
-        hunk_notes: Default::default(),
-    })
+    Some(PlannedDocument::edit(start.plan_base(key, label), merged.replacements))
 }
 
 fn plan_delete(start: &Start, key: &DocKey, label: &str) -> PlannedDocument {
-    PlannedDocument {
-        key: key.clone(),
-        editor_uri: start.editor_uri.clone(),
-        label: label.to_owned(),
-        predicted: Rope::new(),
-        base: start.buffer.clone(),
-        base_rev: start.rev,
-        open: start.open,
-        replacements: Vec::new(),
-        create: false,
-        delete: true,
-        rename_to: None,
-        normalizations: Default::default(),
-        rebased_from: None,
-        hunk_notes: Default::default(),
-    }
+    PlannedDocument::delete(start.plan_base(key, label), Vec::new())
 }
 
 impl Prepared {

@@ -22,7 +22,7 @@ use verbatim_engine::position::{Position, PositionEncoding, position_to_char};
 use verbatim_engine::problems::{self, LineMap, Problem, Severity};
 use verbatim_engine::rev::Rev;
 
-use crate::service::apply::{AppliedDocument, PlannedDocument};
+use crate::service::deliver::planned::{AppliedDocument, PlannedDocument};
 use crate::service::protocol::{DiagnosticsLevel, DiagnosticsReport, DiagnosticsStatus, ProblemItem};
 use crate::service::registry::AgentInfo;
 use crate::service::state::{EditorLink, State};
@@ -130,6 +130,55 @@ pub async fn baseline(state: &State, documents: &[PlannedDocument], ask: Ask) ->
     )
 }
 
+/// How the edit's lines moved in a document: through the hunks the editor kept, or
+/// through the whole edit when it did not say.
+fn line_map(document: &PlannedDocument, applied: &AppliedDocument) -> LineMap {
+    match &applied.review {
+        Some(review) => LineMap::new(
+            &document.base,
+            review.hunks.iter().zip(&review.kept).filter(|(_, kept)| **kept).map(|(hunk, _)| hunk),
+        ),
+        None => LineMap::new(
+            &document.base,
+            &verbatim_engine::proposal_hunks::split(&document.base, &document.replacements),
+        ),
+    }
+}
+
+/// A report the editor's answer could not fill, finished by what went wrong.
+type Failed = Box<dyn FnOnce(DiagnosticsReport) -> DiagnosticsReport + Send>;
+
+/// Asks the editor for the problems of `versions` (each document's URI and the
+/// version that holds the edit) once its language servers settle.
+async fn settled_problems(link: &EditorLink, versions: &[(String, i32)], ask: Ask) -> Result<Value, Failed> {
+    let uris: Vec<&String> = versions.iter().map(|(uri, _)| uri).collect();
+    let by_uri: serde_json::Map<String, Value> =
+        versions.iter().map(|(uri, version)| (uri.clone(), json!(version))).collect();
+    let params = json!({
+        "uris": uris,
+        "minSeverity": ask.min_severity(),
+        "wait": {"versions": by_uri, "quietMs": QUIET_MS, "timeoutMs": ask.timeout_ms},
+    });
+    // The editor does the waiting; give it its time and a little more to answer.
+    let limit = Duration::from_millis(ask.timeout_ms + 2000);
+    match tokio::time::timeout(limit, link.client.send_request::<DiagnosticsRequest>(params)).await {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(error)) => {
+            let why = format!("the editor could not say ({})", error.message);
+            Err(Box::new(move |report| unavailable(report, &why)))
+        }
+        Err(_) => Err(Box::new(move |mut report| {
+            report.status = DiagnosticsStatus::TimedOut;
+            report.note = Some(format!(
+                "The editor did not answer within {} ms: nothing is known about problems after the edit. This is \
+                 not a clean bill.",
+                limit.as_millis()
+            ));
+            report
+        })),
+    }
+}
+
 /// Waits for the problems after the edit and reports what it changed.
 pub async fn after(
     state: &Arc<State>,
@@ -180,31 +229,15 @@ pub async fn after(
         let document = &documents[index];
         document.rename_to.as_ref().map_or(document.editor_uri.clone(), |(_, uri)| uri.clone())
     };
-    let versions: serde_json::Map<String, Value> =
-        edited.iter().map(|(index, version)| (uri_of(*index), json!(version))).collect();
-    let uris: Vec<String> = edited.iter().map(|(index, _)| uri_of(*index)).collect();
-    let params = json!({
-        "uris": uris,
-        "minSeverity": ask.min_severity(),
-        "wait": {"versions": versions, "quietMs": QUIET_MS, "timeoutMs": ask.timeout_ms},
-    });
-    // The editor does the waiting; give it its time and a little more to answer.
-    let limit = Duration::from_millis(ask.timeout_ms + 2000);
-    let answer = tokio::time::timeout(limit, link.client.send_request::<DiagnosticsRequest>(params)).await;
-    report.waited_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let answer = match answer {
-        Ok(Ok(answer)) => answer,
-        Ok(Err(error)) => return unavailable(report, &format!("the editor could not say ({})", error.message)),
-        Err(_) => {
-            report.status = DiagnosticsStatus::TimedOut;
-            report.note = Some(format!(
-                "The editor did not answer within {} ms: nothing is known about problems after the edit. This is \
-                 not a clean bill.",
-                limit.as_millis()
-            ));
-            return report;
+    let versions: Vec<(String, i32)> = edited.iter().map(|(index, version)| (uri_of(*index), *version)).collect();
+    let answer = match settled_problems(&link, &versions, ask).await {
+        Ok(answer) => answer,
+        Err(failure) => {
+            report.waited_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            return failure(report);
         }
     };
+    report.waited_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let by_uri = documents_by_uri(&answer);
     let mut statuses = BTreeSet::new();
     let mut sources = BTreeSet::new();
@@ -235,16 +268,7 @@ pub async fn after(
             unchecked.insert(label_of(*index));
             continue;
         };
-        let map = match &applied[*index].review {
-            Some(review) => LineMap::new(
-                &document.base,
-                review.hunks.iter().zip(&review.kept).filter(|(_, kept)| **kept).map(|(hunk, _)| hunk),
-            ),
-            None => LineMap::new(
-                &document.base,
-                &verbatim_engine::proposal_hunks::split(&document.base, &document.replacements),
-            ),
-        };
+        let map = line_map(document, &applied[*index]);
         let comparison = problems::compare(&before, &after, &map);
         report.existing += comparison.existing;
         let label = label_of(*index);

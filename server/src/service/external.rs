@@ -22,7 +22,6 @@
 //! or is larger than [`MAX_FILE_BYTES`] is logged and nothing is offered. Everything
 //! is journaled with `source: "disk"`.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -33,9 +32,10 @@ use verbatim_engine::disk::DiskError;
 use verbatim_engine::doc_key::DocKey;
 use verbatim_engine::merge::{self, Conflict};
 
-use crate::service::apply::{Offer, Origin, PlannedDocument, apply_through_editor};
 use crate::service::clock::now_rfc3339;
-use crate::service::edits::{proposal, report_applied, texts_of};
+use crate::service::deliver::offer::apply_through_editor;
+use crate::service::deliver::planned::{Offer, Origin, PlanBase, PlannedDocument};
+use crate::service::deliver::report::report_and_journal;
 use crate::service::error::ErrorKind;
 use crate::service::journal::{DocumentTexts, Event, Outcome, RevertWrite, Source, WriteInfo};
 use crate::service::protocol::{ExternalChangeKind, ExternalChangeParams, ExternalChanges, ExternalConflict, method};
@@ -54,53 +54,11 @@ pub const DISK_SESSION: &str = "disk";
 /// The name changes on disk go by, in the registry and the journal.
 const DISK_AGENT: &str = "disk";
 
-/// Watches the files of open documents and hands each change to [`on_disk_change`]
-/// ([`crate::transport::disk_watch`] is the one in use). The service only asks it to
-/// watch and unwatch, so it never depends on how the watching is done.
-pub trait FileWatch: Send + Sync + std::fmt::Debug {
-    fn watch(&self, key: &DocKey);
-    fn unwatch(&self, key: &DocKey);
-}
-
-/// What the server keeps about changes on disk, besides each document's baseline.
-#[derive(Debug, Default)]
-pub struct ExternalChangesState {
-    /// The watcher; `None` until the editor initializes, and when it said `off`.
-    watch: Mutex<Option<Box<dyn FileWatch>>>,
-    /// Documents whose last offered change on disk the person rejected, with its
-    /// summary: a later save writes over it, and is journaled as such.
-    rejected: Mutex<HashMap<DocKey, String>>,
-    /// Documents the editor said it is saving (`willSave`), and since when: until their
-    /// `didSave` the file may be half written (VS Code writes in place), so a change
-    /// seen on disk meanwhile is looked at only once the save is done.
-    saving: Mutex<HashMap<DocKey, std::time::Instant>>,
-    /// Woken at every `didSave`.
-    saved: tokio::sync::Notify,
-}
-
 /// How long a change on disk waits for the `didSave` of a save the editor announced.
 const SAVE_HOLD: Duration = Duration::from_secs(3);
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-impl ExternalChangesState {
-    /// Starts watching with `start` (called once the editor's options are known, by
-    /// the transport that owns the watcher); a second call keeps the first watcher.
-    pub fn start_with<W: FileWatch + 'static>(&self, start: impl FnOnce() -> std::io::Result<W>) {
-        let mut watch = lock(&self.watch);
-        if watch.is_none() {
-            match start() {
-                Ok(started) => *watch = Some(Box::new(started)),
-                Err(error) => tracing::error!("cannot watch files for changes made outside the editor: {error}"),
-            }
-        }
-    }
-
-    fn is_watching(&self) -> bool {
-        lock(&self.watch).is_some()
-    }
 }
 
 /// `didOpen`: reads the file's baseline and watches it. Runs in the ordered sync path.
@@ -331,7 +289,28 @@ async fn merge_into_buffer(
     disk: String,
     rechecked: &mut bool,
 ) -> Next {
-    let Some(mut live) = live(state, key) else { return Next::Done };
+    match compare(state, link, key, disk).await {
+        Ok(change) => offer_merged(state, link, key, change, rechecked).await,
+        Err(next) => next,
+    }
+}
+
+/// A change on disk that only a merge into the buffer can bring in.
+struct ToMerge {
+    live: Live,
+    baseline: Rope,
+    /// The disk's text in the buffer's form (LF where the buffer holds LF).
+    disk: String,
+    /// The disk's text as it is.
+    raw_disk: String,
+    label: String,
+}
+
+/// Compares the buffer, its baseline and the disk: a change that needs no merge is
+/// dealt with here (a touch, the agent's announced write, the editor's own save, a
+/// reload of a clean buffer, no baseline to merge against); `Err` says what is next.
+async fn compare(state: &Arc<State>, link: &EditorLink, key: &DocKey, disk: String) -> Result<ToMerge, Next> {
+    let Some(mut live) = live(state, key) else { return Err(Next::Done) };
     // An editor that decodes CRLF files (Emacs) holds LF where the disk holds CRLF:
     // compare and merge in the form the buffer uses, so a save is not a change.
     let raw_disk = disk.clone();
@@ -359,11 +338,11 @@ async fn merge_into_buffer(
     };
     if live.baseline.as_ref().is_some_and(|baseline| *baseline == disk.as_str()) {
         // A touch, or a rewrite with the same content: nothing changed.
-        return Next::Done;
+        return Err(Next::Done);
     }
     if state.agent_writes.take_if_expected(key, &raw_disk) {
         written_as_expected(state, key, &raw_disk).await;
-        return Next::Done;
+        return Err(Next::Done);
     }
     if live.text == disk.as_str() {
         // The editor's own save (its didSave may still be on its way), or a change the
@@ -378,7 +357,7 @@ async fn merge_into_buffer(
             format!("{label} on disk now matches the buffer."),
         )
         .await;
-        return Next::Done;
+        return Err(Next::Done);
     }
     let Some(baseline) = live.baseline.clone() else {
         // The file could not be read at didOpen: there is no base to merge against.
@@ -389,7 +368,7 @@ async fn merge_into_buffer(
         );
         record_event(state, key, Outcome::Conflict, &message, "");
         tell(link, &live.editor_uri, ExternalChangeKind::Conflict, &[], None, message).await;
-        return Next::Done;
+        return Err(Next::Done);
     };
     if live.text == baseline && link.options.verbatim_extensions {
         // No unsaved changes: the editor reloads the file (VS Code does by itself). The
@@ -402,17 +381,34 @@ async fn merge_into_buffer(
         let summary = format!("Changed on disk outside the editor: {label}");
         record_change(state, key, Outcome::Reloaded, &summary, &diff, Some(&texts));
         tell(link, &live.editor_uri, ExternalChangeKind::Reload, &[], None, message).await;
-        return Next::Done;
+        return Err(Next::Done);
     }
     if live.text == baseline && !link.options.verbatim_extensions {
         // A plain client may write the file before it sends the change it saved (Eglot
         // holds changes for an idle timer and sends them with didSave): give that change
         // a moment before taking the buffer for clean and reloading it.
         if version_moves(state, key, live.version, PLAIN_CLIENT_SETTLE).await {
-            return Next::Again;
+            return Err(Next::Again);
         }
     }
 
+    Ok(ToMerge { live, baseline, disk, raw_disk, label })
+}
+
+/// Merges the change into the buffer three ways and offers what does not overlap the
+/// person's unsaved changes; the overlaps are named and keep the person's lines.
+async fn offer_merged(
+    state: &Arc<State>,
+    link: &EditorLink,
+    key: &DocKey,
+    change: ToMerge,
+    rechecked: &mut bool,
+) -> Next {
+    let ToMerge { live, baseline, disk, raw_disk, label } = change;
+    let set_baseline = |text: &str| {
+        let text = Rope::from_str(text);
+        state.documents.update(|store| store.set_disk_baseline(key, Some(text)));
+    };
     let base_text = baseline.to_string();
     let live_text = live.text.to_string();
     let merged = {
@@ -463,33 +459,16 @@ async fn merge_into_buffer(
             if merged.conflicts.len() == 1 { "it" } else { "them" }
         ));
     }
-    let planned = PlannedDocument {
+    let base = PlanBase {
         key: key.clone(),
         editor_uri: live.editor_uri.clone(),
         label: label.clone(),
-        predicted: verbatim_engine::plan::apply(&live.text, &merged.replacements),
-        base: live.text.clone(),
-        base_rev: Some(live.rev),
+        text: live.text.clone(),
+        rev: Some(live.rev),
         open: Some((live.session, live.version)),
-        replacements: merged.replacements,
-        create: false,
-        delete: false,
-        rename_to: None,
-        normalizations: Default::default(),
-        rebased_from: None,
-        hunk_notes: Default::default(),
     };
-    let agent = AgentInfo {
-        id: 0,
-        name: DISK_AGENT.into(),
-        version: None,
-        connected_at: time.clone(),
-        encoding: link.encoding,
-        access: crate::service::access::Access::ReadWrite,
-        options: Default::default(),
-        session: DISK_SESSION.into(),
-        turn: None,
-    };
+    let planned = PlannedDocument::edit(base, merged.replacements);
+    let agent = disk_agent(link, &time);
     let message = if conflicts.is_empty() {
         format!("{label} changed on disk at {clock}: the change is merged with your unsaved changes.")
     } else {
@@ -507,7 +486,6 @@ async fn merge_into_buffer(
         // The person typed while the offer was on its way: merge again with what they typed.
         return Next::Again;
     }
-    let mut results = vec![proposal(&documents[0], &agent)];
     match &outcome {
         Ok(_) => {
             set_baseline(&raw_disk);
@@ -520,29 +498,38 @@ async fn merge_into_buffer(
         }
         Err(error) => tracing::info!("the change on disk to {label} was not applied: {}", error.message),
     }
-    let failure = outcome.as_ref().err();
-    let mut texts = Vec::new();
-    if let Ok(applied) = outcome.clone() {
-        texts =
-            documents.iter().zip(&applied.documents).map(|(document, outcome)| texts_of(document, outcome)).collect();
-        report_applied(&mut results, &documents, applied.documents);
-    }
-    if let Some(journal) = &state.journal {
-        let write = WriteInfo {
-            source: Source::Disk,
-            agent: DISK_AGENT,
-            summary: &summary,
-            commit: None,
-            reason: None,
-            diagnostics: None,
-            session: DISK_SESSION,
-            turn: None,
-            revert: RevertWrite::default(),
-        };
-        journal.record(&write, &[folder_of(state, key)], &results, failure, &texts);
-        state.journal_changed(&results);
-    }
+    report_and_journal(state, &agent, &documents, &outcome, &disk_write(&summary));
     Next::Done
+}
+
+/// Who proposes a change made on disk: "disk", in its own session.
+fn disk_agent(link: &EditorLink, time: &str) -> AgentInfo {
+    AgentInfo {
+        id: 0,
+        name: DISK_AGENT.into(),
+        version: None,
+        connected_at: time.to_owned(),
+        encoding: link.encoding,
+        access: crate::service::access::Access::ReadWrite,
+        options: Default::default(),
+        session: DISK_SESSION.into(),
+        turn: None,
+    }
+}
+
+/// How a change made on disk and offered in the editor is journaled.
+fn disk_write(summary: &str) -> WriteInfo<'_> {
+    WriteInfo {
+        source: Source::Disk,
+        agent: DISK_AGENT,
+        summary,
+        commit: None,
+        reason: None,
+        diagnostics: None,
+        session: DISK_SESSION,
+        turn: None,
+        revert: RevertWrite::default(),
+    }
 }
 
 /// The announced write arrived: the disk holds the person's decision now, whatever

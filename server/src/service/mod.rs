@@ -4,8 +4,8 @@
 
 pub mod access;
 pub mod agent_writes;
-pub mod apply;
 pub mod clock;
+pub mod deliver;
 pub mod diagnostics;
 pub mod discovery;
 pub mod early_decision;
@@ -14,15 +14,17 @@ pub mod editor_order;
 pub mod edits;
 pub mod error;
 pub mod external;
+pub mod external_state;
 pub mod feedback;
 pub mod journal;
 pub mod journal_cache;
 pub mod journal_texts;
 pub mod patching;
-pub mod plain_client;
 pub mod protocol;
 pub mod registry;
 pub mod revert;
+pub mod revert_plan;
+pub mod snapshot;
 pub mod state;
 pub mod timeline;
 pub mod timeline_methods;

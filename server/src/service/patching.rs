@@ -28,12 +28,14 @@ use verbatim_engine::patch::{self, FileChange, FileOperation, Hunk};
 use verbatim_engine::plan::{PlanError, Replacement, sort_disjoint};
 use verbatim_engine::workspace::Workspace;
 
-use crate::service::apply::PlannedDocument;
+use crate::service::deliver::deliver;
+use crate::service::deliver::planned::PlannedDocument;
 use crate::service::diagnostics::Ask;
-use crate::service::edits::{Snapshot, deliver, explain, planned_document, take_snapshots};
+use crate::service::edits::{explain, planned_document};
 use crate::service::error::{ErrorKind, ProtocolError};
 use crate::service::protocol::{ApplyPatchParams, ApplyPatchResult};
 use crate::service::registry::AgentInfo;
+use crate::service::snapshot::{Snapshot, take_snapshots};
 use crate::service::state::State;
 
 /// Applies a patch (or computes what it would do).
@@ -286,10 +288,7 @@ impl Planning<'_> {
                     ));
                 }
                 let replacements = vec![Replacement { range: 0..snapshot.text.len_bytes(), new_text: String::new() }];
-                Ok(PlannedDocument {
-                    delete: true,
-                    ..self.document(target, snapshot, replacements, Default::default())
-                })
+                Ok(moved(PlannedDocument::delete(snapshot.plan_base(&target.key), replacements), target))
             }
             FileChange::Update { hunks, move_to } => {
                 if !exists {
@@ -428,10 +427,15 @@ impl Planning<'_> {
         replacements: Vec<Replacement>,
         normalizations: BTreeSet<Normalization>,
     ) -> PlannedDocument {
-        PlannedDocument {
-            rename_to: target.move_to.as_ref().map(|key| (key.clone(), key.to_uri())),
-            ..planned_document(&target.key, snapshot, replacements, normalizations)
-        }
+        moved(planned_document(&target.key, snapshot, replacements, normalizations), target)
+    }
+}
+
+/// The document moved where the patch says (`*** Move to:`), if it says.
+fn moved(document: PlannedDocument, target: &Target<'_>) -> PlannedDocument {
+    match &target.move_to {
+        Some(to) => document.moving_to(to.clone()),
+        None => document,
     }
 }
 

@@ -114,7 +114,7 @@ pub struct State {
     /// The journals as last read, for the timeline and reverts.
     pub journal_cache: crate::service::journal_cache::JournalCache,
     /// Changes made on disk outside the editor: the watcher and what it remembers.
-    pub external: crate::service::external::ExternalChangesState,
+    pub external: crate::service::external_state::ExternalChangesState,
     /// Writes agents announced after the person's review (see `ide/agent_write.rs`).
     pub agent_writes: crate::service::agent_writes::AgentWrites,
     /// The person's selection and what they send to agents.
@@ -128,14 +128,14 @@ pub struct State {
     pub plain_apply_lane: tokio::sync::Mutex<()>,
     /// Counts the person's typing and saving seen from the editor (a `didChange` that
     /// is more than an edit the server already took, a `didSave`): a plain client's
-    /// modal prompt is gone when it moves (see `service::plain_client`).
+    /// modal prompt is gone when it moves (see `service::deliver::plain_client`).
     pub typing: watch::Sender<u64>,
     /// The editor's text sync received and applied: agents' requests are answered
     /// after what the editor sent before them.
     pub editor_order: crate::service::editor_order::EditorOrder,
     /// Writes reverts of files no editor has open (passed in: the service never writes
     /// files itself).
-    disk_writer: std::sync::OnceLock<Arc<dyn crate::service::revert::RevertOnDisk>>,
+    disk_writer: std::sync::OnceLock<Arc<dyn crate::service::revert_plan::RevertOnDisk>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -158,7 +158,7 @@ impl Default for State {
             status_sender: Mutex::default(),
             journal: Journal::from_env(),
             journal_cache: crate::service::journal_cache::JournalCache::default(),
-            external: crate::service::external::ExternalChangesState::default(),
+            external: crate::service::external_state::ExternalChangesState::default(),
             agent_writes: crate::service::agent_writes::AgentWrites::default(),
             context: crate::service::editor_context::EditorContext::default(),
             early_decisions: crate::service::early_decision::EarlyDecisions::default(),
@@ -176,12 +176,12 @@ impl State {
     }
 
     /// Sets the writer of reverts on disk (once, when the server starts).
-    pub fn set_disk_writer(&self, writer: Arc<dyn crate::service::revert::RevertOnDisk>) {
+    pub fn set_disk_writer(&self, writer: Arc<dyn crate::service::revert_plan::RevertOnDisk>) {
         let _ = self.disk_writer.set(writer);
     }
 
     /// The writer of reverts on disk, when the server was given one.
-    pub fn disk_writer(&self) -> Option<Arc<dyn crate::service::revert::RevertOnDisk>> {
+    pub fn disk_writer(&self) -> Option<Arc<dyn crate::service::revert_plan::RevertOnDisk>> {
         self.disk_writer.get().cloned()
     }
 

@@ -82,7 +82,7 @@ impl DiskWatch {
     }
 }
 
-impl crate::service::external::FileWatch for DiskWatch {
+impl crate::service::external_state::FileWatch for DiskWatch {
     fn watch(&self, key: &DocKey) {
         DiskWatch::watch(self, key);
     }

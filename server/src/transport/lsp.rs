@@ -11,7 +11,7 @@ use tower_lsp_server::{LspService, Server};
 use crate::service::discovery::{Endpoint, live_servers, prepare_dir, runtime_dir};
 use crate::service::editor_order::EditorOrder;
 use crate::service::protocol::method;
-use crate::service::revert::RevertOnDisk;
+use crate::service::revert_plan::RevertOnDisk;
 use crate::service::state::State;
 use crate::transport::editor::{ClaudeSlot, CompanionSlot, EditorBackend};
 use crate::transport::editor_input::{self, Counted};

@@ -21,7 +21,7 @@ use tower_lsp_server::ls_types::{
 use tower_lsp_server::{ExitedError, LspService};
 
 use verbatim_engine::doc_key::DocKey;
-use verbatim_engine::document::TextChange;
+use verbatim_engine::text_change::TextChange;
 use verbatim_engine::unsent::Reconciled;
 
 use crate::service::editor_order::EditorOrder;
@@ -110,7 +110,7 @@ pub fn apply_sync(state: &State, method: &str, params: Value) {
                         // The change of an edit the server already took, and nothing more.
                         Ok(Some(Reconciled::Agreed { more: false } | Reconciled::Partway)) => {}
                         Ok(Some(Reconciled::Disagreed { assumed, client })) => {
-                            crate::service::plain_client::differs_from_answer(state, &key, &assumed, &client);
+                            crate::service::deliver::plain_client::differs_from_answer(state, &key, &assumed, &client);
                             state.saw_typing();
                         }
                         Ok(_) => state.saw_typing(),

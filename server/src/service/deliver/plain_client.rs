@@ -29,7 +29,8 @@ use tokio::time::Instant;
 use verbatim_engine::diff::unified_diff_of_texts;
 use verbatim_engine::doc_key::DocKey;
 
-use crate::service::apply::{EditorAnswer, PlannedDocument};
+use crate::service::deliver::answer::EditorAnswer;
+use crate::service::deliver::planned::PlannedDocument;
 use crate::service::error::{ErrorKind, ProtocolError};
 use crate::service::journal::{Event, Outcome, Source};
 use crate::service::state::State;
