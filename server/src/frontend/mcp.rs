@@ -15,9 +15,9 @@
 //!
 //! Each tool takes its method's params type ([`crate::service::protocol::params`]): its
 //! input schema is derived from that type, and its arguments are read into it
-//! ([`arguments`]) and sent as they are, with paths made URIs. Adding a tool: the
+//! (`mcp/arguments.rs`) and sent as they are, with paths made URIs. Adding a tool: the
 //! params type with its [`MethodParams`] impl, a `#[tool]` method that calls
-//! [`VerbatimMcp::tool`] with it, and the method's arm in
+//! `VerbatimMcp::tool` with it, and the method's arm in
 //! [`crate::headless::Headless::call`] if it can work without an editor.
 
 use std::sync::Arc;
