@@ -84,11 +84,7 @@ fn main() -> ExitCode {
                 Ok(runtime) => runtime,
                 Err(code) => return code,
             };
-            let diagnostics = match diagnostics.as_deref() {
-                Some("warnings") => Some(verbatim::frontend::mcp::DiagnosticsChoice::Warnings),
-                Some(_) => Some(verbatim::frontend::mcp::DiagnosticsChoice::Errors),
-                None => None,
-            };
+            let diagnostics = diagnostics.as_deref().and_then(verbatim::service::protocol::DiagnosticsLevel::from_name);
             let outcome = runtime.block_on(verbatim::frontend::mcp::serve(
                 verbatim::frontend::Frontend::new(options),
                 agent_fixed,

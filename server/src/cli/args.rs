@@ -22,8 +22,9 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The commands. A new protocol method becomes a variant here whose params
-/// `cli::call` builds and sends through `Frontend::call`, like `Patch`.
+/// The commands. A new protocol method becomes a variant here from whose arguments
+/// `cli::call` builds the method's params type and sends it through
+/// `Frontend::request`, like `Patch`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve an editor on stdio (the editor starts this) and agents on a Unix socket.
@@ -356,14 +357,9 @@ pub struct DiagnosticsArgs {
 }
 
 impl DiagnosticsArgs {
-    /// Adds `diagnostics` and `diagnosticsTimeoutMs` to a write's params.
-    pub fn add_to(&self, params: &mut serde_json::Value) {
-        if let Some(level) = &self.diagnostics {
-            params["diagnostics"] = serde_json::json!(level);
-        }
-        if let Some(timeout) = self.diagnostics_timeout_ms {
-            params["diagnosticsTimeoutMs"] = serde_json::json!(timeout);
-        }
+    /// `--diagnostics` as the params' `diagnostics`.
+    pub fn level(&self) -> Option<verbatim::service::protocol::DiagnosticsLevel> {
+        self.diagnostics.as_deref().and_then(verbatim::service::protocol::DiagnosticsLevel::from_name)
     }
 }
 

@@ -17,9 +17,12 @@ use verbatim::frontend::client::Identity;
 use verbatim::frontend::render::{self, Vocabulary};
 use verbatim::frontend::{Frontend, FrontendError, FrontendOptions, Routed};
 use verbatim::service::discovery::{discovery_dirs, runtime_dir};
-use verbatim::service::error::ProtocolError;
+use verbatim::service::error::{ProtocolError, params_error};
 use verbatim::service::journal::Journal;
-use verbatim::service::protocol::{ApplyPatchResult, BatchResult, DocumentInfo, EditResult, ReadResult, method};
+use verbatim::service::protocol::{
+    ApplyPatchParams, ApplyPatchResult, BatchEditParams, BatchResult, DocumentInfo, DocumentsParams, EditResult,
+    MethodParams, ReadParams, ReadResult, ReplaceRangeParams, RevertParams, StrReplaceParams, WriteParams,
+};
 use verbatim_engine::doc_key::DocKey;
 
 use args::{EditArgs, LogArgs, ReplaceRangeArgs, RouteArgs, WindowArgs};
@@ -173,8 +176,7 @@ fn call(command: args::Command) -> Result<(), Failure> {
         Command::Read { path, route, output } => {
             let frontend = frontend(&route)?;
             let label = path.clone();
-            let params = json!({"uri": frontend.uri_of(&path)});
-            let routed = runtime.block_on(frontend.call(method::READ, params))?;
+            let routed = runtime.block_on(frontend.request(ReadParams { uri: path }))?;
             if output.json {
                 output::json(&with_via(&routed));
             } else {
@@ -185,14 +187,14 @@ fn call(command: args::Command) -> Result<(), Failure> {
         }
         Command::Edit(args) => {
             let frontend = frontend(&args.route)?;
-            let params = edit_params(&frontend, &args, &mut stdin)?;
-            let routed = runtime.block_on(frontend.call(method::STR_REPLACE, params))?;
+            let params = edit_params(&args, &mut stdin)?;
+            let routed = runtime.block_on(frontend.request(params))?;
             print_edit(&routed, args.output.json)?;
         }
         Command::ReplaceRange(args) => {
             let frontend = frontend(&args.route)?;
-            let params = replace_range_params(&frontend, &args, &mut stdin)?;
-            let routed = runtime.block_on(frontend.call(method::REPLACE_RANGE, params))?;
+            let params = replace_range_params(&args, &mut stdin)?;
+            let routed = runtime.block_on(frontend.request(params))?;
             print_edit(&routed, args.output.json)?;
         }
         Command::Write { path, text_file, base_rev, summary, diagnostics, route, output } => {
@@ -200,24 +202,29 @@ fn call(command: args::Command) -> Result<(), Failure> {
             let text = stdin
                 .text_of(None, Some(text_file.unwrap_or_else(|| PathBuf::from("-"))), "the text")?
                 .unwrap_or_default();
-            let mut params = json!({"uri": frontend.uri_of(&path), "text": text, "summary": summary});
-            if let Some(base_rev) = base_rev {
-                params["baseRev"] = json!(base_rev);
-            }
-            diagnostics.add_to(&mut params);
-            let routed = runtime.block_on(frontend.call(method::WRITE, params))?;
+            let params = WriteParams {
+                uri: path,
+                text,
+                summary,
+                turn: None,
+                base_rev,
+                diagnostics: diagnostics.level(),
+                diagnostics_timeout_ms: diagnostics.diagnostics_timeout_ms,
+            };
+            let routed = runtime.block_on(frontend.request(params))?;
             print_edit(&routed, output.json)?;
         }
         Command::Batch { summary, dry_run, diagnostics, route, output } => {
             let frontend = frontend(&route)?;
             let mut params = batch_params(
-                &frontend,
                 &stdin.text_of(None, Some(PathBuf::from("-")), "the batch")?.unwrap_or_default(),
                 summary,
                 dry_run,
             )?;
-            diagnostics.add_to(&mut params);
-            let routed = runtime.block_on(frontend.call(method::BATCH_EDIT, params))?;
+            // The flags win over the JSON.
+            params.diagnostics = diagnostics.level().or(params.diagnostics);
+            params.diagnostics_timeout_ms = diagnostics.diagnostics_timeout_ms.or(params.diagnostics_timeout_ms);
+            let routed = runtime.block_on(frontend.request(params))?;
             if output.json {
                 output::json(&with_via(&routed));
             } else {
@@ -231,9 +238,16 @@ fn call(command: args::Command) -> Result<(), Failure> {
             let patch = stdin
                 .text_of(None, Some(patch_file.unwrap_or_else(|| PathBuf::from("-"))), "the patch")?
                 .unwrap_or_default();
-            let mut params = json!({"patch": patch, "summary": summary, "dryRun": dry_run, "exact": exact});
-            diagnostics.add_to(&mut params);
-            let routed = runtime.block_on(frontend.call(method::APPLY_PATCH, params))?;
+            let params = ApplyPatchParams {
+                patch,
+                summary,
+                turn: None,
+                dry_run,
+                exact,
+                diagnostics: diagnostics.level(),
+                diagnostics_timeout_ms: diagnostics.diagnostics_timeout_ms,
+            };
+            let routed = runtime.block_on(frontend.request(params))?;
             if output.json {
                 output::json(&with_via(&routed));
             } else {
@@ -243,7 +257,7 @@ fn call(command: args::Command) -> Result<(), Failure> {
         }
         Command::Documents { route, output } => {
             let frontend = frontend(&route)?;
-            let routed = runtime.block_on(frontend.call(method::DOCUMENTS, Value::Null))?;
+            let routed = runtime.block_on(frontend.request(DocumentsParams {}))?;
             if output.json {
                 output::json(&routed.result);
             } else {
@@ -363,14 +377,11 @@ impl StdinOnce {
         })
     }
 
-    fn window(&mut self, window: &WindowArgs, params: &mut Value) -> Result<(), Failure> {
-        if let Some(after) = self.text_of(window.after.clone(), window.after_file.clone(), "--after")? {
-            params["after"] = json!(after);
-        }
-        if let Some(before) = self.text_of(window.before.clone(), window.before_file.clone(), "--before")? {
-            params["before"] = json!(before);
-        }
-        Ok(())
+    /// `--after` and `--before`, inline or from their files.
+    fn window(&mut self, window: &WindowArgs) -> Result<(Option<String>, Option<String>), Failure> {
+        let after = self.text_of(window.after.clone(), window.after_file.clone(), "--after")?;
+        let before = self.text_of(window.before.clone(), window.before_file.clone(), "--before")?;
+        Ok((after, before))
     }
 }
 
@@ -378,42 +389,52 @@ fn required(text: Option<String>, flag: &str) -> Result<String, Failure> {
     text.ok_or_else(|| Failure::Usage(format!("{flag} is required")))
 }
 
-fn edit_params(frontend: &Frontend, args: &EditArgs, stdin: &mut StdinOnce) -> Result<Value, Failure> {
-    let old = required(stdin.text_of(args.old.old.clone(), args.old.old_file.clone(), "--old")?, "--old")?;
-    let new = required(stdin.text_of(args.new.new.clone(), args.new.new_file.clone(), "--new")?, "--new")?;
-    let mut params = json!({
-        "uri": frontend.uri_of(&args.path), "oldStr": old, "newStr": new,
-        "summary": args.write.summary, "replaceAll": args.all, "dryRun": args.write.dry_run, "exact": args.write.exact,
-    });
-    stdin.window(&args.window, &mut params)?;
-    if let Some(occurrence) = args.occurrence {
-        params["occurrence"] = json!(occurrence);
-    }
-    if let Some(base_rev) = &args.write.base_rev {
-        params["baseRev"] = json!(base_rev);
-    }
-    args.write.diagnostics.add_to(&mut params);
-    Ok(params)
+fn edit_params(args: &EditArgs, stdin: &mut StdinOnce) -> Result<StrReplaceParams, Failure> {
+    let old_str = required(stdin.text_of(args.old.old.clone(), args.old.old_file.clone(), "--old")?, "--old")?;
+    let new_str = required(stdin.text_of(args.new.new.clone(), args.new.new_file.clone(), "--new")?, "--new")?;
+    let (after, before) = stdin.window(&args.window)?;
+    Ok(StrReplaceParams {
+        uri: args.path.clone(),
+        old_str,
+        new_str,
+        summary: args.write.summary.clone(),
+        turn: None,
+        after,
+        before,
+        occurrence: args.occurrence,
+        replace_all: args.all,
+        base_rev: args.write.base_rev.clone(),
+        dry_run: args.write.dry_run,
+        exact: args.write.exact,
+        diagnostics: args.write.diagnostics.level(),
+        diagnostics_timeout_ms: args.write.diagnostics.diagnostics_timeout_ms,
+    })
 }
 
-fn replace_range_params(frontend: &Frontend, args: &ReplaceRangeArgs, stdin: &mut StdinOnce) -> Result<Value, Failure> {
-    let from = required(stdin.text_of(args.from.from.clone(), args.from.from_file.clone(), "--from")?, "--from")?;
-    let to = required(stdin.text_of(args.to.to.clone(), args.to.to_file.clone(), "--to")?, "--to")?;
-    let new = required(stdin.text_of(args.new.new.clone(), args.new.new_file.clone(), "--new")?, "--new")?;
-    let mut params = json!({
-        "uri": frontend.uri_of(&args.path), "fromStr": from, "toStr": to, "newStr": new,
-        "summary": args.write.summary, "dryRun": args.write.dry_run, "exact": args.write.exact,
-    });
-    stdin.window(&args.window, &mut params)?;
-    if let Some(base_rev) = &args.write.base_rev {
-        params["baseRev"] = json!(base_rev);
-    }
-    args.write.diagnostics.add_to(&mut params);
-    Ok(params)
+fn replace_range_params(args: &ReplaceRangeArgs, stdin: &mut StdinOnce) -> Result<ReplaceRangeParams, Failure> {
+    let from_str = required(stdin.text_of(args.from.from.clone(), args.from.from_file.clone(), "--from")?, "--from")?;
+    let to_str = required(stdin.text_of(args.to.to.clone(), args.to.to_file.clone(), "--to")?, "--to")?;
+    let new_str = required(stdin.text_of(args.new.new.clone(), args.new.new_file.clone(), "--new")?, "--new")?;
+    let (after, before) = stdin.window(&args.window)?;
+    Ok(ReplaceRangeParams {
+        uri: args.path.clone(),
+        from_str,
+        to_str,
+        new_str,
+        summary: args.write.summary.clone(),
+        turn: None,
+        after,
+        before,
+        base_rev: args.write.base_rev.clone(),
+        dry_run: args.write.dry_run,
+        exact: args.write.exact,
+        diagnostics: args.write.diagnostics.level(),
+        diagnostics_timeout_ms: args.write.diagnostics.diagnostics_timeout_ms,
+    })
 }
 
-/// The batch from stdin, with paths made absolute and the flags filled in.
-fn batch_params(frontend: &Frontend, input: &str, summary: Option<String>, dry_run: bool) -> Result<Value, Failure> {
+/// The batch from stdin, with the flags filled in (its paths are made URIs when it is sent).
+fn batch_params(input: &str, summary: Option<String>, dry_run: bool) -> Result<BatchEditParams, Failure> {
     let mut params: Value = serde_json::from_str(input).map_err(|error| {
         Failure::Protocol(ProtocolError::invalid_params(None, format!("the batch on stdin is not JSON: {error}. Send verbatim/batchEdit params: {{\"summary\": ..., \"edits\": [...]}}.")))
     })?;
@@ -423,21 +444,13 @@ fn batch_params(frontend: &Frontend, input: &str, summary: Option<String>, dry_r
             "the batch on stdin must be a JSON object: {\"summary\": ..., \"edits\": [...]}",
         )));
     };
-    if let Some(Value::Array(edits)) = map.get_mut("edits") {
-        for edit in edits {
-            if let Some(uri) = edit.get("uri").and_then(Value::as_str) {
-                let uri = frontend.uri_of(uri);
-                edit["uri"] = json!(uri);
-            }
-        }
-    }
     if let Some(summary) = summary {
         map.insert("summary".into(), json!(summary));
     }
     if dry_run {
         map.insert("dryRun".into(), json!(true));
     }
-    Ok(params)
+    serde_json::from_value(params).map_err(|error| Failure::Protocol(params_error(BatchEditParams::METHOD, &error)))
 }
 
 fn editors(json_output: bool) -> Result<(), Failure> {
@@ -538,27 +551,19 @@ fn revert(args: &args::RevertArgs) -> Result<u8, Failure> {
         no_headless_writes: false,
         turn: None,
     })?;
-    let mut params = json!({ "dryRun": args.dry_run });
-    if !args.ids.is_empty() {
-        params["ids"] = json!(args.ids);
-    }
-    if let Some(turn) = &args.turn {
-        params["turn"] = json!(turn);
-    }
-    if let Some(session) = &args.session {
-        params["session"] = json!(session);
-    }
-    if let Some(summary) = &args.summary {
-        params["summary"] = json!(summary);
-    }
-    if let Some(turn) = &args.as_turn {
-        params["asTurn"] = json!(turn);
-    }
+    let params = RevertParams {
+        ids: Some(args.ids.clone()).filter(|ids| !ids.is_empty()),
+        turn: args.turn.clone(),
+        session: args.session.clone(),
+        summary: args.summary.clone(),
+        dry_run: args.dry_run,
+        as_turn: args.as_turn.clone(),
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|error| Failure::Internal(format!("cannot start the async runtime: {error}")))?;
-    let routed = runtime.block_on(frontend.call(method::REVERT, params))?;
+    let routed = runtime.block_on(frontend.request(params))?;
     let result: verbatim::service::protocol::RevertResult = decode(&routed.result)?;
     if args.output.json {
         output::json(&with_via(&routed));

@@ -13,9 +13,12 @@
 //!
 //! [`tool_output`]: crate::frontend::tool_output
 //!
-//! Adding a tool: a params struct, a `#[tool]` method that turns it into the
-//! protocol's params (as `apply_patch` does for `verbatim/applyPatch`), and the
-//! method's arm in [`crate::headless::Headless::call`] if it can work without an editor.
+//! Each tool takes its method's params type ([`crate::service::protocol::params`]): its
+//! input schema is derived from that type, and its arguments are read into it
+//! (`mcp/arguments.rs`) and sent as they are, with paths made URIs. Adding a tool: the
+//! params type with its [`MethodParams`] impl, a `#[tool]` method that calls
+//! `VerbatimMcp::tool` with it, and the method's arm in
+//! [`crate::headless::Headless::call`] if it can work without an editor.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,11 +27,8 @@ use rmcp::model::{
     CallToolResult, ContentBlock, Implementation, JsonObject, ProgressNotificationParam, ServerCapabilities,
     ServerConfig,
 };
-use rmcp::schemars::{self, JsonSchema};
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
-use serde::Deserialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::frontend::client::Identity;
@@ -39,7 +39,13 @@ use crate::frontend::tool_output::{
 };
 use crate::frontend::{Frontend, FrontendError, Routed, Via, is_write, uris_of};
 use crate::service::error::{ErrorKind, ProtocolError};
-use crate::service::protocol::{ApplyPatchResult, BatchResult, DocumentInfo, EditResult, ReadResult, method};
+use crate::service::protocol::{
+    ApplyPatchParams, ApplyPatchResult, BatchEditParams, BatchResult, DiagnosticsLevel, DocumentInfo, DocumentsParams,
+    EditResult, MethodParams, ReadParams, ReadResult, ReplaceRangeParams, RevertParams, StrReplaceParams,
+    TimelineParams, WriteParams,
+};
+
+mod arguments;
 
 /// How often a call waiting for review reports progress.
 const PROGRESS_EVERY: Duration = Duration::from_secs(10);
@@ -111,243 +117,6 @@ revert can itself be reverted. Use dry_run to see what would change first.";
 const LIST_DOCUMENTS: &str = "List the documents open in the person's editor, with their revs. Empty when no editor \
 with verbatim serves the working directory (edits then go straight to disk).";
 
-/// `read_file` params.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ReadFileArgs {
-    /// The file: an absolute path, a path relative to the directory the MCP server runs in, or a file: URI.
-    pub path: String,
-}
-
-/// `str_replace` params.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct StrReplaceArgs {
-    /// The file: an absolute path, a path relative to the directory the MCP server runs in, or a file: URI.
-    pub path: String,
-    /// The exact text to replace; must occur once in the window unless occurrence or replace_all says which.
-    pub old_str: String,
-    /// The replacement text.
-    pub new_str: String,
-    /// One line saying why; shown to the person who reviews the edit.
-    pub summary: String,
-    /// Your turn (the person's request you are working on), for the timeline's grouping; optional.
-    #[serde(default)]
-    pub turn: Option<String>,
-    /// A quote that occurs once in the file: only text after it is searched.
-    #[serde(default)]
-    pub after: Option<String>,
-    /// A quote that occurs once after `after` (or in the file): only text before it is searched.
-    #[serde(default)]
-    pub before: Option<String>,
-    /// Which match to replace (1-based), as listed by an ambiguous error.
-    #[serde(default)]
-    #[schemars(range(min = 1))]
-    pub occurrence: Option<u64>,
-    /// Replace every match in the window.
-    #[serde(default)]
-    pub replace_all: bool,
-    /// The rev from read_file: refuse the edit if the file changed since.
-    #[serde(default)]
-    pub base_rev: Option<String>,
-    /// Compute and show the edit without applying it.
-    #[serde(default)]
-    pub dry_run: bool,
-    /// Match quotes exactly: no forgiving of line numbers, typography, line endings, trailing whitespace or indentation.
-    #[serde(default)]
-    pub exact: bool,
-    /// After the edit, report the problems it introduced and resolved, from the editor's own language servers: "errors", or "warnings" (errors and warnings). Off unless asked.
-    #[serde(default)]
-    pub diagnostics: Option<DiagnosticsChoice>,
-}
-
-/// `replace_range` params.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ReplaceRangeArgs {
-    /// The file: an absolute path, a path relative to the directory the MCP server runs in, or a file: URI.
-    pub path: String,
-    /// The start of the block (included); must occur once in the window.
-    pub from_str: String,
-    /// The end of the block (included); must occur once after from_str.
-    pub to_str: String,
-    /// The text that replaces the whole block.
-    pub new_str: String,
-    /// One line saying why; shown to the person who reviews the edit.
-    pub summary: String,
-    /// Your turn (the person's request you are working on), for the timeline's grouping; optional.
-    #[serde(default)]
-    pub turn: Option<String>,
-    /// A quote that occurs once in the file: only text after it is searched.
-    #[serde(default)]
-    pub after: Option<String>,
-    /// A quote that occurs once after `after` (or in the file): only text before it is searched.
-    #[serde(default)]
-    pub before: Option<String>,
-    /// The rev from read_file: refuse the edit if the file changed since.
-    #[serde(default)]
-    pub base_rev: Option<String>,
-    /// Compute and show the edit without applying it.
-    #[serde(default)]
-    pub dry_run: bool,
-    /// Match quotes exactly: no forgiving of line numbers, typography, line endings, trailing whitespace or indentation.
-    #[serde(default)]
-    pub exact: bool,
-    /// After the edit, report the problems it introduced and resolved, from the editor's own language servers: "errors", or "warnings" (errors and warnings). Off unless asked.
-    #[serde(default)]
-    pub diagnostics: Option<DiagnosticsChoice>,
-}
-
-/// One entry of `batch_edit`: old_str, or from_str and to_str.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BatchEditEntry {
-    /// The file: an absolute path, a path relative to the directory the MCP server runs in, or a file: URI.
-    pub path: String,
-    /// A str_replace entry: the exact text to replace.
-    #[serde(default)]
-    pub old_str: Option<String>,
-    /// A replace_range entry: the start of the block.
-    #[serde(default)]
-    pub from_str: Option<String>,
-    /// A replace_range entry: the end of the block.
-    #[serde(default)]
-    pub to_str: Option<String>,
-    /// The replacement text.
-    pub new_str: String,
-    #[serde(default)]
-    pub after: Option<String>,
-    #[serde(default)]
-    pub before: Option<String>,
-    /// str_replace entries only: which match (1-based).
-    #[serde(default)]
-    #[schemars(range(min = 1))]
-    pub occurrence: Option<u64>,
-    /// str_replace entries only: every match.
-    #[serde(default)]
-    pub replace_all: bool,
-    #[serde(default)]
-    pub base_rev: Option<String>,
-    /// Match this entry's quotes exactly.
-    #[serde(default)]
-    pub exact: bool,
-}
-
-/// `batch_edit` params.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BatchEditArgs {
-    /// The edits, applied all together or not at all.
-    pub edits: Vec<BatchEditEntry>,
-    /// One line saying why; shown to the person who reviews the change.
-    pub summary: String,
-    /// Your turn (the person's request you are working on), for the timeline's grouping; optional.
-    #[serde(default)]
-    pub turn: Option<String>,
-    /// Compute and show the edits without applying them.
-    #[serde(default)]
-    pub dry_run: bool,
-    /// After the edit, report the problems it introduced and resolved, from the editor's own language servers: "errors", or "warnings" (errors and warnings). Off unless asked.
-    #[serde(default)]
-    pub diagnostics: Option<DiagnosticsChoice>,
-}
-
-/// `write_file` params.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WriteFileArgs {
-    /// The file: an absolute path, a path relative to the directory the MCP server runs in, or a file: URI.
-    pub path: String,
-    /// The whole new text of the file.
-    pub text: String,
-    /// One line saying why; shown to the person who reviews the change.
-    pub summary: String,
-    /// Your turn (the person's request you are working on), for the timeline's grouping; optional.
-    #[serde(default)]
-    pub turn: Option<String>,
-    /// Required to replace an existing file: the rev from your last read_file.
-    #[serde(default)]
-    pub base_rev: Option<String>,
-    /// After the edit, report the problems it introduced and resolved, from the editor's own language servers: "errors", or "warnings" (errors and warnings). Off unless asked.
-    #[serde(default)]
-    pub diagnostics: Option<DiagnosticsChoice>,
-}
-
-/// `apply_patch` params.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ApplyPatchArgs {
-    /// The patch: OpenAI's apply_patch format (*** Begin Patch ... *** End Patch) or SEARCH/REPLACE blocks.
-    pub patch: String,
-    /// One line saying why; shown to the person who reviews the change.
-    pub summary: String,
-    /// Your turn (the person's request you are working on), for the timeline's grouping; optional.
-    #[serde(default)]
-    pub turn: Option<String>,
-    /// Compute and show the change without applying it.
-    #[serde(default)]
-    pub dry_run: bool,
-    /// Match every hunk exactly, without the normalization ladder.
-    #[serde(default)]
-    pub exact: bool,
-    /// After the edit, report the problems it introduced and resolved, from the editor's own language servers: "errors", or "warnings" (errors and warnings). Off unless asked.
-    #[serde(default)]
-    pub diagnostics: Option<DiagnosticsChoice>,
-}
-
-/// Which problems to report after an edit.
-#[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum DiagnosticsChoice {
-    Errors,
-    Warnings,
-}
-
-/// `revert` params.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RevertArgs {
-    /// Entry ids or write ids to revert, from the `timeline` tool.
-    #[serde(default)]
-    pub ids: Option<Vec<String>>,
-    /// Revert every change of this turn.
-    #[serde(default)]
-    pub turn: Option<String>,
-    /// Revert every change of this session.
-    #[serde(default)]
-    pub session: Option<String>,
-    /// One line saying why; shown to the person who reviews the revert.
-    #[serde(default)]
-    pub summary: Option<String>,
-    /// Show what would be reverted, and the conflicts, without changing anything.
-    #[serde(default)]
-    pub dry_run: bool,
-}
-
-/// `timeline` params.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TimelineArgs {
-    /// Only this agent's changes.
-    #[serde(default)]
-    pub agent: Option<String>,
-    /// Only changes to this file (a path or URI).
-    #[serde(default)]
-    pub path: Option<String>,
-    /// At most this many sessions, newest first (default 20).
-    #[serde(default)]
-    pub limit: Option<usize>,
-    /// At most this many edits, newest first (default 100); the answer says how many
-    /// there are in all.
-    #[serde(default)]
-    pub max_edits: Option<usize>,
-}
-
-/// `list_documents` params (none).
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ListDocumentsArgs {}
-
 /// The MCP server.
 #[derive(Debug, Clone)]
 pub struct VerbatimMcp {
@@ -355,14 +124,14 @@ pub struct VerbatimMcp {
     /// The agent was named on the command line; otherwise the MCP client's name is used.
     agent_fixed: bool,
     /// `--diagnostics`: what every write reports unless its arguments say otherwise.
-    diagnostics: Option<DiagnosticsChoice>,
+    diagnostics: Option<DiagnosticsLevel>,
 }
 
 /// Serves MCP on stdin/stdout until the client goes away.
 pub async fn serve(
     frontend: Arc<Frontend>,
     agent_fixed: bool,
-    diagnostics: Option<DiagnosticsChoice>,
+    diagnostics: Option<DiagnosticsLevel>,
 ) -> std::io::Result<()> {
     let mut server = VerbatimMcp::new(frontend, agent_fixed);
     server.diagnostics = diagnostics;
@@ -371,14 +140,15 @@ pub async fn serve(
     Ok(())
 }
 
-/// The tool's arguments, parsed; a mistake is a tool error that says what was wrong.
-fn parse<T: DeserializeOwned>(tool: &str, arguments: JsonObject, shape: Shape) -> Result<T, Box<CallToolResult>> {
-    serde_json::from_value(Value::Object(arguments)).map_err(|error| {
+/// The tool's arguments as its method's params; a mistake is a tool error that says
+/// what was wrong, in the tool's names.
+fn parse<P: MethodParams>(tool: &str, arguments: JsonObject, shape: Shape) -> Result<P, Box<CallToolResult>> {
+    arguments::params_of(arguments).map_err(|error| {
         let error = ProtocolError::new(
             ErrorKind::InvalidParams,
             format!("invalid arguments for {tool}: {error}. See the tool's input schema for its parameters."),
         );
-        // Not through the vocabulary: serde names the fields exactly as they were sent.
+        // Not through the vocabulary: the message names the fields exactly as they were sent.
         let text = format!("{}: {}", error.kind, error.message);
         Box::new(tool_error(shape, text, Some(ErrorOutput::from_error(&error))))
     })
@@ -435,146 +205,69 @@ impl VerbatimMcp {
         Self { frontend, agent_fixed, diagnostics: None }
     }
 
-    #[tool(description = READ_FILE, input_schema = input_schema::<ReadFileArgs>(), annotations(read_only_hint = true))]
+    #[tool(description = READ_FILE, input_schema = input_schema::<ReadParams>(), annotations(read_only_hint = true))]
     async fn read_file(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        let args: ReadFileArgs = match parse("read_file", arguments, Shape::TextOnly) {
-            Ok(args) => args,
+        let mut params: ReadParams = match parse("read_file", arguments, Shape::TextOnly) {
+            Ok(params) => params,
             Err(error) => return *error,
         };
-        let params = json!({"uri": self.frontend.uri_of(&args.path)});
         // The header names the file as the model named it.
-        self.run(method::READ, params, &context, Shape::TextOnly, |routed| {
+        let path = params.uri.clone();
+        self.frontend.resolve_paths(&mut params);
+        self.run(ReadParams::METHOD, params.to_wire(), &context, Shape::TextOnly, |routed| {
             let result: ReadResult = serde_json::from_value(routed.result.clone()).ok()?;
             let headless_writes = self.frontend.options().headless_writes;
-            let header = render::read_header_with(&result, &args.path, headless_writes);
+            let header = render::read_header_with(&result, &path, headless_writes);
             let text = format!("{header}\n\n{}", result.text);
             Some(Described { text, structured: None })
         })
         .await
     }
 
-    #[tool(description = STR_REPLACE, input_schema = input_schema::<StrReplaceArgs>(), output_schema = output_schema::<EditOutput>())]
+    #[tool(description = STR_REPLACE, input_schema = input_schema::<StrReplaceParams>(), output_schema = output_schema::<EditOutput>())]
     async fn str_replace(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        self.tool("str_replace", arguments, &context, Shape::Edit, edit_text, |args: StrReplaceArgs| {
-            let mut params = json!({
-                "uri": self.frontend.uri_of(&args.path), "oldStr": args.old_str, "newStr": args.new_str,
-                "summary": args.summary, "replaceAll": args.replace_all, "dryRun": args.dry_run, "exact": args.exact,
-            });
-            put(&mut params, "after", args.after);
-            put(&mut params, "before", args.before);
-            put(&mut params, "occurrence", args.occurrence);
-            put(&mut params, "baseRev", args.base_rev);
-            put(&mut params, "diagnostics", args.diagnostics);
-            put(&mut params, "turn", args.turn);
-            (method::STR_REPLACE, params)
-        })
-        .await
+        self.tool::<StrReplaceParams>("str_replace", arguments, &context, Shape::Edit, edit_text, |_| {}).await
     }
 
-    #[tool(description = REPLACE_RANGE, input_schema = input_schema::<ReplaceRangeArgs>(), output_schema = output_schema::<EditOutput>())]
+    #[tool(description = REPLACE_RANGE, input_schema = input_schema::<ReplaceRangeParams>(), output_schema = output_schema::<EditOutput>())]
     async fn replace_range(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        self.tool("replace_range", arguments, &context, Shape::Edit, edit_text, |args: ReplaceRangeArgs| {
-            let mut params = json!({
-                "uri": self.frontend.uri_of(&args.path), "fromStr": args.from_str, "toStr": args.to_str,
-                "newStr": args.new_str, "summary": args.summary, "dryRun": args.dry_run, "exact": args.exact,
-            });
-            put(&mut params, "after", args.after);
-            put(&mut params, "before", args.before);
-            put(&mut params, "baseRev", args.base_rev);
-            put(&mut params, "diagnostics", args.diagnostics);
-            put(&mut params, "turn", args.turn);
-            (method::REPLACE_RANGE, params)
-        })
-        .await
+        self.tool::<ReplaceRangeParams>("replace_range", arguments, &context, Shape::Edit, edit_text, |_| {}).await
     }
 
-    #[tool(description = BATCH_EDIT, input_schema = input_schema::<BatchEditArgs>(), output_schema = output_schema::<EditOutput>())]
+    #[tool(description = BATCH_EDIT, input_schema = input_schema::<BatchEditParams>(), output_schema = output_schema::<EditOutput>())]
     async fn batch_edit(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        self.tool("batch_edit", arguments, &context, Shape::Edit, batch_text, |args: BatchEditArgs| {
-            let edits: Vec<Value> = args
-                .edits
-                .into_iter()
-                .map(|entry| {
-                    let mut edit = json!({"uri": self.frontend.uri_of(&entry.path), "newStr": entry.new_str});
-                    put(&mut edit, "oldStr", entry.old_str);
-                    put(&mut edit, "fromStr", entry.from_str);
-                    put(&mut edit, "toStr", entry.to_str);
-                    put(&mut edit, "after", entry.after);
-                    put(&mut edit, "before", entry.before);
-                    put(&mut edit, "occurrence", entry.occurrence);
-                    put(&mut edit, "baseRev", entry.base_rev);
-                    if entry.replace_all {
-                        edit["replaceAll"] = json!(true);
-                    }
-                    if entry.exact {
-                        edit["exact"] = json!(true);
-                    }
-                    edit
-                })
-                .collect();
-            let mut params = json!({"edits": edits, "summary": args.summary, "dryRun": args.dry_run});
-            put(&mut params, "diagnostics", args.diagnostics);
-            put(&mut params, "turn", args.turn);
-            (method::BATCH_EDIT, params)
-        })
-        .await
+        self.tool::<BatchEditParams>("batch_edit", arguments, &context, Shape::Edit, batch_text, |_| {}).await
     }
 
-    #[tool(description = WRITE_FILE, input_schema = input_schema::<WriteFileArgs>(), output_schema = output_schema::<EditOutput>())]
+    #[tool(description = WRITE_FILE, input_schema = input_schema::<WriteParams>(), output_schema = output_schema::<EditOutput>())]
     async fn write_file(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        self.tool("write_file", arguments, &context, Shape::Edit, edit_text, |args: WriteFileArgs| {
-            let mut params =
-                json!({"uri": self.frontend.uri_of(&args.path), "text": args.text, "summary": args.summary});
-            put(&mut params, "baseRev", args.base_rev);
-            put(&mut params, "diagnostics", args.diagnostics);
-            put(&mut params, "turn", args.turn);
-            (method::WRITE, params)
-        })
-        .await
+        self.tool::<WriteParams>("write_file", arguments, &context, Shape::Edit, edit_text, |_| {}).await
     }
 
-    #[tool(description = APPLY_PATCH, input_schema = input_schema::<ApplyPatchArgs>(), output_schema = output_schema::<EditOutput>())]
+    #[tool(description = APPLY_PATCH, input_schema = input_schema::<ApplyPatchParams>(), output_schema = output_schema::<EditOutput>())]
     async fn apply_patch(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        self.tool("apply_patch", arguments, &context, Shape::Edit, patch_text, |args: ApplyPatchArgs| {
-            let mut params =
-                json!({"patch": args.patch, "summary": args.summary, "dryRun": args.dry_run, "exact": args.exact});
-            put(&mut params, "diagnostics", args.diagnostics);
-            put(&mut params, "turn", args.turn);
-            (method::APPLY_PATCH, params)
-        })
-        .await
+        self.tool::<ApplyPatchParams>("apply_patch", arguments, &context, Shape::Edit, patch_text, |_| {}).await
     }
 
-    #[tool(description = TIMELINE, input_schema = input_schema::<TimelineArgs>(), output_schema = output_schema::<JournalOutput>(), annotations(read_only_hint = true))]
+    #[tool(description = TIMELINE, input_schema = input_schema::<TimelineParams>(), output_schema = output_schema::<JournalOutput>(), annotations(read_only_hint = true))]
     async fn timeline(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        self.tool("timeline", arguments, &context, Shape::Journal, journal_text, |args: TimelineArgs| {
-            let mut params = json!({"limit": args.limit.unwrap_or(20), "maxEdits": args.max_edits.unwrap_or(100)});
-            put(&mut params, "agent", args.agent);
-            put(&mut params, "uri", args.path.map(|path| self.frontend.uri_of(&path)));
-            (method::TIMELINE, params)
+        // Bounded for a model, whose every token counts (the wire's default is everything).
+        self.tool("timeline", arguments, &context, Shape::Journal, journal_text, |params: &mut TimelineParams| {
+            params.limit.get_or_insert(20);
+            params.max_edits.get_or_insert(100);
         })
         .await
     }
 
-    #[tool(description = REVERT, input_schema = input_schema::<RevertArgs>(), output_schema = output_schema::<JournalOutput>())]
+    #[tool(description = REVERT, input_schema = input_schema::<RevertParams>(), output_schema = output_schema::<JournalOutput>())]
     async fn revert(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        self.tool("revert", arguments, &context, Shape::Journal, journal_text, |args: RevertArgs| {
-            let mut params = json!({"dryRun": args.dry_run});
-            put(&mut params, "ids", args.ids);
-            put(&mut params, "turn", args.turn);
-            put(&mut params, "session", args.session);
-            put(&mut params, "summary", args.summary);
-            (method::REVERT, params)
-        })
-        .await
+        self.tool::<RevertParams>("revert", arguments, &context, Shape::Journal, journal_text, |_| {}).await
     }
 
-    #[tool(description = LIST_DOCUMENTS, input_schema = input_schema::<ListDocumentsArgs>(), output_schema = output_schema::<DocumentsOutput>(), annotations(read_only_hint = true))]
+    #[tool(description = LIST_DOCUMENTS, input_schema = input_schema::<DocumentsParams>(), output_schema = output_schema::<DocumentsOutput>(), annotations(read_only_hint = true))]
     async fn list_documents(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        self.tool("list_documents", arguments, &context, Shape::Documents, documents_text, |_: ListDocumentsArgs| {
-            (method::DOCUMENTS, Value::Null)
-        })
-        .await
+        self.tool::<DocumentsParams>("list_documents", arguments, &context, Shape::Documents, documents_text, |_| {})
+            .await
     }
 }
 
@@ -717,20 +410,22 @@ impl VerbatimMcp {
         }
     }
 
-    /// Parses a tool's arguments, turns them into a protocol call, and runs it.
-    async fn tool<A: DeserializeOwned>(
+    /// Parses a tool's arguments into its method's params, makes its paths URIs, lets
+    /// the tool fill in what it defaults, and runs the call.
+    async fn tool<P: MethodParams>(
         &self,
         tool: &str,
         arguments: JsonObject,
         context: &RequestContext<RoleServer>,
         shape: Shape,
         describe: fn(&Routed) -> Option<Described>,
-        to_call: impl FnOnce(A) -> (&'static str, Value),
+        defaults: impl FnOnce(&mut P),
     ) -> CallToolResult {
-        match parse::<A>(tool, arguments, shape) {
-            Ok(args) => {
-                let (name, params) = to_call(args);
-                self.run(name, params, context, shape, describe).await
+        match parse::<P>(tool, arguments, shape) {
+            Ok(mut params) => {
+                self.frontend.resolve_paths(&mut params);
+                defaults(&mut params);
+                self.run(P::METHOD, params.to_wire(), context, shape, describe).await
             }
             Err(error) => *error,
         }

@@ -6,11 +6,12 @@
 //! (as an agent on that server's socket) or, when no editor does, run headless on disk
 //! by the same engine.
 //!
-//! A call is a method name and its JSON params, exactly as on the wire, so both
-//! front-ends map one to one onto `docs/protocol.md`, and a new method needs only a
-//! command or tool that builds its params (and, to work without an editor, its arm
-//! in [`Headless::call`]). `verbatim/applyPatch` names its files inside the patch,
-//! so it goes to the editor serving the working directory.
+//! A call is a method's params, declared once in
+//! [`crate::service::protocol::params`] and sent as on the wire, so both front-ends map
+//! one to one onto `docs/protocol.md`, and a new method needs only its params type, a
+//! command or tool that fills it (the tool's input schema is derived from it) and, to
+//! work without an editor, its arm in [`Headless::call`]. `verbatim/applyPatch` names
+//! its files inside the patch, so it goes to the editor serving the working directory.
 
 pub mod client;
 pub mod hook;
@@ -36,7 +37,7 @@ use crate::service::access::Access;
 use crate::service::discovery::live_servers_in;
 use crate::service::error::{ErrorKind, ProtocolError};
 use crate::service::journal::Journal;
-use crate::service::protocol::{DiscoveryFile, DocumentInfo, method};
+use crate::service::protocol::{DiscoveryFile, DocumentInfo, MethodParams, method};
 use crate::service::registry::AgentInfo;
 
 /// How a front-end reaches documents.
@@ -156,6 +157,13 @@ impl Frontend {
         }
     }
 
+    /// Makes the paths a call's params name (its `uri`s, as the agent gave them) URIs.
+    pub fn resolve_paths<P: MethodParams>(&self, params: &mut P) {
+        for uri in params.uris_mut() {
+            *uri = self.uri_of(uri);
+        }
+    }
+
     /// The running servers, from their discovery files.
     pub fn editors(&self) -> Vec<DiscoveryFile> {
         live_servers_in(&self.options.discovery_dirs)
@@ -234,6 +242,12 @@ impl Frontend {
     pub async fn call(&self, name: &str, params: Value) -> Result<Routed, FrontendError> {
         let via = self.resolve(&uris_of(&params)).await?;
         self.call_via(via, name, params).await
+    }
+
+    /// Runs one protocol method with its typed params, their paths made URIs.
+    pub async fn request<P: MethodParams>(&self, mut params: P) -> Result<Routed, FrontendError> {
+        self.resolve_paths(&mut params);
+        self.call(P::METHOD, params.to_wire()).await
     }
 
     /// Runs one protocol method where [`Frontend::resolve`] said it goes.

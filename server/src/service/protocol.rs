@@ -2,10 +2,15 @@
 //!
 //! Params are parsed strictly (`deny_unknown_fields`): a misspelt field such as
 //! `old_str` is refused with a message naming the fields that are expected, instead
-//! of being silently ignored. Results are camelCase JSON.
+//! of being silently ignored. Results are camelCase JSON. The params of the methods
+//! the agents' front-ends send (the MCP tools, the CLI) are in [`params`], their one
+//! declaration.
 
 use serde::{Deserialize, Serialize};
 use tower_lsp_server::ls_types::Range;
+
+pub mod params;
+pub use params::*;
 
 /// The protocol version in `initialize` results and discovery files.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -65,139 +70,6 @@ pub mod method {
     /// The methods that change documents (refused on read-only connections, but for dry runs).
     pub const WRITE_METHODS: [&str; 8] =
         [STR_REPLACE, REPLACE_RANGE, BATCH_EDIT, WRITE, APPLY_PATCH, PROPOSE, MARK_REVIEWED, REVERT];
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ReadParams {
-    pub uri: String,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct StrReplaceParams {
-    pub uri: String,
-    pub old_str: String,
-    pub new_str: String,
-    #[serde(default)]
-    pub base_rev: Option<String>,
-    #[serde(default)]
-    pub after: Option<String>,
-    #[serde(default)]
-    pub before: Option<String>,
-    #[serde(default)]
-    pub occurrence: Option<u64>,
-    #[serde(default)]
-    pub replace_all: bool,
-    /// Match quotes exactly: no normalization ladder, no deletion nicety.
-    #[serde(default)]
-    pub exact: bool,
-    #[serde(default)]
-    pub dry_run: bool,
-    /// Report what the editor's language servers say after the edit.
-    #[serde(default)]
-    pub diagnostics: Option<DiagnosticsLevel>,
-    #[serde(default)]
-    pub diagnostics_timeout_ms: Option<u64>,
-    pub summary: String,
-    /// The agent's turn, for the journal's timeline (optional).
-    #[serde(default)]
-    pub turn: Option<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ReplaceRangeParams {
-    pub uri: String,
-    pub from_str: String,
-    pub to_str: String,
-    pub new_str: String,
-    #[serde(default)]
-    pub base_rev: Option<String>,
-    #[serde(default)]
-    pub after: Option<String>,
-    #[serde(default)]
-    pub before: Option<String>,
-    /// Match quotes exactly: no normalization ladder, no deletion nicety.
-    #[serde(default)]
-    pub exact: bool,
-    #[serde(default)]
-    pub dry_run: bool,
-    /// Report what the editor's language servers say after the edit.
-    #[serde(default)]
-    pub diagnostics: Option<DiagnosticsLevel>,
-    #[serde(default)]
-    pub diagnostics_timeout_ms: Option<u64>,
-    pub summary: String,
-    /// The agent's turn, for the journal's timeline (optional).
-    #[serde(default)]
-    pub turn: Option<String>,
-}
-
-/// One entry of a batch: a strReplace entry (`oldStr`) or a replaceRange entry
-/// (`fromStr` and `toStr`). Which one is decided by the fields present.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct BatchEntry {
-    pub uri: String,
-    #[serde(default)]
-    pub old_str: Option<String>,
-    #[serde(default)]
-    pub from_str: Option<String>,
-    #[serde(default)]
-    pub to_str: Option<String>,
-    pub new_str: String,
-    #[serde(default)]
-    pub base_rev: Option<String>,
-    #[serde(default)]
-    pub after: Option<String>,
-    #[serde(default)]
-    pub before: Option<String>,
-    #[serde(default)]
-    pub occurrence: Option<u64>,
-    #[serde(default)]
-    pub replace_all: bool,
-    /// Match quotes exactly: no normalization ladder, no deletion nicety.
-    #[serde(default)]
-    pub exact: bool,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct BatchEditParams {
-    pub edits: Vec<BatchEntry>,
-    pub summary: String,
-    /// The agent's turn, for the journal's timeline (optional).
-    #[serde(default)]
-    pub turn: Option<String>,
-    #[serde(default)]
-    pub dry_run: bool,
-    /// Report what the editor's language servers say after the edit.
-    #[serde(default)]
-    pub diagnostics: Option<DiagnosticsLevel>,
-    #[serde(default)]
-    pub diagnostics_timeout_ms: Option<u64>,
-}
-
-/// `verbatim/applyPatch`: an OpenAI `apply_patch` patch or SEARCH/REPLACE blocks.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ApplyPatchParams {
-    pub patch: String,
-    pub summary: String,
-    /// The agent's turn, for the journal's timeline (optional).
-    #[serde(default)]
-    pub turn: Option<String>,
-    #[serde(default)]
-    pub dry_run: bool,
-    /// Match hunks exactly: no normalization ladder.
-    #[serde(default)]
-    pub exact: bool,
-    /// Report what the editor's language servers say after the edit.
-    #[serde(default)]
-    pub diagnostics: Option<DiagnosticsLevel>,
-    #[serde(default)]
-    pub diagnostics_timeout_ms: Option<u64>,
 }
 
 /// `verbatim/propose`: whole new texts of files an agent will write itself after the
@@ -275,24 +147,6 @@ pub struct ProposedOutcome {
     /// What the person left out, as a unified diff from `text` to the proposal.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub left_out: Option<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct WriteParams {
-    pub uri: String,
-    pub text: String,
-    #[serde(default)]
-    pub base_rev: Option<String>,
-    /// Report what the editor's language servers say after the edit.
-    #[serde(default)]
-    pub diagnostics: Option<DiagnosticsLevel>,
-    #[serde(default)]
-    pub diagnostics_timeout_ms: Option<u64>,
-    pub summary: String,
-    /// The agent's turn, for the journal's timeline (optional).
-    #[serde(default)]
-    pub turn: Option<String>,
 }
 
 /// One entry of `verbatim/documents`.
@@ -514,30 +368,6 @@ pub struct AgentOptions {
     pub diagnostics: Option<DiagnosticsLevel>,
     /// The default of every write's `diagnosticsTimeoutMs`.
     pub diagnostics_timeout_ms: Option<u64>,
-}
-
-/// Which problems a write asks about: `false`, `true` (errors), `"errors"` or
-/// `"warnings"` (errors and warnings).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum DiagnosticsLevel {
-    Off,
-    Errors,
-    Warnings,
-}
-
-impl<'de> Deserialize<'de> for DiagnosticsLevel {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match serde_json::Value::deserialize(deserializer)? {
-            serde_json::Value::Bool(false) => Ok(Self::Off),
-            serde_json::Value::Bool(true) => Ok(Self::Errors),
-            serde_json::Value::String(text) if text == "errors" => Ok(Self::Errors),
-            serde_json::Value::String(text) if text == "warnings" => Ok(Self::Warnings),
-            other => Err(serde::de::Error::custom(format!(
-                "diagnostics must be true, false, \"errors\" or \"warnings\", not {other}"
-            ))),
-        }
-    }
 }
 
 /// Whether the problems reported after an edit are complete.
@@ -762,25 +592,6 @@ pub struct DiscoveryFile {
     pub started_at: String,
 }
 
-/// `verbatim/timeline` params.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct TimelineParams {
-    /// The workspace folder whose journal is read (a `file:` URI or a path).
-    #[serde(default)]
-    pub workspace: Option<String>,
-    #[serde(default)]
-    pub agent: Option<String>,
-    #[serde(default)]
-    pub uri: Option<String>,
-    /// At most this many sessions, the newest.
-    #[serde(default)]
-    pub limit: Option<usize>,
-    /// At most this many edits (writes), the newest first.
-    #[serde(default)]
-    pub max_edits: Option<usize>,
-}
-
 /// `verbatim/timeline` result: sessions, newest first.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -919,25 +730,6 @@ fn yes() -> bool {
 #[serde(rename_all = "camelCase")]
 pub struct MarkReviewedResult {
     pub reviewed: bool,
-}
-
-/// `verbatim/revert` params: exactly one of `ids`, `turn`, `session`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RevertParams {
-    #[serde(default)]
-    pub ids: Option<Vec<String>>,
-    #[serde(default)]
-    pub turn: Option<String>,
-    #[serde(default)]
-    pub session: Option<String>,
-    #[serde(default)]
-    pub dry_run: bool,
-    #[serde(default)]
-    pub summary: Option<String>,
-    /// The turn to journal the revert under.
-    #[serde(default)]
-    pub as_turn: Option<String>,
 }
 
 /// `verbatim/revert` result.
