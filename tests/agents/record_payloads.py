@@ -159,7 +159,7 @@ def steps_for(agent, project, variant):
         return [{"tool_call": {"name": "Read", "input": {"file_path": a}}},
                 {"tool_call": {"name": "Edit", "input": {"file_path": a, "old_str": "second", "new_str": "SECOND"}}},
                 {"tool_call": {"name": "Create", "input": {"file_path": new, "content": "hello\n"}}}, {"text": "Done."}]
-    return [{"tool_call": {"name": "read_file", "input": {"absolute_path": a}}},
+    return [{"tool_call": {"name": "read_file", "input": {"file_path": a}}},
             {"tool_call": {"name": "edit", "input": {"file_path": a, "old_string": "second", "new_string": "SECOND"}}},
             {"tool_call": {"name": "write_file", "input": {"file_path": new, "content": "hello\n"}}}, {"text": "Done."}]
 

@@ -70,7 +70,7 @@ impl AgentCli for Copilot {
     fn tool(&self, name: &str) -> Option<EditTool> {
         match name {
             "edit" | "str_replace" => Some(EditTool::Replace(FIELDS)),
-            "create" => Some(EditTool::Write(FIELDS)),
+            "create" => Some(EditTool::Create(FIELDS)),
             "apply_patch" => Some(EditTool::Patch(None)),
             _ => None,
         }

@@ -154,6 +154,9 @@ pub enum EditTool {
     MultiReplace(Fields),
     /// The whole file.
     Write(Fields),
+    /// A new file only: over a file that exists the tool fails by itself (GitHub
+    /// Copilot CLI's `create`), so there is nothing to review.
+    Create(Fields),
     /// A Codex-format patch (`*** Begin Patch`): in the named argument, or the whole
     /// argument (`None`: a free-form tool whose input is the patch text).
     Patch(Option<&'static str>),

@@ -40,7 +40,7 @@ fn proposal(agent: Agent, input: &Value, project: &Path) -> (HookCall, EditTool,
 fn every_recorded_write_is_read_as_the_file_it_writes() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path();
-    let cases: [(Agent, &str, &str, &str); 9] = [
+    let cases: [(Agent, &str, &str, &str); 10] = [
         (Agent::Copilot, "pre-edit.json", "a.txt", "first\nSECOND\nthird\n"),
         (Agent::Copilot, "pre-create.json", "new.txt", "hello\n"),
         (Agent::Copilot, "pre-apply_patch.json", "a.txt", "first\nSECOND\nthird\n"),
@@ -50,6 +50,7 @@ fn every_recorded_write_is_read_as_the_file_it_writes() {
         (Agent::Droid, "PreToolUse-Edit.json", "a.txt", "first\nSECOND\nthird\n"),
         (Agent::Droid, "PreToolUse-Create.json", "new.txt", "hello\n"),
         (Agent::QwenCode, "PreToolUse-write_file.json", "new.txt", "hello\n"),
+        (Agent::QwenCode, "PreToolUse-edit.json", "a.txt", "first\nSECOND\nthird\n"),
     ];
     for (agent, name, file, text) in cases {
         let mut input = recorded(agent.name(), name, project);
@@ -76,6 +77,12 @@ fn the_calls_after_the_tool_are_known_and_other_tools_are_not_reviewed() {
     for (agent, tool) in [(Agent::Copilot, "bash"), (Agent::Opencode, "read"), (Agent::Droid, "Execute")] {
         assert_eq!(agent.cli().tool(tool), None, "{agent:?} {tool}");
     }
+    // Copilot's create makes only new files: over one that exists it fails by itself.
+    let create = recorded("copilot", "pre-create.json", dir.path());
+    std::fs::write(dir.path().join("new.txt"), "there\n").unwrap();
+    let call = Agent::Copilot.cli().call(&create).unwrap();
+    let (_, proposed) = proposal_of(Agent::Copilot, &call, dir.path()).unwrap();
+    assert!(proposed.unwrap_err().contains("exists already"));
 }
 
 /// The same tool's input, rewritten to write `kept`.

@@ -25,7 +25,11 @@ fn path_of<'a>(fields: &Fields, args: &'a Map<String, Value>) -> Option<&'a str>
 /// The file `tool` would write and its new text (`asks`: the agent's mode would ask).
 pub fn proposed(tool: &str, kind: EditTool, args: &Value, cwd: &Path, asks: bool) -> Result<Proposed, String> {
     let args = args.as_object().ok_or(format!("{tool}'s input is not an object"))?;
-    let (EditTool::Replace(fields) | EditTool::MultiReplace(fields) | EditTool::Write(fields)) = kind else {
+    let (EditTool::Replace(fields)
+    | EditTool::MultiReplace(fields)
+    | EditTool::Write(fields)
+    | EditTool::Create(fields)) = kind
+    else {
         return Err(format!("{tool} is not a string-replacement or whole-file tool"));
     };
     let text = |name: &str| args.get(name).and_then(Value::as_str);
@@ -33,8 +37,11 @@ pub fn proposed(tool: &str, kind: EditTool, args: &Value, cwd: &Path, asks: bool
     let path = absolute(cwd, spelled);
     let disk = disk_text(&path)?;
     let current = disk.clone().unwrap_or_default();
+    if let (EditTool::Create(_), Some(_)) = (kind, &disk) {
+        return Err(format!("{tool}: {spelled} exists already, and {tool} makes only new files"));
+    }
     let new_text = match kind {
-        EditTool::Write(_) => {
+        EditTool::Write(_) | EditTool::Create(_) => {
             text(fields.content).ok_or(format!("{tool}'s input has no {}", fields.content))?.to_owned()
         }
         EditTool::Replace(_) => {
@@ -85,7 +92,11 @@ pub fn rewrite(
     proposed: &Proposed,
     kept: &[Option<&str>],
 ) -> Result<Option<Value>, String> {
-    let (EditTool::Replace(fields) | EditTool::MultiReplace(fields) | EditTool::Write(fields)) = kind else {
+    let (EditTool::Replace(fields)
+    | EditTool::MultiReplace(fields)
+    | EditTool::Write(fields)
+    | EditTool::Create(fields)) = kind
+    else {
         return Err("not a string-replacement or whole-file tool".into());
     };
     let (Some(file), Some(Some(kept))) = (proposed.files.first(), kept.first()) else {
@@ -96,7 +107,7 @@ pub fn rewrite(
     if now == *kept {
         return Ok(None);
     }
-    if let EditTool::Write(_) = kind {
+    if let EditTool::Write(_) | EditTool::Create(_) = kind {
         tool_input.insert(fields.content.into(), json!(kept));
         return Ok(Some(Value::Object(tool_input)));
     }
