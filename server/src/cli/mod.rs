@@ -469,7 +469,7 @@ fn setup(args: &args::SetupArgs) -> Result<(), Failure> {
         .map(PathBuf::from)
         .ok_or_else(|| Failure::Usage("HOME is not set: setup cannot find the agent's user files".into()))?;
     let options = SetupOptions {
-        agent: agent.unwrap_or(Agent::ClaudeCode),
+        agent: agent.unwrap_or(Agent::ClaudeCode).cli(),
         scope: match (args.user, args.project, agent) {
             (true, _, _) => Scope::User,
             (false, false, Some(agent)) => agent.cli().default_scope(),

@@ -16,18 +16,20 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::{AgentCli, CLAUDE_FIELDS, EditTool, HookCall};
-use crate::frontend::hook::Verdict;
-use crate::frontend::setup::hook::HookSpec;
-use crate::frontend::setup::json_merge::{merge_json, object_at, push_unique};
-use crate::frontend::setup::{
-    FileChange, Plan, Requirement, Scope, SetupError, SetupOptions, TOOL_TIMEOUT_SECS, headless_note, hook, hook_note,
-    hook_requirements, json_at, json_server_requirement, json_servers_change, lists, read, server_entry,
+use crate::frontend::agents::cli::{AgentCli, CLAUDE_FIELDS, EditTool, HookCall, SetupOptions, Verdict};
+use crate::frontend::setup::hook;
+use crate::frontend::setup::kit::{
+    headless_note, hook_note, hook_requirements, json_at, json_server_requirement, json_servers_change, lists, read,
+    server_entry,
 };
+use crate::frontend::setup::types::{FileChange, HookSpec, Plan, Requirement, Scope, SetupError, TOOL_TIMEOUT_SECS};
+
+use crate::frontend::setup::json_merge::{merge_json, object_at, push_unique};
 
 /// Claude Code's permission rule for every tool of the server.
 const ALLOW_RULE: &str = "mcp__verbatim";
 
+#[derive(Debug)]
 pub struct ClaudeCode;
 
 /// Where its files are: the servers, and the settings (permissions and the hook).

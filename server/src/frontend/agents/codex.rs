@@ -11,20 +11,20 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::frontend::agents::cli::{AgentCli, EditTool, HookCall, SetupOptions, Verdict, dir_or};
+use crate::frontend::setup::codex_trust;
+use crate::frontend::setup::hook;
+use crate::frontend::setup::kit::{headless_note, hook_note, hook_requirements, json_at, mcp_args, read};
+use crate::frontend::setup::types::{FileChange, HookSpec, Plan, Requirement, SetupError, TOOL_TIMEOUT_SECS};
+
 use super::claude_code::pre_tool_use;
-use super::{AgentCli, EditTool, HookCall, dir_or};
-use crate::frontend::hook::Verdict;
-use crate::frontend::setup::hook::HookSpec;
 use crate::frontend::setup::json_merge::merge_json;
-use crate::frontend::setup::{
-    FileChange, Plan, Requirement, SetupError, SetupOptions, TOOL_TIMEOUT_SECS, codex_trust, headless_note, hook,
-    hook_note, hook_requirements, json_at, mcp_args, read,
-};
 
 /// What Codex passes on to the server: where the editor's discovery files and the
 /// journal are (it gives MCP servers only HOME, LANG, PATH, PWD and TMPDIR).
 const ENV_VARS: [&str; 4] = ["XDG_RUNTIME_DIR", "VERBATIM_RUNTIME_DIR", "XDG_STATE_HOME", "VERBATIM_STATE_DIR"];
 
+#[derive(Debug)]
 pub struct Codex;
 
 /// `config.toml` and `hooks.json`.
@@ -56,6 +56,12 @@ impl AgentCli for Codex {
 
     fn scopes(&self) -> &'static [crate::frontend::setup::Scope] {
         &[crate::frontend::setup::Scope::User]
+    }
+    fn user_only_why(&self) -> Option<&'static str> {
+        Some(
+            "Codex reads its MCP servers, and the trust of its hooks, from its own config.toml ($CODEX_HOME, else \
+             ~/.codex); a project's .codex/ only once the project is trusted there: run `verbatim setup codex --user`.",
+        )
     }
     fn plan(&self, options: &SetupOptions) -> Result<Plan, SetupError> {
         let (config, hooks) = files(options);

@@ -17,17 +17,14 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::{AgentCli, EditTool, Fields, HookCall, dir_or};
-use crate::frontend::hook::Verdict;
-use crate::frontend::setup::hook::{HookShape, HookSpec};
-use crate::frontend::setup::{
-    Plan, Requirement, Scope, SetupError, SetupOptions, TOOL_TIMEOUT_SECS, hook_note, hook_requirements,
-    json_hook_change,
-};
+use crate::frontend::agents::cli::{AgentCli, EditTool, Fields, HookCall, SetupOptions, Verdict, dir_or};
+use crate::frontend::setup::kit::{hook_note, hook_requirements, json_hook_change};
+use crate::frontend::setup::types::{HookShape, HookSpec, Plan, Requirement, Scope, SetupError, TOOL_TIMEOUT_SECS};
 
 /// The arguments of `edit` and `create`.
 const FIELDS: Fields = Fields { path: &["path"], old: "old_str", new: "new_str", all: None, content: "file_text" };
 
+#[derive(Debug)]
 pub struct Copilot;
 
 fn settings(options: &SetupOptions) -> PathBuf {
@@ -154,6 +151,6 @@ pub(crate) fn no_hook_nothing(options: &SetupOptions) -> SetupError {
         "{} gets only the pre-write hook from `verbatim setup`, so --no-hook leaves nothing to set up; a hook already \
          there stays (remove it from {} by hand).",
         options.agent.display_name(),
-        options.agent.cli().hook_file(options).map(|path| path.display().to_string()).unwrap_or_default()
+        options.agent.hook_file(options).map(|path| path.display().to_string()).unwrap_or_default()
     ))
 }

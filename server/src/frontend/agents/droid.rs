@@ -14,14 +14,11 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+use crate::frontend::agents::cli::{AgentCli, ChangedInput, EditTool, Fields, HookCall, SetupOptions, Verdict};
+use crate::frontend::setup::kit::{hook_note, hook_requirements, json_hook_change};
+use crate::frontend::setup::types::{HookSpec, Plan, Requirement, Scope, SetupError, TOOL_TIMEOUT_SECS};
+
 use super::claude_code::pre_tool_use;
-use super::{AgentCli, ChangedInput, EditTool, Fields, HookCall};
-use crate::frontend::hook::Verdict;
-use crate::frontend::setup::hook::HookSpec;
-use crate::frontend::setup::{
-    Plan, Requirement, Scope, SetupError, SetupOptions, TOOL_TIMEOUT_SECS, hook_note, hook_requirements,
-    json_hook_change,
-};
 
 /// The arguments of `Edit` and `Create`.
 const FIELDS: Fields =
@@ -33,6 +30,7 @@ const MATCHER: &str = "Edit|Create";
 /// The `PostToolUse` run only reads a note the `PreToolUse` run left: quick.
 const AFTER_TOOL_TIMEOUT_SECS: u64 = 10;
 
+#[derive(Debug)]
 pub struct Droid;
 
 fn settings(options: &SetupOptions) -> PathBuf {
@@ -75,7 +73,7 @@ impl AgentCli for Droid {
     }
     fn plan(&self, options: &SetupOptions) -> Result<Plan, SetupError> {
         if !options.hook {
-            return Err(super::copilot::no_hook_nothing(options));
+            return Err(crate::frontend::agents::copilot::no_hook_nothing(options));
         }
         let settings = settings(options);
         let mut plan = Plan::default();
@@ -85,7 +83,7 @@ impl AgentCli for Droid {
             &settings,
             " Its PostToolUse hook on the same tools tells the model what the person left out of a write and why.",
         ));
-        plan.notes.push(super::copilot::hook_only_note(options));
+        plan.notes.push(crate::frontend::agents::copilot::hook_only_note(options));
         Ok(plan)
     }
     fn requirements(&self, options: &SetupOptions) -> Result<Vec<Requirement>, SetupError> {

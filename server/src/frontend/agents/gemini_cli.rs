@@ -15,18 +15,21 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::{AgentCli, CLAUDE_FIELDS, ChangedInput, EditTool, HookCall};
-use crate::frontend::hook::Verdict;
-use crate::frontend::setup::hook::{HookShape, HookSpec};
-use crate::frontend::setup::json_merge::merge_json;
-use crate::frontend::setup::{
-    FileChange, Plan, Requirement, Scope, SetupError, SetupOptions, TOOL_TIMEOUT_SECS, headless_note, hook_note,
-    hook_requirements, json_at, json_server_requirement, json_servers_change, read, trusted_server_entry,
+use crate::frontend::agents::cli::{AgentCli, CLAUDE_FIELDS, ChangedInput, EditTool, HookCall, SetupOptions, Verdict};
+use crate::frontend::setup::kit::{
+    headless_note, hook_note, hook_requirements, json_at, json_server_requirement, json_servers_change, read,
+    trusted_server_entry,
 };
+use crate::frontend::setup::types::{
+    FileChange, HookShape, HookSpec, Plan, Requirement, Scope, SetupError, TOOL_TIMEOUT_SECS,
+};
+
+use crate::frontend::setup::json_merge::merge_json;
 
 /// Its `AfterTool` run only reads a note the `BeforeTool` run left: quick.
 const AFTER_TOOL_TIMEOUT_MS: u64 = 10_000;
 
+#[derive(Debug)]
 pub struct GeminiCli;
 
 /// The settings (server and hooks) and the trusted folders.
@@ -79,6 +82,9 @@ impl AgentCli for GeminiCli {
         })
     }
 
+    fn trusts_folders(&self) -> bool {
+        true
+    }
     fn plan(&self, options: &SetupOptions) -> Result<Plan, SetupError> {
         let (settings, trusted) = files(options);
         let mut plan = Plan::default();

@@ -19,10 +19,10 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::{AgentCli, EditTool, Fields, HookCall, dir_or};
-use crate::frontend::hook::Verdict;
-use crate::frontend::setup::hook::HookSpec;
-use crate::frontend::setup::{FileChange, Plan, Requirement, Scope, SetupError, SetupOptions, hook, hook_note, read};
+use crate::frontend::agents::cli::{AgentCli, EditTool, Fields, HookCall, SetupOptions, Verdict, dir_or};
+use crate::frontend::setup::hook;
+use crate::frontend::setup::kit::{hook_note, read};
+use crate::frontend::setup::types::{FileChange, HookSpec, Plan, Requirement, Scope, SetupError};
 
 /// The arguments of `edit` and `write`.
 const FIELDS: Fields =
@@ -89,6 +89,7 @@ export const Verbatim = async ({ directory }) => ({
 });
 "#;
 
+#[derive(Debug)]
 pub struct Opencode;
 
 fn plugin_path(options: &SetupOptions) -> PathBuf {
@@ -149,7 +150,7 @@ impl AgentCli for Opencode {
     }
     fn plan(&self, options: &SetupOptions) -> Result<Plan, SetupError> {
         if !options.hook {
-            return Err(super::copilot::no_hook_nothing(options));
+            return Err(crate::frontend::agents::copilot::no_hook_nothing(options));
         }
         let path = plugin_path(options);
         let before = read(&path)?;
@@ -172,7 +173,7 @@ impl AgentCli for Opencode {
             &path,
             " opencode loads the plugins of $XDG_CONFIG_HOME/opencode/plugin in every project, with no trust step.",
         ));
-        plan.notes.push(super::copilot::hook_only_note(options));
+        plan.notes.push(crate::frontend::agents::copilot::hook_only_note(options));
         Ok(plan)
     }
     fn requirements(&self, options: &SetupOptions) -> Result<Vec<Requirement>, SetupError> {
@@ -196,7 +197,7 @@ impl AgentCli for Opencode {
     fn hooks(&self) -> Vec<HookSpec> {
         Vec::new()
     }
-    fn configured_hook_command(&self, options: &SetupOptions) -> Option<String> {
+    fn plugin_command(&self, options: &SetupOptions) -> Option<String> {
         command_in(&read(&plugin_path(options)).ok()??)
     }
 

@@ -15,15 +15,18 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::claude_code::pre_tool_use;
-use super::{AgentCli, CLAUDE_FIELDS, ChangedInput, EditTool, HookCall, dir_or};
-use crate::frontend::hook::Verdict;
-use crate::frontend::setup::hook::HookSpec;
-use crate::frontend::setup::{
-    Plan, Requirement, Scope, SetupError, SetupOptions, TOOL_TIMEOUT_SECS, headless_note, hook_note, hook_requirements,
-    json_at, json_server_requirement, json_servers_change, trusted_server_entry,
+use crate::frontend::agents::cli::{
+    AgentCli, CLAUDE_FIELDS, ChangedInput, EditTool, HookCall, SetupOptions, Verdict, dir_or,
 };
+use crate::frontend::setup::kit::{
+    headless_note, hook_note, hook_requirements, json_at, json_server_requirement, json_servers_change,
+    trusted_server_entry,
+};
+use crate::frontend::setup::types::{HookSpec, Plan, Requirement, Scope, SetupError, TOOL_TIMEOUT_SECS};
 
+use super::claude_code::pre_tool_use;
+
+#[derive(Debug)]
 pub struct QwenCode;
 
 fn settings(options: &SetupOptions) -> PathBuf {

@@ -173,7 +173,7 @@ fn the_readme_table_is_the_list_of_agents() {
 fn options(agent: Agent, dir: &Path) -> SetupOptions {
     std::fs::create_dir_all(dir.join("project")).unwrap();
     SetupOptions {
-        agent,
+        agent: agent.cli(),
         scope: Scope::User,
         deny_builtin_edit: false,
         project: dir.join("project"),
@@ -241,5 +241,5 @@ fn opencode_gets_a_plugin_that_runs_the_hook_and_a_file_of_the_person_s_is_not_o
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains("const COMMAND = \"verbatim hook opencode\";"), "{text}");
     assert!(text.contains("\"tool.execute.before\"") && text.contains("\"tool.execute.after\""), "{text}");
-    assert_eq!(Agent::Opencode.cli().configured_hook_command(&options).as_deref(), Some("verbatim hook opencode"));
+    assert_eq!(Agent::Opencode.cli().plugin_command(&options).as_deref(), Some("verbatim hook opencode"));
 }

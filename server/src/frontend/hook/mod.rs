@@ -26,7 +26,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use verbatim_engine::doc_key::DocKey;
 
-use crate::frontend::agents::{Agent, ChangedInput, EditTool, HookCall};
+use crate::frontend::agents::Agent;
+pub use crate::frontend::agents::cli::Verdict;
+use crate::frontend::agents::cli::{ChangedInput, EditTool, HookCall};
 use crate::frontend::client::{AgentClient, ClientError, Identity};
 use crate::frontend::{Frontend, FrontendOptions, Via};
 use crate::service::protocol::{ProposeDecision, ProposeResult, method};
@@ -55,21 +57,6 @@ pub struct ProposedWrite {
     pub disk: Option<String>,
     /// The new text (`None`: the file is deleted).
     pub text: Option<String>,
-}
-
-/// What the hook tells the agent, before it is phrased in the agent's own terms.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
-    /// No decision: the agent's own flow goes on. The note goes to stderr.
-    Pass { note: String },
-    /// Write as the agent proposed.
-    Allow,
-    /// Write this input instead; tell the model `context`.
-    AllowWith { input: Value, context: String },
-    /// Write nothing; the model reads `reason`.
-    Deny { reason: String },
-    /// After the tool ran (Gemini CLI's `AfterTool`): tell the model `context`.
-    Note { context: String },
 }
 
 /// How long a review may wait for the person before the hook withdraws it: setup gives

@@ -18,7 +18,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use super::{Agent, SetupOptions};
+use super::types::{HookShape, HookSpec};
+use crate::frontend::agents::cli::{AgentCli, SetupOptions};
+
+/// The agent's pre-write hook.
+pub fn pre_write(agent: &dyn AgentCli) -> Option<HookSpec> {
+    agent.hooks().first().copied()
+}
 
 /// How long `--check` lets the hook run on its harmless input.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -27,52 +33,6 @@ const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
 /// must answer nothing.
 pub const CHECK_TOOL_NAME: &str = "verbatim_setup_check";
 
-/// Where and how an agent runs the hook.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HookSpec {
-    /// The key under `hooks`.
-    pub event: &'static str,
-    /// The agent's edit tools, as its matcher spells them (empty: no matcher).
-    pub matcher: &'static str,
-    /// Long enough for a person to review, in the agent's unit.
-    pub timeout: u64,
-    /// The timeout is in milliseconds (else seconds).
-    pub millis: bool,
-    /// How the event's list holds a hook.
-    pub shape: HookShape,
-}
-
-/// How an event's list holds a hook.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HookShape {
-    /// Claude Code's: groups `{matcher, hooks: [{type: "command", command, timeout}]}`.
-    Grouped,
-    /// GitHub Copilot CLI's: the handlers themselves, `{type: "command", bash, timeoutSec}`.
-    Flat,
-}
-
-impl HookSpec {
-    /// A hook in Claude Code's shape, with a timeout in seconds.
-    pub const fn grouped(event: &'static str, matcher: &'static str, timeout: u64) -> Self {
-        Self { event, matcher, timeout, millis: false, shape: HookShape::Grouped }
-    }
-
-    /// The agent's pre-write hook.
-    pub fn of(agent: Agent) -> Option<Self> {
-        agent.cli().hooks().first().copied()
-    }
-
-    /// Every hook the agent gets: the pre-write one first, then any that follow it.
-    pub fn all(agent: Agent) -> Vec<Self> {
-        agent.cli().hooks()
-    }
-
-    /// The timeout's unit, for notes.
-    pub fn unit(self) -> &'static str {
-        if self.millis { "ms" } else { "s" }
-    }
-}
-
 /// The command the agent runs, spelled as the MCP server's command is.
 pub fn command(options: &SetupOptions) -> String {
     format!("{} hook {}", options.command, options.agent.name())
@@ -80,7 +40,7 @@ pub fn command(options: &SetupOptions) -> String {
 
 /// Our group for the pre-write event, as `setup` writes it.
 pub fn group(options: &SetupOptions) -> Value {
-    HookSpec::of(options.agent).map_or(Value::Null, |spec| group_of(options, spec))
+    pre_write(options.agent).map_or(Value::Null, |spec| group_of(options, spec))
 }
 
 fn group_of(options: &SetupOptions, spec: HookSpec) -> Value {
@@ -109,7 +69,7 @@ fn handler_command(handler: &Value) -> Option<&str> {
 }
 
 /// Whether a hook command is `verbatim hook AGENT`, by any path to `verbatim`.
-fn is_ours(command: &str, agent: Agent) -> bool {
+fn is_ours(command: &str, agent: &dyn AgentCli) -> bool {
     let words: Vec<&str> = command.split_whitespace().collect();
     match words.as_slice() {
         [program, "hook", name] => {
@@ -121,12 +81,12 @@ fn is_ours(command: &str, agent: Agent) -> bool {
 
 /// Where our handler is: the index of its group in `hooks.EVENT` and its index in
 /// that group's `hooks`.
-pub fn find(root: &Map<String, Value>, agent: Agent) -> Option<(usize, usize)> {
-    find_in(root, agent, HookSpec::of(agent)?)
+pub fn find(root: &Map<String, Value>, agent: &dyn AgentCli) -> Option<(usize, usize)> {
+    find_in(root, agent, pre_write(agent)?)
 }
 
 /// Where our handler for `spec`'s event is, as [`find`].
-pub fn find_in(root: &Map<String, Value>, agent: Agent, spec: HookSpec) -> Option<(usize, usize)> {
+pub fn find_in(root: &Map<String, Value>, agent: &dyn AgentCli, spec: HookSpec) -> Option<(usize, usize)> {
     let groups = root.get("hooks")?.get(spec.event)?.as_array()?;
     groups.iter().enumerate().find_map(|(group_index, group)| {
         let handler_index = handlers(group, spec.shape).into_iter().position(|handler| {
@@ -143,7 +103,7 @@ pub fn find_in(root: &Map<String, Value>, agent: Agent, spec: HookSpec) -> Optio
 /// theirs: left as it is. Refuses, with the reason, when `hooks` or its event holds
 /// something else than what the agent reads there.
 pub fn merge(root: &mut Map<String, Value>, options: &SetupOptions) -> Result<(), String> {
-    HookSpec::all(options.agent).into_iter().try_for_each(|spec| merge_spec(root, options, spec))
+    options.agent.hooks().into_iter().try_for_each(|spec| merge_spec(root, options, spec))
 }
 
 fn merge_spec(root: &mut Map<String, Value>, options: &SetupOptions, spec: HookSpec) -> Result<(), String> {
@@ -180,8 +140,8 @@ fn merge_spec(root: &mut Map<String, Value>, options: &SetupOptions, spec: HookS
 }
 
 /// The command of our handler in `root`, if there is one.
-pub fn configured_command(root: &Map<String, Value>, agent: Agent) -> Option<String> {
-    let spec = HookSpec::of(agent)?;
+pub fn configured_command(root: &Map<String, Value>, agent: &dyn AgentCli) -> Option<String> {
+    let spec = pre_write(agent)?;
     let (group_index, handler_index) = find_in(root, agent, spec)?;
     let group = root.get("hooks")?.get(spec.event)?.get(group_index)?;
     handler_command(handlers(group, spec.shape).get(handler_index)?).map(str::to_owned)
@@ -190,13 +150,13 @@ pub fn configured_command(root: &Map<String, Value>, agent: Agent) -> Option<Str
 /// The variables the agent sets for its hooks (on top of its own environment), as far
 /// as they matter to `verbatim hook`.
 fn agent_variables(options: &SetupOptions) -> Vec<(&'static str, &Path)> {
-    options.agent.cli().hook_variables().iter().map(|name| (*name, options.project.as_path())).collect()
+    options.agent.hook_variables().iter().map(|name| (*name, options.project.as_path())).collect()
 }
 
 /// `--check`'s harmless input: the agent's event for a tool no agent has.
 pub fn check_input(options: &SetupOptions) -> Value {
     json!({
-        "hook_event_name": HookSpec::of(options.agent).map_or("PreToolUse", |spec| spec.event),
+        "hook_event_name": pre_write(options.agent).map_or("PreToolUse", |spec| spec.event),
         "tool_name": CHECK_TOOL_NAME,
         "tool_input": {},
         "session_id": "verbatim-setup-check",
@@ -269,14 +229,15 @@ pub fn run(command: &str, options: &SetupOptions, extra_env: &[(OsString, OsStri
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::frontend::agents::Agent;
 
     #[test]
     fn ours_is_verbatim_hook_agent_by_any_path() {
-        assert!(is_ours("verbatim hook codex", Agent::Codex));
-        assert!(is_ours("/usr/local/bin/verbatim  hook codex", Agent::Codex));
-        assert!(!is_ours("verbatim hook claude-code", Agent::Codex));
-        assert!(!is_ours("verbatim-other hook codex", Agent::Codex));
-        assert!(!is_ours("verbatim hook codex --flag", Agent::Codex));
-        assert!(!is_ours("echo verbatim hook codex", Agent::Codex));
+        assert!(is_ours("verbatim hook codex", Agent::Codex.cli()));
+        assert!(is_ours("/usr/local/bin/verbatim  hook codex", Agent::Codex.cli()));
+        assert!(!is_ours("verbatim hook claude-code", Agent::Codex.cli()));
+        assert!(!is_ours("verbatim-other hook codex", Agent::Codex.cli()));
+        assert!(!is_ours("verbatim hook codex --flag", Agent::Codex.cli()));
+        assert!(!is_ours("echo verbatim hook codex", Agent::Codex.cli()));
     }
 }

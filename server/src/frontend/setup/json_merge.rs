@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use super::SetupError;
+use super::types::SetupError;
 
 /// Adds `item` to the array at `key` of `map` (made an array if it is not one).
 pub(crate) fn push_unique(map: &mut Map<String, Value>, key: &str, item: &str) {

@@ -1,5 +1,10 @@
 //! Unit tests of `setup`: each agent's files planned, written, re-planned and checked.
 
+use std::ffi::OsString;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
 use super::*;
 use ide::ide_lines;
 
@@ -27,7 +32,7 @@ fn fake_verbatim(dir: &Path, script: &str) -> Vec<(OsString, OsString)> {
 fn options(agent: Agent, scope: Scope, dir: &Path) -> SetupOptions {
     std::fs::create_dir_all(dir.join("project")).unwrap();
     SetupOptions {
-        agent,
+        agent: agent.cli(),
         scope,
         deny_builtin_edit: false,
         project: dir.join("project"),
