@@ -73,31 +73,35 @@ pub struct HookOutput {
 /// Runs the hook on its stdin text.
 pub async fn run(agent: Agent, input: &str, options: FrontendOptions, review_secs: u64) -> HookOutput {
     let cli = agent.cli();
-    let call = serde_json::from_str::<Value>(input).ok().and_then(|value| cli.call(&value));
-    let verdict = match &call {
-        Some(call) => decide(agent, call, options, review_secs).await,
-        None if serde_json::from_str::<Value>(input).is_err() => {
-            Verdict::Pass { note: "the hook's input is not JSON".into() }
-        }
-        None => Verdict::Pass { note: "the hook's input is not a tool call Verbatim knows".into() },
+    let call = match serde_json::from_str::<Value>(input) {
+        Err(error) => return no_decision(agent, &format!("the hook's input is not JSON ({error})")),
+        Ok(value) => match cli.call(&value) {
+            Some(call) => call,
+            None => return no_decision(agent, "the hook's input is not a tool call Verbatim knows"),
+        },
     };
-    let mut output = HookOutput::default();
-    let (Some(call), false) = (&call, matches!(verdict, Verdict::Pass { .. })) else {
-        if let Verdict::Pass { note } = &verdict
-            && !note.is_empty()
-        {
-            output.stderr = format!("verbatim hook: {note}; no decision, {} goes on as usual\n", agent.display_name());
-        }
-        return output;
-    };
-    output.stdout = cli.render(call, &verdict).map_or_else(String::new, |value| format!("{value}\n"));
+    let verdict = decide(agent, &call, options, review_secs).await;
+    if let Verdict::Pass { note } = &verdict {
+        return no_decision(agent, note);
+    }
     if let Verdict::AllowWith { context, .. } = &verdict
         && cli.changed_input() == ChangedInput::ToldAfter
     {
         // Nothing of this answer reaches the model: the hook after the tool tells it.
-        context_notes::leave(call, context);
+        context_notes::leave(&call, context);
     }
-    output
+    let stdout = cli.render(&call, &verdict).map_or_else(String::new, |value| format!("{value}\n"));
+    HookOutput { stdout, stderr: String::new() }
+}
+
+/// No decision: nothing on stdout, the reason (if any) on stderr.
+fn no_decision(agent: Agent, note: &str) -> HookOutput {
+    let stderr = if note.is_empty() {
+        String::new()
+    } else {
+        format!("verbatim hook: {note}; no decision, {} goes on as usual\n", agent.display_name())
+    };
+    HookOutput { stdout: String::new(), stderr }
 }
 
 /// The tool the call is and what it would write; `None` when it is not a tool the
