@@ -49,6 +49,8 @@ fn setup_with_hook(project: &Path, home: &Path, env: &[(&str, &Path)], hook_scri
         .env_remove("GEMINI_CLI_HOME")
         .env_remove("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
         .env_remove("QWEN_HOME")
+        .env_remove("COPILOT_HOME")
+        .env_remove("XDG_CONFIG_HOME")
         .env("PATH", search)
         .envs(env.iter().copied())
         .output()
@@ -118,7 +120,10 @@ fn codex_goes_to_the_user_s_config_and_an_unknown_agent_is_a_usage_error() {
     assert!(text(&std::fs::read(codex_home.path().join("config.toml")).unwrap()).contains("env_vars = ["));
     let unknown = setup(project.path(), home.path(), &["cursor"]);
     assert_eq!(unknown.status.code(), Some(2));
-    assert!(text(&unknown.stderr).contains("claude-code, codex, gemini-cli or qwen-code"), "{unknown:?}");
+    assert!(
+        text(&unknown.stderr).contains("claude-code, codex, gemini-cli, qwen-code, copilot, opencode or droid"),
+        "{unknown:?}"
+    );
 }
 
 #[test]
@@ -149,9 +154,14 @@ fn check_without_an_agent_reports_every_agent_fresh_half_and_configured() {
     assert!(out.contains("claude-code: set up (user)"), "{out}");
     assert!(out.contains("codex: not set up (user)"), "{out}");
 
-    for args in
-        [&["codex", "--user", "--write"][..], &["gemini-cli", "--trust", "--write"][..], &["qwen-code", "--write"][..]]
-    {
+    for args in [
+        &["codex", "--user", "--write"][..],
+        &["gemini-cli", "--trust", "--write"][..],
+        &["qwen-code", "--write"][..],
+        &["copilot", "--write"][..],
+        &["opencode", "--write"][..],
+        &["droid", "--write"][..],
+    ] {
         let done = setup_with(project.path(), home.path(), &env, args);
         assert!(done.status.success(), "{done:?}");
     }

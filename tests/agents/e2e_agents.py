@@ -479,7 +479,7 @@ def case_setup_check_all(case):
     env = case.env(CODEX_HOME=os.path.join(case.root, "codex-home"))
     fresh = case.setup("--check", env=env)
     check(fresh.returncode == 2, f"{fresh.returncode}: {fresh.stdout}")
-    for agent in ("claude-code", "codex", "gemini-cli", "qwen-code"):
+    for agent in ("claude-code", "codex", "gemini-cli", "qwen-code", "copilot", "opencode", "droid"):
         check(f"{agent}: not set up" in fresh.stdout, fresh.stdout)
     setup_ok(case, "codex", "--user", "--write", env=env)
     half = case.setup("--check", env=env)
@@ -488,6 +488,8 @@ def case_setup_check_all(case):
     setup_ok(case, "claude-code", "--write", env=env)
     setup_ok(case, "gemini-cli", "--trust", "--write", env=env)
     setup_ok(case, "qwen-code", "--write", env=env)
+    for agent in ("copilot", "opencode", "droid"):
+        setup_ok(case, agent, "--write", env=env)
     full = case.setup("--check", env=env)
     check(full.returncode == 0 and "fix:" not in full.stdout, full.stdout + full.stderr)
 

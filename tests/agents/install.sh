@@ -1,26 +1,33 @@
 #!/usr/bin/env bash
 # Installs what the agent end-to-end tests need, idempotently and quietly:
-#   - Claude Code, Codex and Gemini CLI, pinned, each into its own folder of
-#     <repo>/.agents/ (npm; postinstall scripts are not needed: the tests run
-#     Claude Code's and Codex's native binaries, and Gemini CLI under Node);
+#   - Claude Code, Codex, Gemini CLI, Qwen Code, GitHub Copilot CLI, opencode and
+#     Factory Droid, pinned, each into its own folder of <repo>/.agents/ (npm;
+#     postinstall scripts are not needed: the tests run the native binaries of
+#     Claude Code, Codex, Copilot, opencode and Droid, and Gemini CLI and Qwen Code
+#     under Node);
 #   - Debian's tmux, if it is missing.
 # A second run, with everything in place, only checks and returns.
 #
 #   tests/agents/install.sh                       install Claude Code (prints nothing when all is there)
 #   tests/agents/install.sh --print-bin           install Claude Code, then print the claude binary's path
-#   tests/agents/install.sh --all                 install all three agents
-#   tests/agents/install.sh --print-bin AGENT     install AGENT (claude-code, codex, gemini-cli, qwen-code), print its command
+#   tests/agents/install.sh --all                 install Claude Code, Codex and Gemini CLI
+#   tests/agents/install.sh --print-bin AGENT     install AGENT (claude-code, codex, gemini-cli, qwen-code,
+#                                                 copilot, opencode, droid), print its command
 set -euo pipefail
 
 CLAUDE_CODE_VERSION=2.1.332
 CODEX_VERSION=0.171.0
 GEMINI_CLI_VERSION=0.61.0
 QWEN_CODE_VERSION=0.24.4
+COPILOT_VERSION=1.0.102
+OPENCODE_VERSION=1.18.33
+# The platform package: the wrapper @factory/cli pins a platform version the registry lacks.
+DROID_VERSION=0.225.2
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 agents="$repo/.agents"
 
-usage() { echo "usage: $0 [--all | --print-bin [claude-code|codex|gemini-cli|qwen-code]]" >&2; exit 2; }
+usage() { echo "usage: $0 [--all | --print-bin [claude-code|codex|gemini-cli|qwen-code|copilot|opencode|droid]]" >&2; exit 2; }
 
 print_bin=false
 wanted=(claude-code)
@@ -28,7 +35,7 @@ case "${1:-}" in
   --print-bin)
     print_bin=true
     case "${2:-claude-code}" in
-      claude-code|codex|gemini-cli|qwen-code) wanted=("${2:-claude-code}") ;;
+      claude-code|codex|gemini-cli|qwen-code|copilot|opencode|droid) wanted=("${2:-claude-code}") ;;
       *) usage ;;
     esac
     [ $# -le 2 ] || usage
@@ -44,8 +51,10 @@ if ! command -v tmux >/dev/null; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
 fi
 
-# The package, version, folder, the file to run and the manifest whose version is checked.
+# The package, version, folder, the file to run and the manifest whose version is checked
+# (and npm's extra arguments).
 describe() {
+  npm_extra=()
   case "$1" in
     claude-code)
       package=@anthropic-ai/claude-code version=$CLAUDE_CODE_VERSION prefix="$agents/claude-code"
@@ -62,7 +71,21 @@ describe() {
     qwen-code)
       package=@qwen-code/qwen-code version=$QWEN_CODE_VERSION prefix="$agents/qwen-code"
       bin="$prefix/node_modules/@qwen-code/qwen-code/cli-entry.js"
-      manifest="$prefix/node_modules/@qwen-code/qwen-code/package.json" ;;
+      manifest="$prefix/node_modules/@qwen-code/qwen-code/package.json"
+      # Its optional native modules (clipboard, terminal) are not needed and need a compiler.
+      npm_extra=(--omit=optional) ;;
+    copilot)
+      package=@github/copilot version=$COPILOT_VERSION prefix="$agents/copilot"
+      bin="$prefix/node_modules/@github/copilot-linux-x64/copilot"
+      manifest="$prefix/node_modules/@github/copilot/package.json" ;;
+    opencode)
+      package=opencode-ai version=$OPENCODE_VERSION prefix="$agents/opencode"
+      bin="$prefix/node_modules/opencode-linux-x64/bin/opencode"
+      manifest="$prefix/node_modules/opencode-ai/package.json" ;;
+    droid)
+      package=@factory/cli-linux-x64 version=$DROID_VERSION prefix="$agents/droid"
+      bin="$prefix/node_modules/@factory/cli-linux-x64/bin/droid"
+      manifest="$prefix/node_modules/@factory/cli-linux-x64/package.json" ;;
   esac
 }
 
@@ -78,7 +101,7 @@ for agent in "${wanted[@]}"; do
     mkdir -p "$prefix"
     log="$prefix/npm-install.log"
     if ! npm install --prefix "$prefix" --no-audit --no-fund --no-save --loglevel=error \
-        "$package@$version" >"$log" 2>&1; then
+        "${npm_extra[@]}" "$package@$version" >"$log" 2>&1; then
       cat "$log" >&2
       echo "npm install of $package@$version failed" >&2
       exit 1

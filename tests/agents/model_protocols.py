@@ -17,10 +17,13 @@ renamed) and serves until SIGTERM, answering both APIs:
   any other one-shot call): a JSON GenerateContentResponse whose text is
   {"complexity_reasoning", "complexity_score"}; it does not consume the script.
 - POST .../chat/completions with `stream: true` (OpenAI Chat Completions, as Qwen
-  Code speaks it): SSE `chat.completion.chunk` events (text, then `tool_calls`),
-  a last one with `finish_reason` and usage, then `data: [DONE]`. Without
-  `stream` (a side call) a JSON completion whose text is `{}`; it does not consume
-  the script.
+  Code, opencode, GitHub Copilot CLI and Factory Droid speak it): SSE
+  `chat.completion.chunk` events (text, then `tool_calls`; a "custom_tool_call" step
+  is a `"type": "custom"` call whose `custom.input` is text, as Copilot's
+  apply_patch), a last one with `finish_reason` and usage, then `data: [DONE]`.
+  Without `stream` (a side call) a JSON completion whose text is `{}`, and a
+  streamed request that offers no tools (opencode's title) the text "Scripted
+  task"; neither consumes the script.
 - anything else: 200 {} (logged, kind "other").
 
 The script is a JSON list of steps (or {"steps": [...]}); each is the model's reply
@@ -171,6 +174,10 @@ class Model:
             step = None
             if kind == "chat" and not (isinstance(body, dict) and body.get("stream")):
                 kind = "chat_side"
+            elif kind == "chat" and not body.get("tools"):
+                # A streamed request with no tools (opencode's title): answered off the script.
+                kind = "chat_side_stream"
+                step = {"text": "Scripted task"}
             if kind == "responses" and is_structured_side_request(body):
                 # The Codex TUI's thread title: answered off the script.
                 kind = "responses_side"
@@ -283,6 +290,12 @@ def chat_chunks(seq, step, ids):
     for index, (call, call_id) in enumerate(zip(calls, ids)):
         yield chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function", "function": {
             "name": call["name"], "arguments": json.dumps(call.get("input", {}))}}]})
+    # A free-form tool (GitHub Copilot CLI's apply_patch for GPT models): the input is text.
+    customs = as_list(step.get("custom_tool_call"))
+    for index, (call, call_id) in enumerate(zip(customs, ids[len(calls):]), start=len(calls)):
+        yield chunk({"tool_calls": [{"index": index, "id": call_id, "type": "custom", "custom": {
+            "name": call["name"], "input": call["input"]}}]})
+    calls = calls + customs
     usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
     yield chunk({}, "tool_calls" if calls else "stop", usage=usage)
 
@@ -340,7 +353,7 @@ def make_handler(model):
                 for data in gemini_chunks(step):
                     self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
                 self.wfile.flush()
-            elif kind == "chat":
+            elif kind in ("chat", "chat_side_stream"):
                 self.start_sse()
                 for data in chat_chunks(seq, step, ids):
                     self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())

@@ -160,8 +160,8 @@ pub enum Command {
     /// write such files itself. `verbatim setup --check` checks every agent.
     Setup(SetupArgs),
     /// Review an agent's own edit in the editor before it writes: the pre-write hook of
-    /// codex, claude-code, gemini-cli or qwen-code (`verbatim setup AGENT --write`
-    /// installs it).
+    /// claude-code, codex, gemini-cli, qwen-code, copilot, droid, or opencode's plugin
+    /// (`verbatim setup AGENT --write` installs it).
     ///
     /// Reads the hook's JSON on stdin and answers on stdout in that agent's terms: allow
     /// when the person kept every hunk, allow with changed input that writes exactly what
@@ -187,7 +187,8 @@ pub enum Command {
 /// `verbatim hook`.
 #[derive(Debug, Clone, Args)]
 pub struct HookArgs {
-    /// The agent whose hook this is: codex, claude-code, gemini-cli or qwen-code.
+    /// The agent whose hook this is: claude-code, codex, gemini-cli, qwen-code, copilot,
+    /// opencode or droid.
     pub agent: String,
     /// Withdraw a review the person has not decided after this many seconds, and tell
     /// the agent nothing was written (keep it below the agent's hook timeout).
@@ -198,7 +199,8 @@ pub struct HookArgs {
 /// `verbatim setup`.
 #[derive(Debug, Clone, Args)]
 pub struct SetupArgs {
-    /// claude-code, codex, gemini-cli or qwen-code. Without one, --check checks them all.
+    /// claude-code, codex, gemini-cli, qwen-code, copilot, opencode or droid. Without
+    /// one, --check checks them all.
     pub agent: Option<String>,
     /// Configure this project (the current directory): the default.
     #[arg(long, conflicts_with = "user")]

@@ -120,11 +120,9 @@ pub fn run(command: args::Command) -> ExitCode {
 /// `verbatim hook`: always exits 0; no decision is an empty stdout.
 fn hook(args: &args::HookArgs) -> ExitCode {
     use std::io::Read;
-    let Some(agent) = verbatim::frontend::hook::HookAgent::parse(&args.agent) else {
-        output::note(&format!(
-            "verbatim hook: unknown agent {:?}: use codex, claude-code, gemini-cli or qwen-code; no decision",
-            args.agent
-        ));
+    use verbatim::frontend::agents::Agent;
+    let Some(agent) = Agent::parse(&args.agent) else {
+        output::note(&format!("verbatim hook: unknown agent {:?}: use {}; no decision", args.agent, Agent::NAMES));
         return ExitCode::from(exit::OK);
     };
     let mut input = String::new();
@@ -484,8 +482,12 @@ fn setup(args: &args::SetupArgs) -> Result<(), Failure> {
         .map(PathBuf::from)
         .ok_or_else(|| Failure::Usage("HOME is not set: setup cannot find the agent's user files".into()))?;
     let options = SetupOptions {
-        agent: agent.unwrap_or(Agent::ClaudeCode),
-        scope: if args.user { Scope::User } else { Scope::Project },
+        agent: agent.unwrap_or(Agent::ClaudeCode).cli(),
+        scope: match (args.user, args.project, agent) {
+            (true, _, _) => Scope::User,
+            (false, false, Some(agent)) => agent.cli().default_scope(),
+            _ => Scope::Project,
+        },
         deny_builtin_edit: args.deny_builtin_edit,
         project,
         home,

@@ -13,6 +13,7 @@
 //! work without an editor, its arm in [`Headless::call`]. `verbatim/applyPatch` names
 //! its files inside the patch, so it goes to the editor serving the working directory.
 
+pub mod agents;
 pub mod client;
 pub mod hook;
 pub mod mcp;

@@ -1,22 +1,23 @@
-//! `verbatim hook AGENT`: the command every agent runs as its pre-write hook (Codex's
-//! and Claude Code's and Qwen Code's `PreToolUse`, Gemini CLI's `BeforeTool`).
-//!
-//! It reads the hook's JSON on stdin, works out the whole new text of every file the
-//! agent's own tool would write ([`codex`] for `apply_patch`, [`string_edits`] for the
-//! string-replacement and whole-file tools), hands them to the `verbatim lsp` whose
-//! workspace holds the files (`verbatim/propose`: one review in the live buffers), and
-//! answers the agent in its own words ([`answer`]): allow unchanged when every hunk was
-//! kept, allow with changed input that writes exactly what was kept (and tell the model
-//! what was left out, and why), or deny with the person's reason.
+//! `verbatim hook AGENT`: the command every agent runs as its pre-write hook (or, for
+//! opencode, that its plugin runs). The agent's module ([`crate::frontend::agents`])
+//! reads the call from its input shape and names its edit tool; this works out the
+//! whole new text of every file the tool would write ([`patch_tool`] for `apply_patch`,
+//! [`string_edits`] for the string-replacement and whole-file tools), hands them to the
+//! `verbatim lsp` whose workspace holds the files (`verbatim/propose`: one review in the
+//! live buffers), and answers in the agent's own shape: allow unchanged when every hunk
+//! was kept, allow with changed input that writes exactly what was kept (and tell the
+//! model what was left out, and why: in the answer, or through the hook after the tool,
+//! [`context_notes`]), or deny with the person's reason. An agent that ignores changed
+//! input (Qwen Code) has the kept part written by Verbatim and its own write denied,
+//! with words saying what was written and why the rest was not.
 //!
 //! It never gets in the agent's way: when no editor serves the file, when no server
 //! answers, when the input is not what it expects or when anything fails, it gives no
 //! decision (empty stdout), explains in one line on stderr and exits 0, so that the
 //! agent's own flow (its permission prompt or its mode) goes on.
 
-pub mod answer;
-pub mod codex;
 pub mod context_notes;
+pub mod patch_tool;
 pub mod string_edits;
 
 use std::path::{Path, PathBuf};
@@ -25,40 +26,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use verbatim_engine::doc_key::DocKey;
 
+use crate::frontend::agents::Agent;
+pub use crate::frontend::agents::cli::Verdict;
+use crate::frontend::agents::cli::{ChangedInput, EditTool, HookCall};
 use crate::frontend::client::{AgentClient, ClientError, Identity};
 use crate::frontend::{Frontend, FrontendOptions, Via};
 use crate::service::protocol::{ProposeDecision, ProposeResult, method};
-
-/// The agents whose hooks Verbatim answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HookAgent {
-    Codex,
-    ClaudeCode,
-    GeminiCli,
-    QwenCode,
-}
-
-impl HookAgent {
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "codex" => Some(Self::Codex),
-            "claude-code" | "claude" => Some(Self::ClaudeCode),
-            "gemini-cli" | "gemini" => Some(Self::GeminiCli),
-            "qwen-code" | "qwen" => Some(Self::QwenCode),
-            _ => None,
-        }
-    }
-
-    /// How the agent is named in the review, the registry and the journal.
-    pub fn display_name(self) -> &'static str {
-        match self {
-            Self::Codex => "Codex",
-            Self::ClaudeCode => "Claude Code",
-            Self::GeminiCli => "Gemini CLI",
-            Self::QwenCode => "Qwen Code",
-        }
-    }
-}
 
 /// What the agent's tool would write, worked out from its input.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,21 +59,6 @@ pub struct ProposedWrite {
     pub text: Option<String>,
 }
 
-/// What the hook tells the agent, before it is phrased in the agent's own terms.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
-    /// No decision: the agent's own flow goes on. The note goes to stderr.
-    Pass { note: String },
-    /// Write as the agent proposed.
-    Allow,
-    /// Write this input instead; tell the model `context`.
-    AllowWith { input: Value, context: String },
-    /// Write nothing; the model reads `reason`.
-    Deny { reason: String },
-    /// After the tool ran (Gemini CLI's `AfterTool`): tell the model `context`.
-    Note { context: String },
-}
-
 /// How long a review may wait for the person before the hook withdraws it: setup gives
 /// each agent's hook 600 s, and the answer must be written before that.
 pub const DEFAULT_REVIEW_SECS: u64 = 590;
@@ -113,57 +71,79 @@ pub struct HookOutput {
 }
 
 /// Runs the hook on its stdin text.
-pub async fn run(agent: HookAgent, input: &str, options: FrontendOptions, review_secs: u64) -> HookOutput {
-    let verdict = decide(agent, input, options, review_secs).await;
-    let mut output = HookOutput::default();
+pub async fn run(agent: Agent, input: &str, options: FrontendOptions, review_secs: u64) -> HookOutput {
+    let cli = agent.cli();
+    let call = match serde_json::from_str::<Value>(input) {
+        Err(error) => return no_decision(agent, &format!("the hook's input is not JSON ({error})")),
+        Ok(value) => match cli.call(&value) {
+            Some(call) => call,
+            None => return no_decision(agent, "the hook's input is not a tool call Verbatim knows"),
+        },
+    };
+    let verdict = decide(agent, &call, options, review_secs).await;
     if let Verdict::Pass { note } = &verdict {
-        if !note.is_empty() {
-            output.stderr = format!("verbatim hook: {note}; no decision, {} goes on as usual\n", agent.display_name());
-        }
-        return output;
+        return no_decision(agent, note);
     }
-    let input: Value = serde_json::from_str(input).unwrap_or(Value::Null);
-    output.stdout = answer::render(agent, &input, &verdict);
-    if let Verdict::AllowWith { context, .. } = &verdict {
-        // Gemini CLI shows the model nothing of a BeforeTool allow: its AfterTool hook does.
-        if agent == HookAgent::GeminiCli {
-            context_notes::leave(&input, context);
-        }
+    if let Verdict::AllowWith { context, .. } = &verdict
+        && cli.changed_input() == ChangedInput::ToldAfter
+    {
+        // Nothing of this answer reaches the model: the hook after the tool tells it.
+        context_notes::leave(&call, context);
     }
-    output
+    let stdout = cli.render(&call, &verdict).map_or_else(String::new, |value| format!("{value}\n"));
+    HookOutput { stdout, stderr: String::new() }
 }
 
-async fn decide(agent: HookAgent, input: &str, options: FrontendOptions, review_secs: u64) -> Verdict {
-    let pass = |note: String| Verdict::Pass { note };
-    let value: Value = match serde_json::from_str(input) {
-        Ok(value) => value,
-        Err(error) => return pass(format!("the hook's input is not JSON ({error})")),
+/// No decision: nothing on stdout, the reason (if any) on stderr.
+fn no_decision(agent: Agent, note: &str) -> HookOutput {
+    let stderr = if note.is_empty() {
+        String::new()
+    } else {
+        format!("verbatim hook: {note}; no decision, {} goes on as usual\n", agent.display_name())
     };
-    let event = value.get("hook_event_name").and_then(Value::as_str).unwrap_or("");
-    if event == "AfterTool" {
-        return match context_notes::take(&value) {
+    HookOutput { stdout: String::new(), stderr }
+}
+
+/// The tool the call is and what it would write; `None` when it is not a tool the
+/// hook reviews; an error when its input is not what the tool takes (the agent's own
+/// error to report).
+pub fn proposal_of(agent: Agent, call: &HookCall, cwd: &Path) -> Option<(EditTool, Result<Proposed, String>)> {
+    let cli = agent.cli();
+    let tool = cli.tool(&call.tool)?;
+    let asks = cli.asks(call);
+    let proposed = match tool {
+        EditTool::Patch(field) => {
+            let text = match field {
+                Some(field) => call.args.get(field).and_then(Value::as_str),
+                None => call.args.as_str(),
+            };
+            match text {
+                Some(text) => patch_tool::proposed(text, cwd, asks),
+                None => Err(format!("{}'s input has no patch", call.tool)),
+            }
+        }
+        _ => string_edits::proposed(&call.tool, tool, &call.args, cwd, asks),
+    };
+    Some((tool, proposed))
+}
+
+async fn decide(agent: Agent, call: &HookCall, options: FrontendOptions, review_secs: u64) -> Verdict {
+    let pass = |note: String| Verdict::Pass { note };
+    if call.after {
+        return match context_notes::take(call) {
             Some(context) => Verdict::Note { context },
             None => pass(String::new()),
         };
     }
-    let cwd = value.get("cwd").and_then(Value::as_str).map(PathBuf::from).unwrap_or_else(|| options.cwd.clone());
-    let proposed = match agent {
-        HookAgent::Codex => codex::proposed(&value, &cwd),
-        HookAgent::ClaudeCode | HookAgent::GeminiCli | HookAgent::QwenCode => {
-            string_edits::proposed(agent, &value, &cwd)
-        }
-    };
-    let proposed = match proposed {
-        Ok(Some(proposed)) => proposed,
+    let cwd = call.cwd.clone().unwrap_or_else(|| options.cwd.clone());
+    let (tool, proposed) = match proposal_of(agent, call, &cwd) {
         // Not a tool this hook reviews (the setup check sends one).
-        Ok(None) => return pass(String::new()),
-        Err(why) => return pass(why),
+        None => return pass(String::new()),
+        Some((_, Err(why))) => return pass(why),
+        Some((tool, Ok(proposed))) => (tool, proposed),
     };
-    let options = FrontendOptions {
-        agent: Identity { name: agent.display_name().to_owned(), version: None },
-        cwd: cwd.clone(),
-        ..options
-    };
+    let options =
+        FrontendOptions { agent: Identity { name: agent.display_name().to_owned(), version: None }, cwd, ..options };
     let frontend = Frontend::new(options);
     let uris: Vec<String> = proposed.files.iter().map(|file| DocKey::File(file.path.clone()).to_uri()).collect();
     let socket = match frontend.resolve(&uris).await {
@@ -175,12 +155,12 @@ async fn decide(agent: HookAgent, input: &str, options: FrontendOptions, review_
         "files": proposed.files.iter().zip(&uris).map(|(file, uri)| json!({"uri": uri, "text": file.text})).collect::<Vec<_>>(),
         "summary": proposed.summary,
         "review": if proposed.asks { "always" } else { "editor" },
-        "session": value.get("session_id").and_then(Value::as_str),
-        "turn": value.get("turn_id").or(value.get("prompt_id")).and_then(Value::as_str),
+        "session": call.session,
+        "turn": call.turn,
     });
     let identity = frontend.agent();
-    let call = propose(&socket, &identity, params);
-    let result = match tokio::time::timeout(Duration::from_secs(review_secs), call).await {
+    let request = propose(&socket, &identity, params);
+    let result = match tokio::time::timeout(Duration::from_secs(review_secs), request).await {
         Err(_) => {
             return Verdict::Deny {
                 reason: format!(
@@ -194,7 +174,7 @@ async fn decide(agent: HookAgent, input: &str, options: FrontendOptions, review_
         Ok(Err(error)) => return pass(error.to_string()),
         Ok(Ok(result)) => result,
     };
-    verdict_of(agent, &value, &proposed, &result)
+    verdict_of(agent, call, tool, &proposed, &result)
 }
 
 async fn propose(socket: &Path, identity: &Identity, params: Value) -> Result<ProposeResult, ClientError> {
@@ -207,7 +187,7 @@ async fn propose(socket: &Path, identity: &Identity, params: Value) -> Result<Pr
 }
 
 /// The review's result as what the agent is to do.
-fn verdict_of(agent: HookAgent, input: &Value, proposed: &Proposed, result: &ProposeResult) -> Verdict {
+fn verdict_of(agent: Agent, call: &HookCall, tool: EditTool, proposed: &Proposed, result: &ProposeResult) -> Verdict {
     match result.decision {
         ProposeDecision::Rejected => Verdict::Deny { reason: result.message.clone() },
         // As proposed, exactly as the agent's own tool writes it, onto the files as they
@@ -222,14 +202,19 @@ fn verdict_of(agent: HookAgent, input: &Value, proposed: &Proposed, result: &Pro
                     result.files.iter().find(|outcome| outcome.uri == uri).and_then(|outcome| outcome.text.as_deref())
                 })
                 .collect();
-            let rewritten = match agent {
-                HookAgent::Codex => codex::rewrite(proposed, &kept),
-                _ => string_edits::rewrite(agent, input, proposed, &kept),
-            };
             let context = if result.decision == ProposeDecision::Accepted {
                 "The person accepted this change in the editor.".to_owned()
             } else {
                 result.message.clone()
+            };
+            if agent.cli().changed_input() == ChangedInput::Refused {
+                return written_by_verbatim(agent, proposed, &kept, &context);
+            }
+            let rewritten = match tool {
+                EditTool::Patch(_) => {
+                    patch_tool::rewrite(proposed, &kept).map(|patch| patch.map(|patch| agent.cli().patch_input(patch)))
+                }
+                _ => string_edits::rewrite(tool, &call.args, proposed, &kept),
             };
             match rewritten {
                 Ok(Some(input)) => Verdict::AllowWith { input, context },
@@ -248,6 +233,54 @@ fn verdict_of(agent: HookAgent, input: &Value, proposed: &Proposed, result: &Pro
             }
         }
     }
+}
+
+/// For an agent that cannot take changed input: Verbatim writes what the person kept
+/// and refuses the agent's own write, saying what was written and why the rest was not.
+fn written_by_verbatim(agent: Agent, proposed: &Proposed, kept: &[Option<&str>], context: &str) -> Verdict {
+    let mut written = Vec::new();
+    for (file, kept) in proposed.files.iter().zip(kept) {
+        let now = disk_text(&file.path).ok().flatten();
+        if now.as_deref() == *kept {
+            continue;
+        }
+        let result = match kept {
+            Some(text) => write_atomically(&file.path, text),
+            None => std::fs::remove_file(&file.path).map_err(|error| error.to_string()),
+        };
+        if let Err(why) = result {
+            return Verdict::Deny {
+                reason: format!(
+                    "{context} Verbatim could not write the kept part to {} ({why}), so nothing more was written. \
+                     Write exactly the kept part again.",
+                    file.spelled
+                ),
+            };
+        }
+        written.push(file.spelled.clone());
+    }
+    let what = if written.is_empty() {
+        "The editor has already made the kept part of this change, so nothing was left to write".to_owned()
+    } else {
+        format!("Verbatim has written the part the person kept to {} (it is on disk now)", written.join(", "))
+    };
+    Verdict::Deny {
+        reason: format!(
+            "{what}; {} cannot write a changed version itself, so its own write was stopped: do not write this \
+             change again. {context}",
+            agent.display_name()
+        ),
+    }
+}
+
+/// Writes `text` to `path` through a temporary file beside it, keeping its permissions.
+fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
+    let temporary = path.with_extension("verbatim-hook.tmp");
+    let permissions = std::fs::metadata(path).ok().map(|metadata| metadata.permissions());
+    std::fs::write(&temporary, text)
+        .and_then(|()| permissions.map_or(Ok(()), |permissions| std::fs::set_permissions(&temporary, permissions)))
+        .and_then(|()| std::fs::rename(&temporary, path))
+        .map_err(|error| error.to_string())
 }
 
 /// Every file is on disk as it was when the tool's input was read.

@@ -2,17 +2,9 @@
 //! event each agent fires before its own file-editing tool, merged into the agent's
 //! `hooks` among the person's own, and run on a harmless input by `--check`.
 //!
-//! Every agent keeps hooks in the same shape, `hooks.EVENT = [{matcher, hooks: [{type:
-//! "command", command, timeout}]}]`; what differs is the event, the tool names the
-//! matcher names and the timeout's unit:
-//! - Codex: `PreToolUse` on `apply_patch`, seconds;
-//! - Claude Code: `PreToolUse` on `Edit|Write|MultiEdit`, seconds;
-//! - Gemini CLI: `BeforeTool` on `replace|write_file`, milliseconds; and `AfterTool` on
-//!   the same tools, which passes the model what a partly kept write left out (its
-//!   `BeforeTool` allow cannot say it);
-//! - Qwen Code: `PreToolUse` on `edit|write_file` (its tools' names; a matcher also
-//!   matches their aliases), seconds (a value of 1000 or more is still read as
-//!   milliseconds, its old unit).
+//! Each agent's module ([`crate::frontend::agents`]) gives its hooks as [`HookSpec`]s:
+//! the event, the matcher naming its edit tools, the timeout and its unit, and the
+//! shape of the event's list (Claude Code's groups, or GitHub Copilot CLI's handlers).
 //!
 //! Ours is the group whose command runs `verbatim hook AGENT` (whatever path leads to
 //! `verbatim`). A new one is appended after the person's groups: Codex keys its trust
@@ -26,7 +18,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use super::{Agent, SetupOptions, TOOL_TIMEOUT_SECS};
+use super::types::{HookShape, HookSpec};
+use crate::frontend::agents::cli::{AgentCli, SetupOptions};
+
+/// The agent's pre-write hook.
+pub fn pre_write(agent: &dyn AgentCli) -> Option<HookSpec> {
+    agent.hooks().first().copied()
+}
 
 /// How long `--check` lets the hook run on its harmless input.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -35,44 +33,6 @@ const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
 /// must answer nothing.
 pub const CHECK_TOOL_NAME: &str = "verbatim_setup_check";
 
-/// Where and how an agent runs the hook.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HookSpec {
-    /// The key under `hooks`.
-    pub event: &'static str,
-    /// The agent's edit tools, as its matcher spells them.
-    pub matcher: &'static str,
-    /// Long enough for a person to review, in the agent's unit.
-    pub timeout: u64,
-}
-
-impl HookSpec {
-    pub fn of(agent: Agent) -> Self {
-        match agent {
-            Agent::Codex => Self { event: "PreToolUse", matcher: "apply_patch", timeout: TOOL_TIMEOUT_SECS },
-            Agent::ClaudeCode => {
-                Self { event: "PreToolUse", matcher: "Edit|Write|MultiEdit", timeout: TOOL_TIMEOUT_SECS }
-            }
-            Agent::GeminiCli => {
-                Self { event: "BeforeTool", matcher: "replace|write_file", timeout: TOOL_TIMEOUT_SECS * 1000 }
-            }
-            Agent::QwenCode => Self { event: "PreToolUse", matcher: "edit|write_file", timeout: TOOL_TIMEOUT_SECS },
-        }
-    }
-
-    /// Every hook the agent gets: the pre-write one first, then any that follow it.
-    pub fn all(agent: Agent) -> Vec<Self> {
-        let mut specs = vec![Self::of(agent)];
-        if agent == Agent::GeminiCli {
-            specs.push(Self { event: "AfterTool", matcher: "replace|write_file", timeout: AFTER_TOOL_TIMEOUT_MS });
-        }
-        specs
-    }
-}
-
-/// Gemini CLI's `AfterTool` run only reads a note the `BeforeTool` run left: quick.
-const AFTER_TOOL_TIMEOUT_MS: u64 = 10_000;
-
 /// The command the agent runs, spelled as the MCP server's command is.
 pub fn command(options: &SetupOptions) -> String {
     format!("{} hook {}", options.command, options.agent.name())
@@ -80,18 +40,36 @@ pub fn command(options: &SetupOptions) -> String {
 
 /// Our group for the pre-write event, as `setup` writes it.
 pub fn group(options: &SetupOptions) -> Value {
-    group_of(options, HookSpec::of(options.agent))
+    pre_write(options.agent).map_or(Value::Null, |spec| group_of(options, spec))
 }
 
 fn group_of(options: &SetupOptions, spec: HookSpec) -> Value {
-    json!({
-        "matcher": spec.matcher,
-        "hooks": [{"type": "command", "command": command(options), "timeout": spec.timeout}],
-    })
+    match spec.shape {
+        HookShape::Grouped => json!({
+            "matcher": spec.matcher,
+            "hooks": [{"type": "command", "command": command(options), "timeout": spec.timeout}],
+        }),
+        HookShape::Flat => json!({"type": "command", "bash": command(options), "timeoutSec": spec.timeout}),
+    }
+}
+
+/// The handlers of one entry of an event's list: a group's `hooks`, or the entry itself.
+fn handlers(entry: &Value, shape: HookShape) -> Vec<&Value> {
+    match shape {
+        HookShape::Grouped => {
+            entry.get("hooks").and_then(Value::as_array).map(|list| list.iter().collect()).unwrap_or_default()
+        }
+        HookShape::Flat => vec![entry],
+    }
+}
+
+/// The handler's command: `command`, or Copilot's `bash`.
+fn handler_command(handler: &Value) -> Option<&str> {
+    handler.get("command").or(handler.get("bash")).and_then(Value::as_str)
 }
 
 /// Whether a hook command is `verbatim hook AGENT`, by any path to `verbatim`.
-fn is_ours(command: &str, agent: Agent) -> bool {
+fn is_ours(command: &str, agent: &dyn AgentCli) -> bool {
     let words: Vec<&str> = command.split_whitespace().collect();
     match words.as_slice() {
         [program, "hook", name] => {
@@ -103,18 +81,17 @@ fn is_ours(command: &str, agent: Agent) -> bool {
 
 /// Where our handler is: the index of its group in `hooks.EVENT` and its index in
 /// that group's `hooks`.
-pub fn find(root: &Map<String, Value>, agent: Agent) -> Option<(usize, usize)> {
-    find_in(root, agent, HookSpec::of(agent))
+pub fn find(root: &Map<String, Value>, agent: &dyn AgentCli) -> Option<(usize, usize)> {
+    find_in(root, agent, pre_write(agent)?)
 }
 
 /// Where our handler for `spec`'s event is, as [`find`].
-pub fn find_in(root: &Map<String, Value>, agent: Agent, spec: HookSpec) -> Option<(usize, usize)> {
+pub fn find_in(root: &Map<String, Value>, agent: &dyn AgentCli, spec: HookSpec) -> Option<(usize, usize)> {
     let groups = root.get("hooks")?.get(spec.event)?.as_array()?;
     groups.iter().enumerate().find_map(|(group_index, group)| {
-        let handlers = group.get("hooks")?.as_array()?;
-        let handler_index = handlers.iter().position(|handler| {
+        let handler_index = handlers(group, spec.shape).into_iter().position(|handler| {
             handler.get("type").and_then(Value::as_str) == Some("command")
-                && handler.get("command").and_then(Value::as_str).is_some_and(|command| is_ours(command, agent))
+                && handler_command(handler).is_some_and(|command| is_ours(command, agent))
         })?;
         Some((group_index, handler_index))
     })
@@ -126,7 +103,7 @@ pub fn find_in(root: &Map<String, Value>, agent: Agent, spec: HookSpec) -> Optio
 /// theirs: left as it is. Refuses, with the reason, when `hooks` or its event holds
 /// something else than what the agent reads there.
 pub fn merge(root: &mut Map<String, Value>, options: &SetupOptions) -> Result<(), String> {
-    HookSpec::all(options.agent).into_iter().try_for_each(|spec| merge_spec(root, options, spec))
+    options.agent.hooks().into_iter().try_for_each(|spec| merge_spec(root, options, spec))
 }
 
 fn merge_spec(root: &mut Map<String, Value>, options: &SetupOptions, spec: HookSpec) -> Result<(), String> {
@@ -140,19 +117,14 @@ fn merge_spec(root: &mut Map<String, Value>, options: &SetupOptions, spec: HookS
         return Err(format!("its \"hooks\".\"{event}\" is not a list"));
     };
     let ours = group_of(options, spec);
+    let is_ours_handler = |handler: &&Value| handler_command(handler).is_some_and(|c| is_ours(c, options.agent));
     let alone = |group: &Value| {
-        group.get("hooks").and_then(Value::as_array).is_some_and(|handlers| {
-            handlers.len() == 1
-                && handlers[0].get("command").and_then(Value::as_str).is_some_and(|c| is_ours(c, options.agent))
-        })
+        let list = handlers(group, spec.shape);
+        list.len() == 1 && list.first().is_some_and(is_ours_handler)
     };
     let mut found = false;
     for group in groups.iter_mut() {
-        if group.get("hooks").and_then(Value::as_array).is_some_and(|handlers| {
-            handlers.iter().any(|handler| {
-                handler.get("command").and_then(Value::as_str).is_some_and(|c| is_ours(c, options.agent))
-            })
-        }) {
+        if handlers(group, spec.shape).iter().any(is_ours_handler) {
             // An equal group stays as written, whatever the order of its keys.
             if alone(group) && *group != ours {
                 *group = ours.clone();
@@ -168,30 +140,23 @@ fn merge_spec(root: &mut Map<String, Value>, options: &SetupOptions, spec: HookS
 }
 
 /// The command of our handler in `root`, if there is one.
-pub fn configured_command(root: &Map<String, Value>, agent: Agent) -> Option<String> {
-    let (group_index, handler_index) = find(root, agent)?;
-    let groups = root.get("hooks")?.get(HookSpec::of(agent).event)?;
-    groups.get(group_index)?.get("hooks")?.get(handler_index)?.get("command")?.as_str().map(str::to_owned)
+pub fn configured_command(root: &Map<String, Value>, agent: &dyn AgentCli) -> Option<String> {
+    let spec = pre_write(agent)?;
+    let (group_index, handler_index) = find_in(root, agent, spec)?;
+    let group = root.get("hooks")?.get(spec.event)?.get(group_index)?;
+    handler_command(handlers(group, spec.shape).get(handler_index)?).map(str::to_owned)
 }
 
 /// The variables the agent sets for its hooks (on top of its own environment), as far
 /// as they matter to `verbatim hook`.
 fn agent_variables(options: &SetupOptions) -> Vec<(&'static str, &Path)> {
-    let project = options.project.as_path();
-    match options.agent {
-        Agent::Codex => Vec::new(),
-        Agent::ClaudeCode => vec![("CLAUDE_PROJECT_DIR", project)],
-        Agent::GeminiCli => vec![("GEMINI_PROJECT_DIR", project), ("CLAUDE_PROJECT_DIR", project)],
-        Agent::QwenCode => {
-            vec![("QWEN_PROJECT_DIR", project), ("GEMINI_PROJECT_DIR", project), ("CLAUDE_PROJECT_DIR", project)]
-        }
-    }
+    options.agent.hook_variables().iter().map(|name| (*name, options.project.as_path())).collect()
 }
 
 /// `--check`'s harmless input: the agent's event for a tool no agent has.
 pub fn check_input(options: &SetupOptions) -> Value {
     json!({
-        "hook_event_name": HookSpec::of(options.agent).event,
+        "hook_event_name": pre_write(options.agent).map_or("PreToolUse", |spec| spec.event),
         "tool_name": CHECK_TOOL_NAME,
         "tool_input": {},
         "session_id": "verbatim-setup-check",
@@ -264,14 +229,15 @@ pub fn run(command: &str, options: &SetupOptions, extra_env: &[(OsString, OsStri
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::frontend::agents::Agent;
 
     #[test]
     fn ours_is_verbatim_hook_agent_by_any_path() {
-        assert!(is_ours("verbatim hook codex", Agent::Codex));
-        assert!(is_ours("/usr/local/bin/verbatim  hook codex", Agent::Codex));
-        assert!(!is_ours("verbatim hook claude-code", Agent::Codex));
-        assert!(!is_ours("verbatim-other hook codex", Agent::Codex));
-        assert!(!is_ours("verbatim hook codex --flag", Agent::Codex));
-        assert!(!is_ours("echo verbatim hook codex", Agent::Codex));
+        assert!(is_ours("verbatim hook codex", Agent::Codex.cli()));
+        assert!(is_ours("/usr/local/bin/verbatim  hook codex", Agent::Codex.cli()));
+        assert!(!is_ours("verbatim hook claude-code", Agent::Codex.cli()));
+        assert!(!is_ours("verbatim-other hook codex", Agent::Codex.cli()));
+        assert!(!is_ours("verbatim hook codex --flag", Agent::Codex.cli()));
+        assert!(!is_ours("echo verbatim hook codex", Agent::Codex.cli()));
     }
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 /// Which editors Claude Code can connect to as its IDE from `project` (informational:
 /// the MCP setup works without one).
-pub(super) fn ide_lines(project: &Path, lock_dir: Option<&Path>) -> Vec<String> {
+pub(crate) fn ide_lines(project: &Path, lock_dir: Option<&Path>) -> Vec<String> {
     use crate::transport::ide_lock::{IDE_NAME_SUFFIX, LockContent};
     let Some(lock_dir) = lock_dir else {
         return vec!["info    IDE: no HOME nor CLAUDE_CONFIG_DIR, so no editor can be found".into()];

@@ -5,10 +5,10 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use super::SetupError;
+use super::types::SetupError;
 
 /// Adds `item` to the array at `key` of `map` (made an array if it is not one).
-pub(super) fn push_unique(map: &mut Map<String, Value>, key: &str, item: &str) {
+pub(crate) fn push_unique(map: &mut Map<String, Value>, key: &str, item: &str) {
     let list = map.entry(key).or_insert_with(|| json!([]));
     if !list.is_array() {
         *list = json!([]);
@@ -20,7 +20,7 @@ pub(super) fn push_unique(map: &mut Map<String, Value>, key: &str, item: &str) {
     }
 }
 
-pub(super) fn object_at<'a>(root: &'a mut Map<String, Value>, key: &str) -> &'a mut Map<String, Value> {
+pub(crate) fn object_at<'a>(root: &'a mut Map<String, Value>, key: &str) -> &'a mut Map<String, Value> {
     let value = root.entry(key).or_insert_with(|| json!({}));
     if !value.is_object() {
         *value = json!({});
@@ -34,7 +34,7 @@ pub(super) fn object_at<'a>(root: &'a mut Map<String, Value>, key: &str) -> &'a 
 /// Merges into a JSON file's text (or a new one); every other key stays as it was.
 /// `change` refuses with the reason when what is there cannot take the entry (a key
 /// of the person's that holds something else): nothing is written then.
-pub(super) fn merge_json(
+pub(crate) fn merge_json(
     path: &Path,
     text: Option<&str>,
     change: impl Fn(&mut Map<String, Value>) -> Result<(), String>,
@@ -70,7 +70,7 @@ pub(super) fn merge_json(
     Ok(out)
 }
 
-pub(super) fn unmergeable(
+pub(crate) fn unmergeable(
     path: &Path,
     why: &str,
     change: &impl Fn(&mut Map<String, Value>) -> Result<(), String>,

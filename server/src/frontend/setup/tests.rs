@@ -1,6 +1,12 @@
 //! Unit tests of `setup`: each agent's files planned, written, re-planned and checked.
 
+use std::ffi::OsString;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
 use super::*;
+use ide::ide_lines;
 
 /// Claude Code's hook group as `setup` writes it.
 static CLAUDE_HOOK: std::sync::LazyLock<Value> = std::sync::LazyLock::new(
@@ -26,7 +32,7 @@ fn fake_verbatim(dir: &Path, script: &str) -> Vec<(OsString, OsString)> {
 fn options(agent: Agent, scope: Scope, dir: &Path) -> SetupOptions {
     std::fs::create_dir_all(dir.join("project")).unwrap();
     SetupOptions {
-        agent,
+        agent: agent.cli(),
         scope,
         deny_builtin_edit: false,
         project: dir.join("project"),
@@ -257,6 +263,8 @@ fn the_agents_own_variables_move_their_files() {
         gemini_cli_home: Some(dir.path().join("gemini-home")),
         gemini_trusted_folders: None,
         qwen_home: Some(dir.path().join("qwen-home")),
+        copilot_home: Some(dir.path().join("copilot-home")),
+        xdg_config_home: Some(dir.path().join("config-home")),
     };
     let with = |agent, scope| SetupOptions { dirs: dirs.clone(), ..options(agent, scope, dir.path()) };
     setup_twice(&with(Agent::ClaudeCode, Scope::User));
@@ -268,6 +276,10 @@ fn the_agents_own_variables_move_their_files() {
     assert!(dir.path().join("gemini-home/.gemini/settings.json").exists());
     setup_twice(&with(Agent::QwenCode, Scope::User));
     assert!(dir.path().join("qwen-home/settings.json").exists());
+    setup_twice(&with(Agent::Copilot, Scope::User));
+    assert!(dir.path().join("copilot-home/settings.json").exists());
+    setup_twice(&with(Agent::Opencode, Scope::User));
+    assert!(dir.path().join("config-home/opencode/plugin/verbatim.js").exists());
     assert!(!dir.path().join("home").exists(), "nothing in HOME when the agents' variables point elsewhere");
 }
 
@@ -338,6 +350,9 @@ fn check_all_reports_every_agent_fresh_half_and_fully_set_up() {
         options(Agent::Codex, Scope::User, dir.path()),
         SetupOptions { trust_folder: true, ..options(Agent::GeminiCli, Scope::User, dir.path()) },
         options(Agent::QwenCode, Scope::Project, dir.path()),
+        options(Agent::Copilot, Scope::User, dir.path()),
+        options(Agent::Opencode, Scope::User, dir.path()),
+        options(Agent::Droid, Scope::User, dir.path()),
     ] {
         write(&plan(&options).unwrap()).unwrap();
     }

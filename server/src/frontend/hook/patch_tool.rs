@@ -1,6 +1,7 @@
-//! Codex's `apply_patch`, for its `PreToolUse` hook: the patch (`tool_input.command`)
-//! turned into the whole new text of every file it adds, updates, moves or deletes,
-//! and the other way round, the patch that writes exactly what the person kept.
+//! `apply_patch` in Codex's format (Codex's, and GitHub Copilot CLI's and opencode's
+//! for GPT models), for the agents' pre-write hooks: the patch turned into the whole
+//! new text of every file it adds, updates, moves or deletes, and the other way round,
+//! the patch that writes exactly what the person kept.
 //!
 //! Each hunk is looked for exactly first, as Codex's own applier does; a patch that
 //! applies exactly is allowed unchanged when every hunk is kept. One that applies only
@@ -11,25 +12,14 @@
 use std::path::Path;
 
 use ropey::Rope;
-use serde_json::{Value, json};
 use verbatim_engine::agent_tools::{add_file_lines, update_hunks};
 use verbatim_engine::hunk::{HunkRules, plan_hunks};
 use verbatim_engine::patch::{self, FileChange};
 
 use super::{Proposed, ProposedWrite, absolute, disk_text};
 
-/// The files `apply_patch` would write; `Ok(None)` for another tool.
-pub fn proposed(input: &Value, cwd: &Path) -> Result<Option<Proposed>, String> {
-    let tool = input.get("tool_name").and_then(Value::as_str).unwrap_or("");
-    if tool != "apply_patch" {
-        return Ok(None);
-    }
-    let tool_input = input.get("tool_input");
-    let Some(text) =
-        tool_input.and_then(|tool_input| tool_input.get("command").or(tool_input.get("input"))).and_then(Value::as_str)
-    else {
-        return Err("apply_patch's tool_input has no command (the patch)".into());
-    };
+/// The files the patch `text` would write (`asks`: the agent's mode would ask).
+pub fn proposed(text: &str, cwd: &Path, asks: bool) -> Result<Proposed, String> {
     let parsed = patch::parse(text).map_err(|error| format!("the patch cannot be read ({error})"))?;
     let mut files: Vec<ProposedWrite> = Vec::new();
     let mut exact = true;
@@ -78,9 +68,7 @@ pub fn proposed(input: &Value, cwd: &Path) -> Result<Option<Proposed>, String> {
     if files.is_empty() {
         return Err("the patch changes no file".into());
     }
-    let asks =
-        matches!(input.get("permission_mode").and_then(Value::as_str), Some("untrusted" | "on-request" | "default"));
-    Ok(Some(Proposed { files, summary: format!("apply_patch {}", names.join(", ")), asks, exact }))
+    Ok(Proposed { files, summary: format!("apply_patch {}", names.join(", ")), asks, exact })
 }
 
 /// The text after the hunks, and whether they all matched exactly.
@@ -103,7 +91,7 @@ fn apply_hunks(before: &str, hunks: &[patch::Hunk]) -> Option<(String, bool)> {
 /// The patch that writes `kept` (per file of `proposed`, `None` where the file is to
 /// be gone) over the disk as it is now. `Ok(None)` when nothing is left to write (the
 /// editor already deleted what was to be deleted).
-pub fn rewrite(proposed: &Proposed, kept: &[Option<&str>]) -> Result<Option<Value>, String> {
+pub fn rewrite(proposed: &Proposed, kept: &[Option<&str>]) -> Result<Option<String>, String> {
     let mut patch = String::from("*** Begin Patch\n");
     let mut any = false;
     for (file, kept) in proposed.files.iter().zip(kept) {
@@ -130,17 +118,12 @@ pub fn rewrite(proposed: &Proposed, kept: &[Option<&str>]) -> Result<Option<Valu
         }
     }
     patch.push_str("*** End Patch\n");
-    Ok(any.then(|| json!({"command": patch})))
+    Ok(any.then_some(patch))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn input(patch: &str, cwd: &Path) -> Value {
-        json!({"tool_name": "apply_patch", "tool_input": {"command": patch}, "cwd": cwd, "session_id": "s",
-               "turn_id": "t", "hook_event_name": "PreToolUse", "permission_mode": "bypassPermissions"})
-    }
 
     #[test]
     fn adds_updates_moves_and_deletes_become_whole_texts() {
@@ -150,7 +133,7 @@ mod tests {
         std::fs::write(dir.path().join("gone.txt"), "bye\n").expect("write");
         let patch = "*** Begin Patch\n*** Add File: new.txt\n+hello\n*** Update File: a.txt\n@@\n one\n-two\n+TWO\n\
                      *** Update File: old.txt\n*** Move to: moved.txt\n@@\n-x\n+y\n*** Delete File: gone.txt\n*** End Patch\n";
-        let proposed = super::proposed(&input(patch, dir.path()), dir.path()).expect("read").expect("apply_patch");
+        let proposed = super::proposed(patch, dir.path(), false).expect("read");
         let texts: Vec<(String, Option<&str>)> =
             proposed.files.iter().map(|file| (file.spelled.clone(), file.text.as_deref())).collect();
         assert_eq!(
@@ -168,14 +151,12 @@ mod tests {
     }
 
     #[test]
-    fn another_tool_or_a_patch_that_does_not_apply_gives_no_proposal() {
+    fn a_patch_that_does_not_apply_gives_no_proposal() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let other = json!({"tool_name": "shell", "tool_input": {}});
-        assert_eq!(proposed(&other, dir.path()), Ok(None));
         std::fs::write(dir.path().join("a.txt"), "one\n").expect("write");
         let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-zzz\n+y\n*** End Patch\n";
-        assert!(proposed(&input(patch, dir.path()), dir.path()).is_err());
-        assert!(proposed(&input("not a patch", dir.path()), dir.path()).is_err());
+        assert!(proposed(patch, dir.path(), false).is_err());
+        assert!(proposed("not a patch", dir.path(), false).is_err());
     }
 
     #[test]
@@ -184,10 +165,9 @@ mod tests {
         let disk = "a\nb\nc\nd\ne\nf\ng\nh\n";
         std::fs::write(dir.path().join("f.txt"), disk).expect("write");
         let patch = "*** Begin Patch\n*** Update File: f.txt\n@@\n-a\n+A\n@@\n-h\n+H\n*** End Patch\n";
-        let proposed = super::proposed(&input(patch, dir.path()), dir.path()).expect("read").expect("apply_patch");
+        let proposed = super::proposed(patch, dir.path(), false).expect("read");
         let rewritten = rewrite(&proposed, &[Some("A\nb\nc\nd\ne\nf\ng\nh\n")]).expect("rewrite").expect("a patch");
-        let command = rewritten["command"].as_str().expect("command");
-        let parsed = patch::parse(command).expect("parses");
+        let parsed = patch::parse(&rewritten).expect("parses");
         let FileChange::Update { hunks, .. } = &parsed.operations[0].change else { panic!("an update") };
         let (text, exact) = apply_hunks(disk, hunks).expect("applies");
         assert_eq!(text, "A\nb\nc\nd\ne\nf\ng\nh\n");
