@@ -59,10 +59,6 @@ fn label_of(dir: &Path) -> String {
 
 fn main() {
     let repositories = repositories();
-    if repositories.is_empty() {
-        println!("slip replay: no repository given; pass <language>=<git dir> (see BENCHMARKS.md)");
-        return;
-    }
     let max = std::env::var("VERBATIM_REPLAY_MAX").ok().and_then(|max| max.parse().ok()).unwrap_or(150);
     let dump = std::env::var_os("VERBATIM_REPLAY_DUMP").map(PathBuf::from);
     let fixtures = std::env::var_os("VERBATIM_REPLAY_FIXTURES").map(PathBuf::from);
@@ -71,6 +67,16 @@ fn main() {
     let headless = common::replay_headless(&root);
     let mut tallies = Tallies::new();
     let mut failures = Vec::new();
+    if repositories.is_empty() {
+        // `cargo bench -- --test` (the test command's smoke run) and a first look: the
+        // committed sample, the fast replay of `tests/slip_replay.rs`.
+        println!("slip replay: no repository given (<language>=<git dir>, see BENCHMARKS.md): the committed sample");
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/slip_replay");
+        for (language, _) in replay::corpus::LANGUAGES {
+            let pairs = replay::corpus::from_fixtures(&fixtures, language);
+            replay::runner::replay(&headless, &root, language, &pairs, dump.as_deref(), &mut tallies, &mut failures);
+        }
+    }
     for (language, git_dir) in &repositories {
         let pairs = from_git(git_dir, &label_of(git_dir), extensions_of(language).unwrap(), max);
         println!("slip replay: {language}: {} pairs from {}", pairs.len(), git_dir.display());

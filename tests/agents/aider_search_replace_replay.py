@@ -19,7 +19,7 @@ import sys
 import tempfile
 import types
 
-from replay_cases import cases, outcome, print_tables
+from replay_cases import cases, outcome, print_tables, record
 
 try:
     from aider.coders.editblock_coder import DEFAULT_FENCE, EditBlockCoder, find_original_update_blocks
@@ -55,7 +55,7 @@ def main() -> int:
         return 2
     tally = collections.defaultdict(collections.Counter)
     with tempfile.TemporaryDirectory() as work:
-        for language, slip, _, name, old, new, patch, exact_elsewhere in cases(sys.argv[1], "searchReplace"):
+        for language, slip, folder, name, old, new, patch, exact_elsewhere in cases(sys.argv[1], "searchReplace"):
             target = os.path.join(work, name)
             with open(target, "w", encoding="utf-8") as out:
                 out.write(old)
@@ -69,7 +69,9 @@ def main() -> int:
                 applied = False
             with open(target, encoding="utf-8") as file:
                 written = file.read()
-            tally[(language, slip)][outcome(applied, old, new, written, exact_elsewhere)] += 1
+            result = outcome(applied, old, new, written, exact_elsewhere)
+            tally[(language, slip)][result] += 1
+            record(folder, "aider", result)
             os.remove(target)
     print_tables("Aider", "searchReplace", tally)
     return 0

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-from replay_cases import cases, outcome, print_tables
+from replay_cases import cases, outcome, print_tables, record
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_CODEX = os.path.join(
@@ -44,13 +44,15 @@ def main() -> int:
         os.symlink(codex, tool)
         work = os.path.join(scratch, "work")
         os.makedirs(work)
-        for language, slip, _, name, old, new, patch, exact_elsewhere in cases(dump, "applyPatch"):
+        for language, slip, folder, name, old, new, patch, exact_elsewhere in cases(dump, "applyPatch"):
             target = os.path.join(work, name)
             with open(target, "w", encoding="utf-8") as out:
                 out.write(old)
             done = subprocess.run([tool, patch], cwd=work, capture_output=True, timeout=60)
             written = open(target, encoding="utf-8").read() if os.path.exists(target) else None
-            tally[(language, slip)][outcome(done.returncode == 0, old, new, written, exact_elsewhere)] += 1
+            result = outcome(done.returncode == 0, old, new, written, exact_elsewhere)
+            tally[(language, slip)][result] += 1
+            record(folder, "codex", result)
             if os.path.exists(target):
                 os.remove(target)
     print_tables("Codex apply_patch", "applyPatch", tally)

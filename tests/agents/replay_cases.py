@@ -57,6 +57,12 @@ def outcome(applied, old, new, written, exact_elsewhere):
     return "refused" if written == old else "partial"
 
 
+def record(folder, peer, result):
+    """Writes a peer's outcome beside the case (`replay_side_by_side.py` reads it)."""
+    with open(os.path.join(folder, peer), "w", encoding="utf-8") as file:
+        file.write(result)
+
+
 COLUMNS = ["recovered", "refused", "wrong", "partial", "exactElsewhere"]
 
 

@@ -44,8 +44,8 @@ pub struct Case {
 
 /// The file `name` (at `path`, holding `old`, which changed by `hunks`), with hunk
 /// `chosen` slipped by `slip`, in `dialect`. `None` when the slip does not apply to
-/// that hunk, or erases the change itself (a change of trailing whitespace only, or
-/// an old side then equal to the new side).
+/// that hunk, or erases the change itself (a line changed in trailing whitespace
+/// only, or an old side then equal to the new side).
 pub fn case(
     dialect: Dialect,
     slip: Slip,
@@ -76,8 +76,12 @@ pub fn case(
     if quote.is_empty() || quote == replacement {
         return None;
     }
-    let quoted: String = quote.iter().map(|line| format!("{line}\n")).collect();
-    let exact_elsewhere = slip != Slip::Clean && format!("\n{old}").contains(&format!("\n{quoted}"));
+    // A quote edit's text may start and end inside lines; a hunk's or a block's lines are whole lines.
+    let exact_elsewhere = slip != Slip::Clean
+        && match dialect {
+            Dialect::SingleEdit => old.contains(&quote.join("\n")),
+            _ => format!("\n{old}").contains(&format!("\n{}\n", quote.join("\n"))),
+        };
     match dialect {
         Dialect::SingleEdit => Some(Case {
             method: "verbatim/strReplace",
@@ -103,12 +107,14 @@ pub fn case(
     }
 }
 
-/// Whether a removed line comes back as an added line that differs from it only in
-/// trailing whitespace: a slip in trailing whitespace would erase that change itself,
-/// so the case is not counted.
+/// Whether an added line differs from a line the hunk reads (context or removed) only
+/// in trailing whitespace: a slip in trailing whitespace erases that change itself
+/// (which of the two the new line is can no longer be told), so the case is not
+/// counted.
 fn changes_trailing_whitespace(hunk: &Hunk) -> bool {
-    let lines = |marker: char| hunk.lines.iter().filter(move |(m, _)| *m == marker).map(|(_, line)| line);
-    lines('-').any(|removed| lines('+').any(|added| added != removed && added.trim_end() == removed.trim_end()))
+    let read = || hunk.lines.iter().filter(|(marker, _)| *marker != '+').map(|(_, line)| line);
+    let added = hunk.lines.iter().filter(|(marker, _)| *marker == '+').map(|(_, line)| line);
+    added.into_iter().any(|added| read().any(|line| line != added && line.trim_end() == added.trim_end()))
 }
 
 /// A patch case: the request names the file by its absolute path, the peers' copy
