@@ -71,11 +71,7 @@ fn main() {
         // `cargo bench -- --test` (the test command's smoke run) and a first look: the
         // committed sample, the fast replay of `tests/slip_replay.rs`.
         println!("slip replay: no repository given (<language>=<git dir>, see BENCHMARKS.md): the committed sample");
-        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/slip_replay");
-        for (language, _) in replay::corpus::LANGUAGES {
-            let pairs = replay::corpus::from_fixtures(&fixtures, language);
-            replay::runner::replay(&headless, &root, language, &pairs, dump.as_deref(), &mut tallies, &mut failures);
-        }
+        replay::runner::replay_fixtures(&headless, &root, dump.as_deref(), &mut tallies, &mut failures);
     }
     for (language, git_dir) in &repositories {
         let pairs = from_git(git_dir, &label_of(git_dir), extensions_of(language).unwrap(), max);
@@ -92,20 +88,7 @@ fn main() {
         replay::runner::replay(&headless, &root, language, &pairs, dump.as_deref(), &mut tallies, &mut failures);
     }
     println!("{}", tables(&tallies));
-    let shown: Vec<String> = failures
-        .iter()
-        .map(|f| {
-            format!(
-                "{} {} {} {} ({:?}):\n{}",
-                f.language,
-                f.dialect.name(),
-                f.slip.name(),
-                f.origin,
-                f.outcome,
-                f.detail
-            )
-        })
-        .collect();
+    let shown: Vec<String> = failures.iter().map(ToString::to_string).collect();
     println!("slip replay: {} cases written wrong or partly", shown.len());
     match &dump {
         Some(dump) => std::fs::write(dump.join("failures.txt"), shown.join("\n\n")).unwrap(),

@@ -28,6 +28,32 @@ pub struct Failure {
     pub detail: String,
 }
 
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Failure { language, dialect, slip, origin, outcome, detail } = self;
+        write!(f, "{language} {} {} {origin} ({outcome:?}):\n{detail}", dialect.name(), slip.name())
+    }
+}
+
+/// Replays the committed sample of every language (see [`super::corpus::from_fixtures`]);
+/// returns how many languages it has.
+pub fn replay_fixtures(
+    headless: &Headless,
+    root: &Path,
+    dump: Option<&Path>,
+    tallies: &mut Tallies,
+    failures: &mut Vec<Failure>,
+) -> usize {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures").join("slip_replay");
+    let mut languages = 0;
+    for (language, _) in super::corpus::LANGUAGES {
+        let pairs = super::corpus::from_fixtures(&fixtures, language);
+        languages += usize::from(!pairs.is_empty());
+        replay(headless, root, language, &pairs, dump, tallies, failures);
+    }
+    languages
+}
+
 /// Replays `pairs` of `language` in `root` (the headless front-end's folder), adding
 /// to `tallies` and `failures`; `dump` receives the patch cases as
 /// `<language>/<dialect>/<case>-<slip>/{old,new,patch,name}`.
