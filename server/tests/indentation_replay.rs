@@ -7,8 +7,11 @@
 //! - `contextShifted`: its context and removed lines one level deeper, its added
 //!   lines right (the file's own indentation);
 //! - `wholeHunkShifted`: every line of it one level deeper;
-//! - `tabsForSpaces`: its indentation written with tabs where the file has spaces
-//!   (or the reverse), every level kept.
+//! - `tabsForSpaces` (`spacesForTabs` in a file of tabs): its indentation written
+//!   with tabs where the file has spaces (or the reverse), every level kept.
+//!
+//! The hunks, slips and patches are the slip replay's (`replay/`), which replays
+//! more languages, dialects and slips as a benchmark (`benches/slip_replay.rs`).
 //!
 //! Each outcome is counted: recovered (the file is the new version), refused
 //! (an error, the file's bytes as they were) or wrong (anything else written).
@@ -23,19 +26,24 @@
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 mod common;
+mod replay;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::Random;
+use replay::cases::apply_patch;
+use replay::corpus::MAX_FILE_BYTES;
+use replay::hunks::{hunks_between, unit_of};
+use replay::outcome::{Outcome, Tally, classify};
+use replay::slips::{Slip, slipped};
 use serde_json::json;
-use verbatim_engine::diff::unified_diff_of_texts;
 
-/// Version pairs' changed files replayed at most, and how large a file may be.
+/// Version pairs' changed files replayed at most.
 const MAX_FILES: usize = 160;
-const MAX_FILE_BYTES: usize = 60_000;
 
-const SLIPS: [&str; 4] = ["clean", "contextShifted", "wholeHunkShifted", "tabsForSpaces"];
+const SLIPS: [Slip; 5] =
+    [Slip::Clean, Slip::ContextShifted, Slip::WholeHunkShifted, Slip::TabsForSpaces, Slip::SpacesForTabs];
 
 /// `(old, new)` of every `.rs` file that changed between two versions of a crate in
 /// the registry, in a stable order.
@@ -95,70 +103,6 @@ fn rust_files(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The hunks of a unified diff: each line with its marker (` `, `-`, `+`).
-fn hunks(diff: &str) -> Vec<Vec<(char, String)>> {
-    let mut out: Vec<Vec<(char, String)>> = Vec::new();
-    for line in diff.lines() {
-        if line.starts_with("@@") {
-            out.push(Vec::new());
-        } else if let Some(hunk) = out.last_mut()
-            && let Some(marker) = line.chars().next().filter(|c| matches!(c, ' ' | '-' | '+'))
-        {
-            hunk.push((marker, line[1..].to_owned()));
-        }
-    }
-    out
-}
-
-/// The file's indentation unit: a tab, or four spaces.
-fn unit_of(text: &str) -> &'static str {
-    if text.lines().any(|line| line.starts_with('\t')) { "\t" } else { "    " }
-}
-
-/// One hunk slipped as `slip` says.
-fn slipped(hunk: &[(char, String)], slip: &str, unit: &str) -> Vec<(char, String)> {
-    let deeper = |line: &str| if line.trim().is_empty() { line.to_owned() } else { format!("{unit}{line}") };
-    let other_kind = |line: &str| {
-        let body = line.trim_start_matches([' ', '\t']);
-        let indent = &line[..line.len() - body.len()];
-        let converted = if unit == "\t" { indent.replace('\t', "    ") } else { indent.replace("    ", "\t") };
-        format!("{converted}{body}")
-    };
-    hunk.iter()
-        .map(|(marker, line)| {
-            let line = match (slip, marker) {
-                ("contextShifted", ' ' | '-') | ("wholeHunkShifted", _) => deeper(line),
-                ("tabsForSpaces", _) => other_kind(line),
-                _ => line.clone(),
-            };
-            (*marker, line)
-        })
-        .collect()
-}
-
-fn patch(name: &str, hunks: &[Vec<(char, String)>]) -> String {
-    let mut out = format!("*** Begin Patch\n*** Update File: {name}\n");
-    for hunk in hunks {
-        out.push_str("@@\n");
-        for (marker, line) in hunk {
-            out.push(*marker);
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    out.push_str("*** End Patch\n");
-    out
-}
-
-#[derive(Debug, Default, Clone, Copy)]
-struct Tally {
-    recovered: usize,
-    refused: usize,
-    wrong: usize,
-    partial: usize,
-    exact_elsewhere: usize,
-}
-
 #[test]
 fn slipped_indentation_in_real_patches_is_applied_exactly_or_refused() {
     let history = history();
@@ -171,58 +115,52 @@ fn slipped_indentation_in_real_patches_is_applied_exactly_or_refused() {
     let root = dir.path().canonicalize().unwrap();
     let headless = common::replay_headless(&root);
     let mut random = Random(0x2026_1203_0034_0001);
-    let mut tallies: BTreeMap<&str, Tally> = BTreeMap::new();
+    let mut tallies: BTreeMap<Slip, Tally> = BTreeMap::new();
     let mut wrong = Vec::new();
     let mut case = 0usize;
     let max_files = std::env::var("VERBATIM_REPLAY_MAX").ok().and_then(|max| max.parse().ok()).unwrap_or(MAX_FILES);
     let step = (history.len() / max_files).max(1);
     for (source, old, new) in history.iter().step_by(step).take(max_files) {
-        let diff = unified_diff_of_texts(old, new, "a", "b");
-        let hunks = hunks(&diff);
+        let hunks = hunks_between(old, new);
         if hunks.len() < 2 {
             continue;
         }
         let unit = unit_of(old);
         let chosen = random.below(hunks.len());
         for slip in SLIPS {
-            let mut sent = hunks.clone();
-            sent[chosen] = slipped(&hunks[chosen], slip, unit);
+            let hunk = &hunks[chosen];
+            let Some(sent) = slipped(&hunk.lines, slip, unit, hunk.old_start + 1, &mut random) else { continue };
             // A slip that leaves the old lines as they are is no slip of the quote: an
             // exact quote writes its new lines as sent.
-            let old_side = |hunk: &[(char, String)]| -> Vec<String> {
-                hunk.iter().filter(|(marker, _)| *marker != '+').map(|(_, line)| line.clone()).collect()
+            let old_side = |lines: &[(char, String)]| -> Vec<String> {
+                lines.iter().filter(|(marker, _)| *marker != '+').map(|(_, line)| line.clone()).collect()
             };
-            if slip != "clean" && old_side(&sent[chosen]) == old_side(&hunks[chosen]) {
+            if slip != Slip::Clean && old_side(&sent) == hunk.old_side() {
                 continue;
             }
             let name = format!("f{case}.rs");
             let path = root.join(&name);
             std::fs::write(&path, old).unwrap();
-            let text = patch(&name, &sent);
+            let text = apply_patch(&name, &hunks, chosen, &sent, false);
             if let Some(dump) = &dump {
-                let case_dir = dump.join(format!("{case:05}-{slip}"));
+                let case_dir = dump.join(format!("{case:05}-{}", slip.name()));
                 std::fs::create_dir_all(&case_dir).unwrap();
                 std::fs::write(case_dir.join("old"), old).unwrap();
                 std::fs::write(case_dir.join("new"), new).unwrap();
                 std::fs::write(case_dir.join("patch"), text.replace(&name, "f.rs")).unwrap();
             }
-            let slipped_lines: String = old_side(&sent[chosen]).iter().map(|line| format!("{line}\n")).collect();
-            let exact_elsewhere = slip != "clean" && format!("\n{old}").contains(&format!("\n{slipped_lines}"));
+            let slipped_lines: String = old_side(&sent).iter().map(|line| format!("{line}\n")).collect();
+            let exact_elsewhere = slip != Slip::Clean && format!("\n{old}").contains(&format!("\n{slipped_lines}"));
             let answer = headless.call("verbatim/applyPatch", json!({"patch": text, "summary": "replay"}));
             let written = std::fs::read_to_string(&path).unwrap();
-            let tally = tallies.entry(slip).or_default();
-            match answer {
-                Ok(_) if written == *new => tally.recovered += 1,
-                Ok(_) if exact_elsewhere => tally.exact_elsewhere += 1,
-                Ok(_) => {
-                    tally.wrong += 1;
-                    wrong.push(format!("{slip} {source} (hunk {chosen}):\n{text}"));
+            let outcome = classify(answer.is_ok(), old, new, &written, exact_elsewhere);
+            tallies.entry(slip).or_default().add(outcome);
+            match (outcome, answer) {
+                (Outcome::Wrong, _) => wrong.push(format!("{} {source} (hunk {chosen}):\n{text}", slip.name())),
+                (Outcome::Partial, Err(error)) => {
+                    wrong.push(format!("{} {source}: refused ({}) but written", slip.name(), error.message))
                 }
-                Err(_) if written == *old => tally.refused += 1,
-                Err(error) => {
-                    tally.partial += 1;
-                    wrong.push(format!("{slip} {source}: refused ({}) but written", error.message));
-                }
+                _ => {}
             }
             std::fs::remove_file(&path).unwrap();
             case += 1;
@@ -234,10 +172,15 @@ fn slipped_indentation_in_real_patches_is_applied_exactly_or_refused() {
     );
     for (slip, tally) in &tallies {
         println!(
-            "indentation replay {slip}: {} recovered, {} refused, {} wrong, {} partial, {} exact elsewhere",
-            tally.recovered, tally.refused, tally.wrong, tally.partial, tally.exact_elsewhere
+            "indentation replay {}: {} recovered, {} refused, {} wrong, {} partial, {} exact elsewhere",
+            slip.name(),
+            tally.recovered,
+            tally.refused,
+            tally.wrong,
+            tally.partial,
+            tally.exact_elsewhere
         );
     }
-    assert!(tallies.get("clean").is_some_and(|tally| tally.recovered + tally.refused > 20), "too few patches");
+    assert!(tallies.get(&Slip::Clean).is_some_and(|tally| tally.recovered + tally.refused > 20), "too few patches");
     assert!(wrong.is_empty(), "{} cases written wrong:\n\n{}", wrong.len(), wrong.join("\n\n"));
 }

@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""Codex's own `apply_patch` over the cases of the indentation replay (issue 34).
+"""Codex's own `apply_patch` over the `apply_patch` cases a replay dumped (issues 34, 43).
 
-`server/tests/indentation_replay.rs` writes every case it replays when
-VERBATIM_REPLAY_DUMP names a directory: `<case>-<slip>/old`, `new` and `patch`.
-This script gives each patch to the real Codex binary invoked as `apply_patch`
-(a symlink of that name: Codex then applies the patch given as its first
-argument in the current directory), and counts, per slip, what Verbatim's test
-counts: recovered (the file is the new version), refused (an error, the file as
-it was), wrong (anything else written with success) and partial (an error, but
-the file was written).
+`server/tests/indentation_replay.rs` (VERBATIM_REPLAY_DUMP) and the benchmark
+`server/benches/slip_replay.rs` (VERBATIM_REPLAY_DUMP) write every case they
+replay; `replay_cases.py` reads both layouts. This script gives each patch to
+the real Codex binary invoked as `apply_patch` (a symlink of that name: Codex
+then applies the patch given as its first argument in the current directory),
+and counts, per language and slip, what Verbatim's replay counts (one table per
+language).
 
-    VERBATIM_REPLAY_DUMP=/tmp/replay cargo test -p verbatim --test indentation_replay
+    VERBATIM_REPLAY_DUMP=/tmp/replay cargo bench -p verbatim --bench slip_replay -- go=/path/to/repo.git
     tests/agents/codex_apply_patch_replay.py /tmp/replay [path/to/codex]
+
+The Codex binary is the one `tests/agents/install.sh --print-bin codex` installs.
 """
 
 import collections
@@ -20,9 +21,11 @@ import subprocess
 import sys
 import tempfile
 
-DEFAULT_CODEX = (
-    "/work/main/.agents/codex/node_modules/@openai/codex-linux-x64/vendor/"
-    "x86_64-unknown-linux-musl/bin/codex"
+from replay_cases import cases, outcome, print_tables, record
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEFAULT_CODEX = os.path.join(
+    REPO, ".agents/codex/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
 )
 
 
@@ -33,34 +36,26 @@ def main() -> int:
     dump = sys.argv[1]
     codex = sys.argv[2] if len(sys.argv) > 2 else DEFAULT_CODEX
     if not os.access(codex, os.X_OK):
-        print(f"no Codex binary at {codex}", file=sys.stderr)
+        print(f"no Codex binary at {codex}: run tests/agents/install.sh --print-bin codex", file=sys.stderr)
         return 2
     tally = collections.defaultdict(collections.Counter)
     with tempfile.TemporaryDirectory() as scratch:
         tool = os.path.join(scratch, "apply_patch")
         os.symlink(codex, tool)
-        for case in sorted(os.listdir(dump)):
-            slip = case.split("-", 1)[1]
-            read = lambda name: open(os.path.join(dump, case, name), encoding="utf-8").read()
-            old, new, patch = read("old"), read("new"), read("patch")
-            work = os.path.join(scratch, "work")
-            os.makedirs(work, exist_ok=True)
-            target = os.path.join(work, "f.rs")
+        work = os.path.join(scratch, "work")
+        os.makedirs(work)
+        for language, slip, folder, name, old, new, patch, exact_elsewhere in cases(dump, "applyPatch"):
+            target = os.path.join(work, name)
             with open(target, "w", encoding="utf-8") as out:
                 out.write(old)
             done = subprocess.run([tool, patch], cwd=work, capture_output=True, timeout=60)
             written = open(target, encoding="utf-8").read() if os.path.exists(target) else None
-            if done.returncode == 0:
-                tally[slip]["recovered" if written == new else "wrong"] += 1
-            else:
-                tally[slip]["refused" if written == old else "partial"] += 1
-            os.remove(target) if os.path.exists(target) else None
-    for slip in sorted(tally):
-        counts = tally[slip]
-        print(
-            f"codex apply_patch {slip}: {counts['recovered']} recovered, {counts['refused']} refused, "
-            f"{counts['wrong']} wrong, {counts['partial']} partial"
-        )
+            result = outcome(done.returncode == 0, old, new, written, exact_elsewhere)
+            tally[(language, slip)][result] += 1
+            record(folder, "codex", result)
+            if os.path.exists(target):
+                os.remove(target)
+    print_tables("Codex apply_patch", "applyPatch", tally)
     return 0
 
 
