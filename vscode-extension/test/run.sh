@@ -167,14 +167,16 @@ install_oldest_code_server() {
     touch "$stamp"
 }
 
-# The real Claude Code CLI, Gemini CLI and Codex (pinned) and tmux, for
-# test/e2e/claude_code.test.mjs, gemini_cli.test.mjs and hooks.test.mjs: the
-# project's own installer, tests/agents/install.sh (quick once installed).
+# The real Claude Code CLI, Gemini CLI, Codex and GitHub Copilot CLI (pinned)
+# and tmux, for test/e2e/claude_code.test.mjs, gemini_cli.test.mjs and
+# hooks.test.mjs: the project's own installer, tests/agents/install.sh (quick
+# once installed).
 install_claude_code() {
-    log "Claude Code, Gemini CLI and Codex for the end-to-end tests (tests/agents/install.sh)"
+    log "Claude Code, Gemini CLI, Codex and Copilot CLI for the end-to-end tests (tests/agents/install.sh)"
     "$REPO/tests/agents/install.sh"
     "$REPO/tests/agents/install.sh" --print-bin gemini-cli >/dev/null
     "$REPO/tests/agents/install.sh" --print-bin codex >/dev/null
+    "$REPO/tests/agents/install.sh" --print-bin copilot >/dev/null
 }
 
 install_extension_dependencies() {

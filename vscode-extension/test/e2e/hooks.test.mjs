@@ -3,9 +3,10 @@
 // by `verbatim setup AGENT --write` and nothing else: code-server in Chromium
 // with the extension and the real `verbatim lsp`, and the real CLIs from npm
 // (tests/agents/install.sh) against the scripted models of tests/agents/
-// (model_protocols.py for Codex, model_server.py for Claude Code). The person
-// decides through the review's lenses on the page, as in the other tests. The
-// Neovim twin of this file is tests/agents/e2e_hooks.py.
+// (model_protocols.py for Codex and Copilot CLI, model_server.py for Claude Code).
+// The person decides through the review's lenses on the page, as in the other
+// tests. The Neovim twins of this file are tests/agents/e2e_hooks.py and, for
+// Copilot CLI, tests/agents/e2e_hooks_chat.py.
 //
 // Cases:
 // - codex exec: an apply_patch of two hunks to a file open with an unsaved line.
@@ -16,12 +17,19 @@
 // - codex exec, rejected whole with a reason: nothing written, the model reads it.
 // - claude -p --permission-mode acceptEdits: its Edit reviewed, one hunk left out
 //   with a reason; the model reads it as the hook's additional context.
+// - copilot -p (GitHub Copilot CLI, BYOK against model_protocols.py's Chat
+//   Completions): its `edit` of a file open with an unsaved line, as for Codex
+//   (disk unchanged while the review waits, one review, one hunk kept and one
+//   left out with a reason: the disk holds the kept hunk, the document that plus
+//   the unsaved line, the model's next request the reason); then its `edit`
+//   rejected whole with a reason: nothing written, the model reads the reason.
 // - Timings at 1,000 and 10,000 lines, by the page's own clock (page_clock.mjs):
 //   `verbatim hook codex` started → review on screen, and the person's accept
 //   key → the hook's answer written. Printed, not asserted (BENCHMARKS.md).
 //
 // Needs: CODE_SERVER_BIN, VERBATIM_BIN, VERBATIM_TEST_OUTPUT (test/run.sh sets
-// them); Codex and Claude Code (tests/agents/install.sh, quick once installed).
+// them); Codex, Claude Code and Copilot CLI (tests/agents/install.sh, quick once
+// installed; Copilot unpacks itself into <repo>/.agents/copilot-cache on its first start).
 // Alone, after `test/run.sh --install-only` and `cargo build -p verbatim`, from
 // vscode-extension/:
 //
@@ -45,11 +53,14 @@ import { pressTimed, watchShown } from "./page_clock.mjs";
 const output = path.join(requiredEnv("VERBATIM_TEST_OUTPUT"), "hooks");
 const MODEL_PROTOCOLS = path.join(agentsDir, "model_protocols.py");
 const MODEL_SERVER = path.join(agentsDir, "model_server.py");
+// Copilot unpacks itself (about 235 MB) on its first start: the cache tests/agents/e2e_hooks_chat.py shares.
+const COPILOT_CACHE = path.resolve(agentsDir, "..", "..", ".agents", "copilot-cache");
 
 const EIGHT = "first\nsecond\nthird\nfourth\nfifth\nsixth\nseventh\neighth\n";
 const UNSAVED_LINE = "mine, unsaved";
 // The person's unsaved line sits away from both hunks.
 const EIGHT_UNSAVED = EIGHT.replace("fourth\n", `fourth\n${UNSAVED_LINE}\n`);
+const BOTH_ENDS = EIGHT.replace("first", "FIRST").replace("eighth", "EIGHTH");
 const twoHunks = (name) => `*** Begin Patch\n*** Update File: ${name}\n@@\n-first\n+FIRST\n@@\n-eighth\n+EIGHTH\n*** End Patch\n`;
 const SIZES = [1_000, 10_000];
 const TIMED_RUNS = 5;
@@ -149,7 +160,7 @@ function runAgent(command, args, { cwd, env, timeout = 180_000 }) {
     });
 }
 
-describe("the agents' own edits reviewed in VS Code through their pre-write hooks (code-server, real Codex and Claude Code)", { concurrency: false }, () => {
+describe("the agents' own edits reviewed in VS Code through their pre-write hooks (code-server, real Codex, Claude Code and Copilot CLI)", { concurrency: false }, () => {
     let editor;
     let page;
     let workspace;
@@ -158,6 +169,7 @@ describe("the agents' own edits reviewed in VS Code through their pre-write hook
     let codexHome;
     let codex;
     let claude;
+    let copilot;
     let reader;
     const models = [];
     const steps = scenarioSteps(() => page, output, () => editor?.userData);
@@ -172,6 +184,7 @@ describe("the agents' own edits reviewed in VS Code through their pre-write hook
         // Before the browser runs: these calls block.
         codex = installAgent("codex");
         claude = installAgent("claude-code");
+        copilot = installAgent("copilot");
         // The agents' HOME, with `verbatim` on their PATH: the command setup writes into their hooks.
         home = mkdtempSync(path.join(tmpdir(), "verbatim-hooks-home-"));
         binDir = path.join(home, "bin");
@@ -181,7 +194,7 @@ describe("the agents' own edits reviewed in VS Code through their pre-write hook
         mkdirSync(codexHome);
         editor = await launchEditor({
             setup: (folder) => {
-                for (const name of ["b.txt", "c.txt", "d.txt"]) writeFileSync(path.join(folder, name), EIGHT);
+                for (const name of ["b.txt", "c.txt", "d.txt", "e.txt", "f.txt"]) writeFileSync(path.join(folder, name), EIGHT);
                 for (const lines of SIZES) writeFileSync(path.join(folder, bigName(lines)), numberedFile(lines));
             },
             settings: {
@@ -230,6 +243,24 @@ describe("the agents' own edits reviewed in VS Code through their pre-write hook
         const env = agentEnv({ CODEX_HOME: codexHome, SCRIPTED_KEY: "any" });
         setup(["codex", "--user", "--write"], env);
         return runAgent(codex, ["exec", "--skip-git-repo-check", prompt], { cwd: workspace, env });
+    }
+
+    /**
+     * Sets Copilot CLI up with `verbatim setup copilot --write` (its hook in $COPILOT_HOME/settings.json) and
+     * starts `copilot -p` against `model` (a Chat Completions provider of its own, no GitHub login).
+     */
+    function copilotPrompt(model, prompt) {
+        const env = agentEnv({
+            COPILOT_HOME: path.join(home, ".copilot"),
+            COPILOT_PROVIDER_BASE_URL: `http://127.0.0.1:${model.port}/v1`,
+            COPILOT_PROVIDER_API_KEY: "any",
+            COPILOT_MODEL: "claude-sonnet-4.5",
+            COPILOT_OFFLINE: "true",
+            COPILOT_AUTO_UPDATE: "false",
+            XDG_CACHE_HOME: COPILOT_CACHE,
+        });
+        setup(["copilot", "--write"], env);
+        return runAgent(copilot, ["-p", prompt, "--allow-all-tools", "--trust-folder"], { cwd: workspace, env, timeout: 300_000 });
     }
 
     const read = (name) => reader.request("verbatim/read", { uri: uriOf(name) });
@@ -287,6 +318,17 @@ describe("the agents' own edits reviewed in VS Code through their pre-write hook
         await waitFor(`the extension to re-read ${name} and put the buffer's text back`, () => loggedAt(pattern, since), { timeout: 15_000 });
     }
 
+    /** Opens `name` (EIGHT on disk) and types UNSAVED_LINE after its fourth line, unsaved. */
+    async function typeUnsavedLine(name) {
+        await open(name, "eighth");
+        await page.locator(".monaco-editor:not(.monaco-diff-editor *) .view-line", { hasText: "fourth" }).first().click();
+        await page.keyboard.press("End");
+        await page.keyboard.press("Enter");
+        await page.keyboard.type(UNSAVED_LINE);
+        await waitForText(name, EIGHT_UNSAVED);
+        await dirtyTab(name).waitFor({ state: "visible" });
+    }
+
     /** No review is waiting or shown, in the server's view and on the page. */
     async function noReview(agent) {
         assert.equal((await status()).pending.length, 0, "no edit waits for review");
@@ -295,13 +337,7 @@ describe("the agents' own edits reviewed in VS Code through their pre-write hook
 
     step("the person opens b.txt and types a line in the middle, unsaved", async () => {
         reader = await editor.connectAgent("e2e-reader");
-        await open("b.txt", "eighth");
-        await page.locator(".monaco-editor:not(.monaco-diff-editor *) .view-line", { hasText: "fourth" }).first().click();
-        await page.keyboard.press("End");
-        await page.keyboard.press("Enter");
-        await page.keyboard.type(UNSAVED_LINE);
-        await waitForText("b.txt", EIGHT_UNSAVED);
-        await dirtyTab("b.txt").waitFor({ state: "visible" });
+        await typeUnsavedLine("b.txt");
     });
 
     step("codex exec: its apply_patch of two hunks waits for review, the disk unchanged; one hunk kept, one rejected with a reason", async () => {
@@ -412,6 +448,74 @@ describe("the agents' own edits reviewed in VS Code through their pre-write hook
         const told = JSON.stringify(model.requests("main").at(-1).body);
         assert.match(told, /PreToolUse:Edit hook additional context/, "Claude Code handed the model the hook's context");
         assert.match(told, /Their reason: keep first as it is/, "the model's next request carries the person's reason");
+        assert.deepEqual(model.mismatches(), []);
+    });
+
+    step("copilot -p: its edit of a file open with an unsaved line waits for review, the disk unchanged; one hunk kept, one left out with a reason", async () => {
+        await typeUnsavedLine("e.txt");
+        const reason = "eighth stays lower case";
+        const model = await startModel(
+            MODEL_PROTOCOLS,
+            [{ tool_call: { name: "edit", input: { path: file("e.txt"), old_str: EIGHT, new_str: BOTH_ENDS } } }, { text: "Done." }],
+            "copilot-partial",
+        );
+        const since = Date.now();
+        const run = copilotPrompt(model, "Shout the ends of e.txt");
+        // Copilot's first start unpacks it into its cache, which takes a while once.
+        await reviewTab("GitHub Copilot CLI").first().waitFor({ state: "visible", timeout: 180_000 });
+        await diff().locator(".editor.modified .view-lines", { hasText: "EIGHTH" }).first().waitFor({ state: "visible" });
+        await lenses("Accept All").first().waitFor({ state: "visible" });
+        assert.equal(await lenses("Accept").count(), 2, "one Accept per hunk");
+        assert.equal(onDisk("e.txt"), EIGHT, "the disk is unchanged while the review waits");
+        assert.equal((await status()).pending.length, 1, "one review");
+        await page.screenshot({ path: path.join(output, "copilot-review.png") });
+
+        await lenses("Accept").first().click();
+        await lenses("Accepted · Undo").first().waitFor({ state: "visible" });
+        await reject("Reject", reason);
+        const done = await run;
+        assert.equal(done.code, 0, `copilot -p exited ${done.code}:\n${done.stdout.slice(-2000)}\n${done.stderr.slice(-3000)}`);
+
+        const kept = EIGHT.replace("first", "FIRST");
+        assert.equal(onDisk("e.txt"), kept, "the disk holds exactly the disk text plus the kept hunk");
+        await diff().waitFor({ state: "detached" });
+        await writeRecorded("e.txt", since);
+        await noReview("GitHub Copilot CLI");
+        // The document: the kept hunk and the unsaved line, still dirty.
+        await waitForText("e.txt", EIGHT_UNSAVED.replace("first", "FIRST"));
+        await dirtyTab("e.txt").waitFor({ state: "visible" });
+
+        const requests = model.requests("chat");
+        assert.equal(requests.length, 2, "Copilot asked the model again after its edit");
+        const told = JSON.stringify(requests.at(-1).body);
+        assert.match(told, /Their reason: eighth stays lower case/, "the model's next request carries the person's reason");
+        assert.match(told, /\+EIGHTH/, "and the hunk left out");
+        assert.deepEqual(model.mismatches(), []);
+    });
+
+    step("copilot -p: its edit rejected whole with a reason: nothing written, the model reads the reason", async () => {
+        await open("f.txt", "eighth");
+        const reason = "not this file, use g.txt";
+        const model = await startModel(
+            MODEL_PROTOCOLS,
+            [{ tool_call: { name: "edit", input: { path: file("f.txt"), old_str: EIGHT, new_str: BOTH_ENDS } } }, { text: "Understood." }],
+            "copilot-rejected",
+        );
+        const run = copilotPrompt(model, "Shout the ends of f.txt");
+        await reviewTab("GitHub Copilot CLI").first().waitFor({ state: "visible", timeout: 60_000 });
+        await lenses("Reject All").first().waitFor({ state: "visible" });
+        assert.equal(onDisk("f.txt"), EIGHT, "the disk is unchanged while the review waits");
+        await reject("Reject All", reason);
+        const done = await run;
+        assert.equal(done.code, 0, `copilot -p exited ${done.code}:\n${done.stdout.slice(-2000)}\n${done.stderr.slice(-3000)}`);
+        await diff().waitFor({ state: "detached" });
+        assert.equal(onDisk("f.txt"), EIGHT, "nothing written");
+        assert.equal((await read("f.txt")).text, EIGHT, "the document unchanged");
+        assert.equal(await dirtyTab("f.txt").count(), 0, "and not dirty");
+        await noReview("GitHub Copilot CLI");
+        const requests = model.requests("chat");
+        assert.equal(requests.length, 2, "Copilot asked the model again after the denied edit");
+        assert.match(JSON.stringify(requests.at(-1).body), /Denied by preToolUse hook: The person rejected this change in the editor: not this file, use g\.txt/);
         assert.deepEqual(model.mismatches(), []);
     });
 
