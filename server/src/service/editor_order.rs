@@ -31,7 +31,8 @@ use tokio::sync::Notify;
 /// do not wait for a message that will never be applied.
 const CATCH_UP_LIMIT: Duration = Duration::from_secs(2);
 
-/// How often the editor's input is looked at again while bytes wait in it.
+/// How often the editor's input is looked at again while bytes wait in it, when
+/// nothing says it moved (the reading thread taking bytes does not).
 const INPUT_POLL: Duration = Duration::from_millis(1);
 
 /// Says whether bytes the editor wrote wait to be read (its pipe's `FIONREAD`).
@@ -81,6 +82,12 @@ impl EditorOrder {
         self.changed.notify_waiters();
     }
 
+    /// The frame guard handled more of the editor's input (any message, or a frame it
+    /// refused): a request waiting for the input to be read looks again.
+    pub fn input_moved(&self) {
+        self.changed.notify_waiters();
+    }
+
     /// A text-sync message was applied to the store (or dropped as malformed).
     pub fn applied(&self) {
         self.applied.fetch_add(1, Ordering::SeqCst);
@@ -106,8 +113,13 @@ impl EditorOrder {
         let waited = tokio::time::timeout(limit, async {
             // The bytes waiting in the input are read first (a message read off the
             // input is counted as received before it is handed on)...
-            while self.unread_input() {
-                let _ = tokio::time::timeout(INPUT_POLL, self.changed.notified()).await;
+            loop {
+                // Made before the look, so that progress between the two wakes it.
+                let changed = self.changed.notified();
+                if !self.unread_input() {
+                    break;
+                }
+                let _ = tokio::time::timeout(INPUT_POLL, changed).await;
             }
             // ...then every message received by then is applied.
             let target = self.received.load(Ordering::SeqCst);

@@ -57,6 +57,7 @@ impl<O: Observer> Observer for Counted<O> {
 
     fn handled(&self, bytes: u64) {
         self.account.handled.store(bytes, Ordering::SeqCst);
+        self.inner.handled(bytes);
     }
 }
 

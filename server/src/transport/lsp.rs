@@ -129,4 +129,8 @@ impl Observer for TextSyncCounter {
             self.0.editor_order.received();
         }
     }
+
+    fn handled(&self, _bytes: u64) {
+        self.0.editor_order.input_moved();
+    }
 }
