@@ -1061,16 +1061,17 @@ pub fn decide_reading(
     }
     let kept = shift.units_only();
     let depths = ConvertedDepths::of(shift, quote, span, &counts, surroundings.file_indents);
-    let written = |reading: Reading, line: &str| -> Option<String> {
-        let indent = leading_blanks(line);
+    // How a reading writes new line `j`'s indentation, if it may.
+    let written = |reading: Reading, j: usize| -> Option<String> {
+        let indent = leading_blanks(new[j]);
         let written = if reading == Reading::Kept { &kept } else { shift }.apply_exactly(indent)?;
-        depths.allows(indent, &written).then_some(written)
+        depths.allows(indent, &written, roles[j] == Role::Inserted).then_some(written)
     };
     // Readings that both fit and write every line alike leave nothing to decide
     // (spaces for tabs at the same levels, say).
     let same = paired.iter().map(|(_, j)| *j).chain(inserted.iter().copied()).all(|j| {
-        let kept = written(Reading::Kept, new[j]);
-        kept.is_some() && kept == written(Reading::Reindented, new[j])
+        let kept = written(Reading::Kept, j);
+        kept.is_some() && kept == written(Reading::Reindented, j)
     });
     let unit = indent_unit(span, surroundings);
     // The document's line before (and after) a run of new lines in the result: lines
@@ -1096,16 +1097,15 @@ pub fn decide_reading(
         unit.as_deref().is_some_and(|unit| indent == format!("{}{unit}", leading_blanks(line)))
     };
     // Paired lines land on their quote line's indentation in the document.
-    let paired_fit = |reading: Reading| {
-        paired.iter().all(|&(i, j)| written(reading, new[j]).as_deref() == Some(leading_blanks(span[i])))
-    };
+    let paired_fit =
+        |reading: Reading| paired.iter().all(|&(i, j)| written(reading, j).as_deref() == Some(leading_blanks(span[i])));
     // Each run, by its shallowest line, is well-formed beside the lines around it: at
     // the level of the line before or shallower (a block closes), one unit deeper than
     // a line before that may open a block, or at the level of the line after (a
     // sibling of it).
     let runs_fit = |reading: Reading| -> bool {
         runs.iter().all(|run| {
-            let Some(indents) = run.iter().map(|&j| written(reading, new[j])).collect::<Option<Vec<String>>>() else {
+            let Some(indents) = run.iter().map(|&j| written(reading, j)).collect::<Option<Vec<String>>>() else {
                 return false;
             };
             let Some(shallowest) = indents.iter().min_by_key(|indent| indent.chars().count()) else { return false };
@@ -1125,11 +1125,11 @@ pub fn decide_reading(
     let malformed = |reading: Reading| {
         runs.iter().any(|run| {
             let (first, last) = (new[run[0]], new[run[run.len() - 1]]);
-            let opens_flat = match (neighbour(run[0], -1), written(reading, first)) {
+            let opens_flat = match (neighbour(run[0], -1), written(reading, run[0])) {
                 (Some(before), Some(indent)) => opens_flat(before, first, &indent),
                 _ => false,
             };
-            let closes_deeper = match (neighbour(run[run.len() - 1], 1), written(reading, last)) {
+            let closes_deeper = match (neighbour(run[run.len() - 1], 1), written(reading, run[run.len() - 1])) {
                 (Some(after), Some(indent)) => closes_deeper(last, &indent, after),
                 _ => false,
             };
@@ -1213,14 +1213,19 @@ impl<'a> ConvertedDepths<'a> {
         Self { conversion, covered, one_level: spaces.len() < 2, file_indents }
     }
 
-    /// Whether a new line indented `indent` may be written with `written`.
-    fn allows(&self, indent: &str, written: &str) -> bool {
+    /// Whether a new line indented `indent` may be written with `written`. An
+    /// `added` line (one no line of the quote stands for) is written only where the
+    /// document writes its depth one way, even at a depth the quote covers: the
+    /// quote's line at that depth is one of the ways, not the one an added line takes
+    /// (a continuation in a tab and four spaces beside a block in two tabs).
+    fn allows(&self, indent: &str, written: &str, added: bool) -> bool {
         let Some((from, width)) = self.conversion else { return true };
         let in_quote_kind = !indent.is_empty() && indent.chars().all(|c| c == from);
-        if !in_quote_kind || self.covered.contains(indent) {
+        let covered = self.covered.contains(indent);
+        if !in_quote_kind || (covered && !added) {
             return true;
         }
-        if self.one_level {
+        if self.one_level && !covered {
             return false;
         }
         let column = |indent: &str| indent.chars().map(|c| if c == '\t' { width } else { 1 }).sum::<usize>();

@@ -983,6 +983,31 @@ mod tests {
         )]);
     }
 
+    /// The wrong writes the real-history replay of issue 43 found, each reduced to
+    /// its smallest case.
+    #[test]
+    fn issue_43_replay_an_added_line_at_a_depth_the_file_writes_two_ways_is_refused() {
+        // tmux's colour.c: continuations in a tab and four spaces, blocks in two tabs.
+        // The quote in spaces covers the depth of eight with a block line, but the added
+        // continuation line at that depth could be either: refused.
+        let c = "int f() {\n\tif (a == 0) {\n\t\tc();\n\t}\n\tif (x ||\n\t    y)\n\t\td();\n}\n";
+        check_table(&[(
+            c,
+            "    if (a == 0) {\n        c();\n    }",
+            "    if (a == 0 ||\n        b == 0) {\n        c();\n    }",
+            Err("undecidedIndentation oldStr"),
+            &[],
+        )]);
+        // Without the continuation elsewhere, the depth is written one way: recovered.
+        check_table(&[(
+            "int f() {\n\tif (a == 0) {\n\t\tc();\n\t}\n}\n",
+            "    if (a == 0) {\n        c();\n    }",
+            "    if (a == 0 ||\n        b == 0) {\n        c();\n    }",
+            Ok("int f() {\n\tif (a == 0 ||\n\t\tb == 0) {\n\t\tc();\n\t}\n}\n"),
+            &["indentation"],
+        )]);
+    }
+
     #[test]
     fn rungs_combine_and_exact_turns_the_ladder_off() {
         check_table(&[(
