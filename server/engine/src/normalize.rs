@@ -1093,17 +1093,12 @@ pub fn decide_reading(
         if step < 0 { surroundings.before } else { surroundings.after }
     };
     let runs = runs_of(&inserted, &roles);
-    let one_deeper = |line: &str, indent: &str| {
-        unit.as_deref().is_some_and(|unit| indent == format!("{}{unit}", leading_blanks(line)))
-    };
     // Paired lines land on their quote line's indentation in the document.
     let paired_fit =
         |reading: Reading| paired.iter().all(|&(i, j)| written(reading, j).as_deref() == Some(leading_blanks(span[i])));
-    // Each run, by its shallowest line, is well-formed beside the lines around it: at
-    // the level of the line before or shallower (a block closes), one unit deeper than
-    // a line before that may open a block, or at the level of the line after (a
-    // sibling of it).
-    let runs_fit = |reading: Reading| -> bool {
+    // Each run, by its shallowest line, is well-formed beside the lines around it
+    // (see [`run_fits`]); `strict` leaves out the block that closes.
+    let runs_fit = |reading: Reading, strict: bool| -> bool {
         runs.iter().all(|run| {
             let Some(indents) = run.iter().map(|&j| written(reading, j)).collect::<Option<Vec<String>>>() else {
                 return false;
@@ -1111,13 +1106,18 @@ pub fn decide_reading(
             let Some(shallowest) = indents.iter().min_by_key(|indent| indent.chars().count()) else { return false };
             // With no line before it, it tells neither reading apart.
             let Some(before) = neighbour(run[0], -1) else { return true };
-            leading_blanks(before).starts_with(shallowest.as_str())
-                || (may_open(before) && one_deeper(before, shallowest))
-                || neighbour(run[run.len() - 1], 1).is_some_and(|after| leading_blanks(after) == shallowest)
+            let after = neighbour(run[run.len() - 1], 1);
+            run_fits(shallowest, before, after, unit.as_deref(), strict)
         })
     };
     // Paired lines decide where there are any, and the runs must agree.
-    let fits = |reading: Reading| (paired.is_empty() || paired_fit(reading)) && runs_fit(reading);
+    let fits = |reading: Reading| (paired.is_empty() || paired_fit(reading)) && runs_fit(reading, false);
+    // In a patch hunk, a `-` line equal to a `+` line once shifted may be the commit
+    // re-indenting it: the pairs' reading stands only if its runs sit beside their
+    // neighbours at least as plainly as the other reading's do.
+    let contradicted = |reading: Reading, other: Reading| {
+        !surroundings.context.is_empty() && !runs_fit(reading, true) && runs_fit(other, true)
+    };
     // A reading that writes code no one writes may stop a reading from being taken,
     // never make one taken: a run whose first line is no deeper than a line before it
     // that opens a bracket (and does not close one), or whose last line only closes
@@ -1125,23 +1125,38 @@ pub fn decide_reading(
     let malformed = |reading: Reading| {
         runs.iter().any(|run| {
             let (first, last) = (new[run[0]], new[run[run.len() - 1]]);
-            let opens_flat = match (neighbour(run[0], -1), written(reading, run[0])) {
-                (Some(before), Some(indent)) => opens_flat(before, first, &indent),
-                _ => false,
-            };
-            let closes_deeper = match (neighbour(run[run.len() - 1], 1), written(reading, run[run.len() - 1])) {
-                (Some(after), Some(indent)) => closes_deeper(last, &indent, after),
-                _ => false,
-            };
+            let opens_flat = neighbour(run[0], -1)
+                .zip(written(reading, run[0]))
+                .is_some_and(|(before, indent)| opens_flat(before, first, &indent));
+            let closes_deeper = neighbour(run[run.len() - 1], 1)
+                .zip(written(reading, run[run.len() - 1]))
+                .is_some_and(|(after, indent)| closes_deeper(last, &indent, after));
             opens_flat || closes_deeper
         })
     };
+    let taken = |reading: Reading, other: Reading| !malformed(reading) && !contradicted(reading, other);
     match (fits(Reading::Kept), fits(Reading::Reindented)) {
-        (true, false) if !malformed(Reading::Kept) => Ok(Some(Reading::Kept)),
-        (false, true) if !malformed(Reading::Reindented) => Ok(Some(Reading::Reindented)),
+        (true, false) if taken(Reading::Kept, Reading::Reindented) => Ok(Some(Reading::Kept)),
+        (false, true) if taken(Reading::Reindented, Reading::Kept) => Ok(Some(Reading::Reindented)),
         (true, true) if same => Ok(None),
         _ => Err(UndecidedIndentation),
     }
+}
+
+/// Whether a run of new lines whose shallowest line is written at `shallowest` is
+/// well-formed between the line `before` it and the line `after` it: at the level of
+/// the line before (unless that line opens a block, which wants a deeper one), one
+/// `unit` deeper than a line before that may open a block, at the level of the line
+/// after (a sibling of it), or, unless `strict`, shallower than the line before (a
+/// block closes).
+fn run_fits(shallowest: &str, before: &str, after: Option<&str>, unit: Option<&str>, strict: bool) -> bool {
+    let level = leading_blanks(before);
+    let closes = level.starts_with(shallowest) && level != shallowest;
+    let opens = before.trim_end().ends_with(['{', '(', '[', ':']);
+    (level == shallowest && !(strict && opens))
+        || (!strict && closes)
+        || (may_open(before) && unit.is_some_and(|unit| shallowest == format!("{level}{unit}")))
+        || after.is_some_and(|after| leading_blanks(after) == shallowest)
 }
 
 /// The inserted lines (indexes of new lines, ascending) in runs of consecutive
