@@ -322,6 +322,32 @@ mod tests {
         );
     }
 
+    /// Issue 43's replay, tmux's options.c: a hunk shifted whole by a tab, whose added
+    /// lines open a block that the context line after them would sit in at the opener's
+    /// level when kept as sent. One reading for every new line: refused, not written
+    /// with the added lines a level deeper than the context line.
+    #[test]
+    fn an_added_block_left_open_beside_its_context_is_refused() {
+        let c = "void f(void) {\n\tif (a ||\n\t    b) {\n\t\tFOREACH(w)\n\t\t\tfix(w);\n\t}\n}\n";
+        let shifted = Hunk {
+            context: vec![(0, 0), (1, 1), (3, 4), (4, 6)],
+            ..hunk(
+                &[],
+                &["\t\tif (a ||", "\t\t    b) {", "\t\t\tFOREACH(w)", "\t\t\t\tfix(w);", "\t\t}"],
+                &[
+                    "\t\tif (a ||",
+                    "\t\t    b) {",
+                    "\t\t\tFOREACH(w) {",
+                    "\t\t\t\tw->sb = 1;",
+                    "\t\t\t\tfix(w);",
+                    "\t\t\t}",
+                    "\t\t}",
+                ],
+            )
+        };
+        check(c, &[shifted], true, Err(&["UndecidedIndentation { quote: OldLines, range: 15..62 }"]));
+    }
+
     #[test]
     fn hunks_of_apply_patch_come_in_file_order() {
         let text = "a\nx\nb\nx\n";

@@ -1112,16 +1112,13 @@ pub fn decide_reading(
     };
     // Paired lines decide where there are any, and the runs must agree.
     let fits = |reading: Reading| (paired.is_empty() || paired_fit(reading)) && runs_fit(reading, false);
-    // In a patch hunk, a `-` line equal to a `+` line once shifted may be the commit
-    // re-indenting it: the pairs' reading stands only if its runs sit beside their
-    // neighbours at least as plainly as the other reading's do.
+    // In a hunk, a `-` line equal to a `+` line once shifted may be the commit re-indenting
+    // it: the pairs' reading stands only if its runs sit as plainly as the other's.
     let contradicted = |reading: Reading, other: Reading| {
         !surroundings.context.is_empty() && !runs_fit(reading, true) && runs_fit(other, true)
     };
-    // A reading that writes code no one writes may stop a reading from being taken,
-    // never make one taken: a run whose first line is no deeper than a line before it
-    // that opens a bracket (and does not close one), or whose last line only closes
-    // brackets and is followed by a deeper line.
+    // A reading that writes code no one writes may stop a reading from being taken, never
+    // make one taken: a run that opens flat, closes deeper, or leaves a bracket open.
     let malformed = |reading: Reading| {
         runs.iter().any(|run| {
             let (first, last) = (new[run[0]], new[run[run.len() - 1]]);
@@ -1131,7 +1128,10 @@ pub fn decide_reading(
             let closes_deeper = neighbour(run[run.len() - 1], 1)
                 .zip(written(reading, run[run.len() - 1]))
                 .is_some_and(|(after, indent)| closes_deeper(last, &indent, after));
-            opens_flat || closes_deeper
+            let left_open = neighbour(run[run.len() - 1], 1)
+                .zip(written(reading, run[0]))
+                .is_some_and(|(after, indent)| leaves_open(run.iter().map(|&j| new[j]), &indent, after));
+            opens_flat || closes_deeper || left_open
         })
     };
     let taken = |reading: Reading, other: Reading| !malformed(reading) && !contradicted(reading, other);
@@ -1181,6 +1181,19 @@ fn opens_flat(before: &str, first: &str, indent: &str) -> bool {
     before.trim_end().ends_with(['{', '(', '['])
         && leading_blanks(before).starts_with(indent)
         && !first.trim_start_matches([' ', '\t']).starts_with(['}', ')', ']'])
+}
+
+/// A run whose lines open more brackets than they close, its first line written
+/// at `indent`, followed by a line `after` that is no deeper and closes nothing:
+/// the block the run opens would hold a line at the level of its opener.
+fn leaves_open<'l>(run: impl Iterator<Item = &'l str>, indent: &str, after: &str) -> bool {
+    let depth = run.flat_map(str::chars).fold(0isize, |depth, c| match c {
+        '{' | '(' | '[' => depth + 1,
+        '}' | ')' | ']' => depth - 1,
+        _ => depth,
+    });
+    let deeper = leading_blanks(after).len() > indent.len() && leading_blanks(after).starts_with(indent);
+    depth > 0 && !deeper && !after.trim_start_matches([' ', '\t']).starts_with(['}', ')', ']'])
 }
 
 /// A run whose `last` line, written at `indent`, only closes brackets and is
