@@ -261,7 +261,7 @@ fn climb(text: &Rope, quote: &str, window: Range<usize>, stripped: bool) -> Vec<
     };
     // Every rung only adds matches: if the loosest finds no candidate, none will.
     let loosest = Rules::up_to(5);
-    let canonical_quote = Canonical::of(quote, true, loosest);
+    let canonical_quote = Canonical::of(without_trailing_blanks(quote), true, loosest);
     if canonical_quote.text.trim().is_empty() {
         // A quote of nothing but whitespace means nothing once whitespace is ignored.
         return Vec::new();
@@ -311,7 +311,11 @@ impl Search<'_> {
     /// The matches of the quote in `canonical` (the haystack under `rules`).
     fn matches(&self, canonical: &Canonical, rules: Rules) -> Vec<Match> {
         let (quote, haystack) = (self.quote, self.haystack);
-        let needle = Canonical::of(quote, true, rules);
+        // Trailing whitespace ignored, a quote's last line ignores it too, even without
+        // a line break after it: the quote then ends where a line does.
+        let trimmed = without_trailing_blanks(quote);
+        let ends_line = rules.trailing_whitespace && trimmed.len() < quote.len();
+        let needle = Canonical::of(if rules.trailing_whitespace { trimmed } else { quote }, true, rules);
         if needle.text.is_empty() {
             return Vec::new();
         }
@@ -330,6 +334,9 @@ impl Search<'_> {
             ) else {
                 continue;
             };
+            if !whole_lines_quoted(haystack, self.first_line_is_real, quote, &found.range, ends_line) {
+                continue;
+            }
             let mut used: BTreeSet<Normalization> = BTreeSet::new();
             if self.stripped {
                 used.insert(Normalization::LineNumbers);
@@ -344,8 +351,9 @@ impl Search<'_> {
                 Normalization::Indentation,
             ] {
                 let without = rules.without(step);
+                let source = if without.trailing_whitespace { trimmed } else { quote };
                 if without != rules
-                    && Canonical::of(quote, true, without).text != Canonical::of(span, true, without).text
+                    && Canonical::of(source, true, without).text != Canonical::of(span, true, without).text
                 {
                     used.insert(step);
                 }
@@ -407,6 +415,36 @@ fn verify(
         IndentShift::Same
     };
     Some(Verified { range: start..end, shift, anchored })
+}
+
+/// `quote` without the trailing blanks of its last line, when that line has no line
+/// break and something besides them.
+fn without_trailing_blanks(quote: &str) -> &str {
+    let trimmed = quote.trim_end_matches([' ', '\t']);
+    if trimmed.ends_with(['\n', '\r']) || trimmed.is_empty() { quote } else { trimmed }
+}
+
+/// Whether a match `range` of the haystack, found under a rung of the ladder, quotes
+/// whole lines as it must: a quote of several lines starts where a line does (after
+/// its indentation), and a quote whose last line ended in trailing whitespace that the
+/// rung ignored (`ends_line`) ends where a line does (before its own). Only an exact
+/// quote may start inside a line, or end inside one after quoting its end.
+fn whole_lines_quoted(
+    haystack: &str,
+    first_line_is_real: bool,
+    quote: &str,
+    range: &Range<usize>,
+    ends_line: bool,
+) -> bool {
+    let several = quote.trim_end_matches(['\n', '\r']).contains(['\n', '\r']);
+    let line_start = haystack[..range.start].rfind(['\n', '\r']).map(|at| at + 1);
+    let starts = match line_start {
+        Some(line_start) => haystack[line_start..range.start].chars().all(is_blank),
+        None => !first_line_is_real || haystack[..range.start].chars().all(is_blank),
+    };
+    let rest = &haystack[range.end..];
+    let ends = rest.find(['\n', '\r']).map_or(rest, |at| &rest[..at]).chars().all(is_blank);
+    (!several || starts) && (!ends_line || ends)
 }
 
 fn starts_with_blank(text: &str) -> bool {

@@ -1008,6 +1008,31 @@ mod tests {
         )]);
     }
 
+    /// Issue 43's replay: a quote edit whose lines end in trailing whitespace, the last
+    /// one without a line break (cobra's init.go). Its last line ignores the whitespace
+    /// too, and ends where a line does: found where the block is, not where `} ` is the
+    /// start of `} else {` one level deeper.
+    #[test]
+    fn issue_43_replay_a_quote_ending_in_trailing_whitespace_ends_a_line() {
+        let go = "func a() {\n\tif ok {\n\t\tif err != nil {\n\t\t\ter(err)\n\t\t}\n\t} else {\n\t\tz()\n\t}\n}\n\nfunc b() {\n\tif err != nil {\n\t\ter(err)\n\t}\n}\n";
+        check_table(&[(
+            go,
+            "\tif err != nil { \n\t\ter(err) \n\t} \n} ",
+            "\tif err != nil {\n\t\ter(err)\n\t}\n\tdone()\n}",
+            Ok(
+                "func a() {\n\tif ok {\n\t\tif err != nil {\n\t\t\ter(err)\n\t\t}\n\t} else {\n\t\tz()\n\t}\n}\n\nfunc b() {\n\tif err != nil {\n\t\ter(err)\n\t}\n\tdone()\n}\n",
+            ),
+            &["trailingWhitespace"],
+        )]);
+        // One line: it ends where a line does, or it is not found.
+        check_table(&[
+            ("x = 1\ny = 2\n", "x = 1 ", "x = 3", Ok("x = 3\ny = 2\n"), &["trailingWhitespace"]),
+            ("x = 10\ny = 2\n", "x = 1 ", "x = 3", Err("notFound oldStr"), &[]),
+        ]);
+        // Under a rung, a quote of several lines quotes whole lines: not the end of one.
+        check_table(&[("let a = f(“x”,\n  y);\n", "f(\"x\",\n  y);", "g();", Err("notFound oldStr"), &[])]);
+    }
+
     #[test]
     fn rungs_combine_and_exact_turns_the_ladder_off() {
         check_table(&[(
