@@ -1401,9 +1401,19 @@ pub fn adapt(
     surroundings: Surroundings<'_>,
 ) -> Result<Adapted, UndecidedIndentation> {
     let used = &found_match.used;
-    let replacement = strip_if_used(replacement, found.prefixes, used);
+    let mut replacement = strip_if_used(replacement, found.prefixes, used);
     if used.iter().all(|step| *step == Normalization::LineNumbers) {
         return Ok(Adapted { text: replacement, reading: None });
+    }
+    // Trailing whitespace ignored, a quote that ends with a line break may have lost a
+    // last line of nothing but blanks: the same blanks ending the new text are that
+    // line's, which the document keeps after the match, not blanks to add before it.
+    let blank_tail = replacement.len() - replacement.trim_end_matches([' ', '\t']).len();
+    if used.contains(&Normalization::TrailingWhitespace)
+        && found.quote.ends_with(['\n', '\r'])
+        && replacement[..replacement.len() - blank_tail].ends_with(['\n', '\r'])
+    {
+        replacement.truncate(replacement.len() - blank_tail);
     }
     let reading = if used.contains(&Normalization::Indentation) {
         fn contents(text: &str) -> Vec<&str> {

@@ -1033,6 +1033,21 @@ mod tests {
         check_table(&[("let a = f(“x”,\n  y);\n", "f(\"x\",\n  y);", "g();", Err("notFound oldStr"), &[])]);
     }
 
+    /// Issue 43's replay, express's express.core.js: trailing whitespace stripped, a
+    /// last line of nothing but blanks left the quote, which ends with a line break; the
+    /// new text still ends with those blanks. They are the document's line after the
+    /// match, not blanks to add before it.
+    #[test]
+    fn issue_43_replay_a_new_text_ending_in_the_blanks_of_a_dropped_last_line() {
+        check_table(&[(
+            "a {\n  x \n  \n  y\n}\n",
+            "a {\n  x\n",
+            "a {\n  z\n  ",
+            Ok("a {\n  z\n  \n  y\n}\n"),
+            &["trailingWhitespace"],
+        )]);
+    }
+
     #[test]
     fn rungs_combine_and_exact_turns_the_ladder_off() {
         check_table(&[(
