@@ -275,6 +275,79 @@ mod tests {
         check(CODE, &[hunk(&["class C:"], &["x"], &["y"])], true, Err(&["notFound context"]));
     }
 
+    /// Issue 43's replay: a commit that re-indents a line by one level, in a hunk
+    /// whose context (and `-` lines) slipped by that level. The shifted `-` line equals
+    /// the `+` line, and reads as "shifted like the quote"; the added lines beside it
+    /// sit plainly only as written. The two disagree: refused.
+    #[test]
+    fn a_hunk_whose_pairs_and_neighbours_disagree_is_refused() {
+        let with_context = |old: &[&str], new: &[&str], context: &[(usize, usize)]| Hunk {
+            context: context.to_vec(),
+            ..hunk(&[], old, new)
+        };
+        // requests' adapters.py: `if proxy:` would be written at 4 between lines at 8.
+        let python = "class A:\n    def f(self):\n        a = 1\n        b = a\n\n        c = 2\n";
+        check(
+            python,
+            &[with_context(
+                &["            a = 1", "            b = a", "", "            c = 2"],
+                &["            a = 1", "        if a:", "            b = a", "", "            c = 2"],
+                &[(0, 0), (2, 3), (3, 4)],
+            )],
+            true,
+            Err(&["UndecidedIndentation { quote: OldLines, range: 26..69 }"]),
+        );
+        // tmux's screen-redraw.c: `if (wp->sx < 4)` would be written at column 0.
+        let c = "void f(void) {\n\tx = 1;\n\tw = s - 4;\n\n\tinit(w);\n}\n";
+        check(
+            c,
+            &[with_context(
+                &["\t\tx = 1;", "\t\tw = s - 4;", "", "\t\tinit(w);"],
+                &["\t\tx = 1;", "\tif (s < 4)", "\t\tw = 0;", "\telse", "\t\tw = s - 4;", "", "\t\tinit(w);"],
+                &[(0, 0), (2, 5), (3, 6)],
+            )],
+            true,
+            Err(&["UndecidedIndentation { quote: OldLines, range: 15..46 }"]),
+        );
+        // A hunk shifted whole, whose commit re-indents nothing: recovered.
+        check(
+            c,
+            &[with_context(
+                &["\t\tx = 1;", "\t\tw = s - 4;", "", "\t\tinit(w);"],
+                &["\t\tx = 1;", "\t\tif (s < 4)", "\t\t\treturn;", "\t\tw = s - 4;", "", "\t\tinit(w);"],
+                &[(0, 0), (2, 4), (3, 5)],
+            )],
+            true,
+            Ok("void f(void) {\n\tx = 1;\n\tif (s < 4)\n\t\treturn;\n\tw = s - 4;\n\n\tinit(w);\n}\n"),
+        );
+    }
+
+    /// Issue 43's replay, tmux's options.c: a hunk shifted whole by a tab, whose added
+    /// lines open a block that the context line after them would sit in at the opener's
+    /// level when kept as sent. One reading for every new line: refused, not written
+    /// with the added lines a level deeper than the context line.
+    #[test]
+    fn an_added_block_left_open_beside_its_context_is_refused() {
+        let c = "void f(void) {\n\tif (a ||\n\t    b) {\n\t\tFOREACH(w)\n\t\t\tfix(w);\n\t}\n}\n";
+        let shifted = Hunk {
+            context: vec![(0, 0), (1, 1), (3, 4), (4, 6)],
+            ..hunk(
+                &[],
+                &["\t\tif (a ||", "\t\t    b) {", "\t\t\tFOREACH(w)", "\t\t\t\tfix(w);", "\t\t}"],
+                &[
+                    "\t\tif (a ||",
+                    "\t\t    b) {",
+                    "\t\t\tFOREACH(w) {",
+                    "\t\t\t\tw->sb = 1;",
+                    "\t\t\t\tfix(w);",
+                    "\t\t\t}",
+                    "\t\t}",
+                ],
+            )
+        };
+        check(c, &[shifted], true, Err(&["UndecidedIndentation { quote: OldLines, range: 15..62 }"]));
+    }
+
     #[test]
     fn hunks_of_apply_patch_come_in_file_order() {
         let text = "a\nx\nb\nx\n";

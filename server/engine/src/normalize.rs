@@ -261,7 +261,7 @@ fn climb(text: &Rope, quote: &str, window: Range<usize>, stripped: bool) -> Vec<
     };
     // Every rung only adds matches: if the loosest finds no candidate, none will.
     let loosest = Rules::up_to(5);
-    let canonical_quote = Canonical::of(quote, true, loosest);
+    let canonical_quote = Canonical::of(without_trailing_blanks(quote), true, loosest);
     if canonical_quote.text.trim().is_empty() {
         // A quote of nothing but whitespace means nothing once whitespace is ignored.
         return Vec::new();
@@ -311,7 +311,11 @@ impl Search<'_> {
     /// The matches of the quote in `canonical` (the haystack under `rules`).
     fn matches(&self, canonical: &Canonical, rules: Rules) -> Vec<Match> {
         let (quote, haystack) = (self.quote, self.haystack);
-        let needle = Canonical::of(quote, true, rules);
+        // Trailing whitespace ignored, a quote's last line ignores it too, even without
+        // a line break after it: the quote then ends where a line does.
+        let trimmed = without_trailing_blanks(quote);
+        let ends_line = rules.trailing_whitespace && trimmed.len() < quote.len();
+        let needle = Canonical::of(if rules.trailing_whitespace { trimmed } else { quote }, true, rules);
         if needle.text.is_empty() {
             return Vec::new();
         }
@@ -330,6 +334,9 @@ impl Search<'_> {
             ) else {
                 continue;
             };
+            if !whole_lines_quoted(haystack, self.first_line_is_real, quote, &found.range, ends_line) {
+                continue;
+            }
             let mut used: BTreeSet<Normalization> = BTreeSet::new();
             if self.stripped {
                 used.insert(Normalization::LineNumbers);
@@ -344,8 +351,9 @@ impl Search<'_> {
                 Normalization::Indentation,
             ] {
                 let without = rules.without(step);
+                let source = if without.trailing_whitespace { trimmed } else { quote };
                 if without != rules
-                    && Canonical::of(quote, true, without).text != Canonical::of(span, true, without).text
+                    && Canonical::of(source, true, without).text != Canonical::of(span, true, without).text
                 {
                     used.insert(step);
                 }
@@ -407,6 +415,36 @@ fn verify(
         IndentShift::Same
     };
     Some(Verified { range: start..end, shift, anchored })
+}
+
+/// `quote` without the trailing blanks of its last line, when that line has no line
+/// break and something besides them.
+fn without_trailing_blanks(quote: &str) -> &str {
+    let trimmed = quote.trim_end_matches([' ', '\t']);
+    if trimmed.ends_with(['\n', '\r']) || trimmed.is_empty() { quote } else { trimmed }
+}
+
+/// Whether a match `range` of the haystack, found under a rung of the ladder, quotes
+/// whole lines as it must: a quote of several lines starts where a line does (after
+/// its indentation), and a quote whose last line ended in trailing whitespace that the
+/// rung ignored (`ends_line`) ends where a line does (before its own). Only an exact
+/// quote may start inside a line, or end inside one after quoting its end.
+fn whole_lines_quoted(
+    haystack: &str,
+    first_line_is_real: bool,
+    quote: &str,
+    range: &Range<usize>,
+    ends_line: bool,
+) -> bool {
+    let several = quote.trim_end_matches(['\n', '\r']).contains(['\n', '\r']);
+    let line_start = haystack[..range.start].rfind(['\n', '\r']).map(|at| at + 1);
+    let starts = match line_start {
+        Some(line_start) => haystack[line_start..range.start].chars().all(is_blank),
+        None => !first_line_is_real || haystack[..range.start].chars().all(is_blank),
+    };
+    let rest = &haystack[range.end..];
+    let ends = rest.find(['\n', '\r']).map_or(rest, |at| &rest[..at]).chars().all(is_blank);
+    (!several || starts) && (!ends_line || ends)
 }
 
 fn starts_with_blank(text: &str) -> bool {
@@ -1061,16 +1099,17 @@ pub fn decide_reading(
     }
     let kept = shift.units_only();
     let depths = ConvertedDepths::of(shift, quote, span, &counts, surroundings.file_indents);
-    let written = |reading: Reading, line: &str| -> Option<String> {
-        let indent = leading_blanks(line);
+    // How a reading writes new line `j`'s indentation, if it may.
+    let written = |reading: Reading, j: usize| -> Option<String> {
+        let indent = leading_blanks(new[j]);
         let written = if reading == Reading::Kept { &kept } else { shift }.apply_exactly(indent)?;
-        depths.allows(indent, &written).then_some(written)
+        depths.allows(indent, &written, roles[j] == Role::Inserted).then_some(written)
     };
     // Readings that both fit and write every line alike leave nothing to decide
     // (spaces for tabs at the same levels, say).
     let same = paired.iter().map(|(_, j)| *j).chain(inserted.iter().copied()).all(|j| {
-        let kept = written(Reading::Kept, new[j]);
-        kept.is_some() && kept == written(Reading::Reindented, new[j])
+        let kept = written(Reading::Kept, j);
+        kept.is_some() && kept == written(Reading::Reindented, j)
     });
     let unit = indent_unit(span, surroundings);
     // The document's line before (and after) a run of new lines in the result: lines
@@ -1092,56 +1131,70 @@ pub fn decide_reading(
         if step < 0 { surroundings.before } else { surroundings.after }
     };
     let runs = runs_of(&inserted, &roles);
-    let one_deeper = |line: &str, indent: &str| {
-        unit.as_deref().is_some_and(|unit| indent == format!("{}{unit}", leading_blanks(line)))
-    };
     // Paired lines land on their quote line's indentation in the document.
-    let paired_fit = |reading: Reading| {
-        paired.iter().all(|&(i, j)| written(reading, new[j]).as_deref() == Some(leading_blanks(span[i])))
-    };
-    // Each run, by its shallowest line, is well-formed beside the lines around it: at
-    // the level of the line before or shallower (a block closes), one unit deeper than
-    // a line before that may open a block, or at the level of the line after (a
-    // sibling of it).
-    let runs_fit = |reading: Reading| -> bool {
+    let paired_fit =
+        |reading: Reading| paired.iter().all(|&(i, j)| written(reading, j).as_deref() == Some(leading_blanks(span[i])));
+    // Each run, by its shallowest line, is well-formed beside the lines around it
+    // (see [`run_fits`]); `strict` leaves out the block that closes.
+    let runs_fit = |reading: Reading, strict: bool| -> bool {
         runs.iter().all(|run| {
-            let Some(indents) = run.iter().map(|&j| written(reading, new[j])).collect::<Option<Vec<String>>>() else {
+            let Some(indents) = run.iter().map(|&j| written(reading, j)).collect::<Option<Vec<String>>>() else {
                 return false;
             };
             let Some(shallowest) = indents.iter().min_by_key(|indent| indent.chars().count()) else { return false };
             // With no line before it, it tells neither reading apart.
             let Some(before) = neighbour(run[0], -1) else { return true };
-            leading_blanks(before).starts_with(shallowest.as_str())
-                || (may_open(before) && one_deeper(before, shallowest))
-                || neighbour(run[run.len() - 1], 1).is_some_and(|after| leading_blanks(after) == shallowest)
+            let after = neighbour(run[run.len() - 1], 1);
+            run_fits(shallowest, before, after, unit.as_deref(), strict)
         })
     };
     // Paired lines decide where there are any, and the runs must agree.
-    let fits = |reading: Reading| (paired.is_empty() || paired_fit(reading)) && runs_fit(reading);
-    // A reading that writes code no one writes may stop a reading from being taken,
-    // never make one taken: a run whose first line is no deeper than a line before it
-    // that opens a bracket (and does not close one), or whose last line only closes
-    // brackets and is followed by a deeper line.
+    let fits = |reading: Reading| (paired.is_empty() || paired_fit(reading)) && runs_fit(reading, false);
+    // In a hunk, a `-` line equal to a `+` line once shifted may be the commit re-indenting
+    // it: the pairs' reading stands only if its runs sit as plainly as the other's.
+    let contradicted = |reading: Reading, other: Reading| {
+        !surroundings.context.is_empty() && !runs_fit(reading, true) && runs_fit(other, true)
+    };
+    // A reading that writes code no one writes may stop a reading from being taken, never
+    // make one taken: a run that opens flat, closes deeper, or leaves a bracket open.
     let malformed = |reading: Reading| {
         runs.iter().any(|run| {
             let (first, last) = (new[run[0]], new[run[run.len() - 1]]);
-            let opens_flat = match (neighbour(run[0], -1), written(reading, first)) {
-                (Some(before), Some(indent)) => opens_flat(before, first, &indent),
-                _ => false,
-            };
-            let closes_deeper = match (neighbour(run[run.len() - 1], 1), written(reading, last)) {
-                (Some(after), Some(indent)) => closes_deeper(last, &indent, after),
-                _ => false,
-            };
-            opens_flat || closes_deeper
+            let opens_flat = neighbour(run[0], -1)
+                .zip(written(reading, run[0]))
+                .is_some_and(|(before, indent)| opens_flat(before, first, &indent));
+            let closes_deeper = neighbour(run[run.len() - 1], 1)
+                .zip(written(reading, run[run.len() - 1]))
+                .is_some_and(|(after, indent)| closes_deeper(last, &indent, after));
+            let left_open = neighbour(run[run.len() - 1], 1)
+                .zip(written(reading, run[0]))
+                .is_some_and(|(after, indent)| leaves_open(run.iter().map(|&j| new[j]), &indent, after));
+            opens_flat || closes_deeper || left_open
         })
     };
+    let taken = |reading: Reading, other: Reading| !malformed(reading) && !contradicted(reading, other);
     match (fits(Reading::Kept), fits(Reading::Reindented)) {
-        (true, false) if !malformed(Reading::Kept) => Ok(Some(Reading::Kept)),
-        (false, true) if !malformed(Reading::Reindented) => Ok(Some(Reading::Reindented)),
+        (true, false) if taken(Reading::Kept, Reading::Reindented) => Ok(Some(Reading::Kept)),
+        (false, true) if taken(Reading::Reindented, Reading::Kept) => Ok(Some(Reading::Reindented)),
         (true, true) if same => Ok(None),
         _ => Err(UndecidedIndentation),
     }
+}
+
+/// Whether a run of new lines whose shallowest line is written at `shallowest` is
+/// well-formed between the line `before` it and the line `after` it: at the level of
+/// the line before (unless that line opens a block, which wants a deeper one), one
+/// `unit` deeper than a line before that may open a block, at the level of the line
+/// after (a sibling of it), or, unless `strict`, shallower than the line before (a
+/// block closes).
+fn run_fits(shallowest: &str, before: &str, after: Option<&str>, unit: Option<&str>, strict: bool) -> bool {
+    let level = leading_blanks(before);
+    let closes = level.starts_with(shallowest) && level != shallowest;
+    let opens = before.trim_end().ends_with(['{', '(', '[', ':']);
+    (level == shallowest && !(strict && opens))
+        || (!strict && closes)
+        || (may_open(before) && unit.is_some_and(|unit| shallowest == format!("{level}{unit}")))
+        || after.is_some_and(|after| leading_blanks(after) == shallowest)
 }
 
 /// The inserted lines (indexes of new lines, ascending) in runs of consecutive
@@ -1166,6 +1219,19 @@ fn opens_flat(before: &str, first: &str, indent: &str) -> bool {
     before.trim_end().ends_with(['{', '(', '['])
         && leading_blanks(before).starts_with(indent)
         && !first.trim_start_matches([' ', '\t']).starts_with(['}', ')', ']'])
+}
+
+/// A run whose lines open more brackets than they close, its first line written
+/// at `indent`, followed by a line `after` that is no deeper and closes nothing:
+/// the block the run opens would hold a line at the level of its opener.
+fn leaves_open<'l>(run: impl Iterator<Item = &'l str>, indent: &str, after: &str) -> bool {
+    let depth = run.flat_map(str::chars).fold(0isize, |depth, c| match c {
+        '{' | '(' | '[' => depth + 1,
+        '}' | ')' | ']' => depth - 1,
+        _ => depth,
+    });
+    let deeper = leading_blanks(after).len() > indent.len() && leading_blanks(after).starts_with(indent);
+    depth > 0 && !deeper && !after.trim_start_matches([' ', '\t']).starts_with(['}', ')', ']'])
 }
 
 /// A run whose `last` line, written at `indent`, only closes brackets and is
@@ -1213,14 +1279,19 @@ impl<'a> ConvertedDepths<'a> {
         Self { conversion, covered, one_level: spaces.len() < 2, file_indents }
     }
 
-    /// Whether a new line indented `indent` may be written with `written`.
-    fn allows(&self, indent: &str, written: &str) -> bool {
+    /// Whether a new line indented `indent` may be written with `written`. An
+    /// `added` line (one no line of the quote stands for) is written only where the
+    /// document writes its depth one way, even at a depth the quote covers: the
+    /// quote's line at that depth is one of the ways, not the one an added line takes
+    /// (a continuation in a tab and four spaces beside a block in two tabs).
+    fn allows(&self, indent: &str, written: &str, added: bool) -> bool {
         let Some((from, width)) = self.conversion else { return true };
         let in_quote_kind = !indent.is_empty() && indent.chars().all(|c| c == from);
-        if !in_quote_kind || self.covered.contains(indent) {
+        let covered = self.covered.contains(indent);
+        if !in_quote_kind || (covered && !added) {
             return true;
         }
-        if self.one_level {
+        if self.one_level && !covered {
             return false;
         }
         let column = |indent: &str| indent.chars().map(|c| if c == '\t' { width } else { 1 }).sum::<usize>();
@@ -1330,9 +1401,19 @@ pub fn adapt(
     surroundings: Surroundings<'_>,
 ) -> Result<Adapted, UndecidedIndentation> {
     let used = &found_match.used;
-    let replacement = strip_if_used(replacement, found.prefixes, used);
+    let mut replacement = strip_if_used(replacement, found.prefixes, used);
     if used.iter().all(|step| *step == Normalization::LineNumbers) {
         return Ok(Adapted { text: replacement, reading: None });
+    }
+    // Trailing whitespace ignored, a quote that ends with a line break may have lost a
+    // last line of nothing but blanks: the same blanks ending the new text are that
+    // line's, which the document keeps after the match, not blanks to add before it.
+    let blank_tail = replacement.len() - replacement.trim_end_matches([' ', '\t']).len();
+    if used.contains(&Normalization::TrailingWhitespace)
+        && found.quote.ends_with(['\n', '\r'])
+        && replacement[..replacement.len() - blank_tail].ends_with(['\n', '\r'])
+    {
+        replacement.truncate(replacement.len() - blank_tail);
     }
     let reading = if used.contains(&Normalization::Indentation) {
         fn contents(text: &str) -> Vec<&str> {

@@ -983,6 +983,71 @@ mod tests {
         )]);
     }
 
+    /// The wrong writes the real-history replay of issue 43 found, each reduced to
+    /// its smallest case.
+    #[test]
+    fn issue_43_replay_an_added_line_at_a_depth_the_file_writes_two_ways_is_refused() {
+        // tmux's colour.c: continuations in a tab and four spaces, blocks in two tabs.
+        // The quote in spaces covers the depth of eight with a block line, but the added
+        // continuation line at that depth could be either: refused.
+        let c = "int f() {\n\tif (a == 0) {\n\t\tc();\n\t}\n\tif (x ||\n\t    y)\n\t\td();\n}\n";
+        check_table(&[(
+            c,
+            "    if (a == 0) {\n        c();\n    }",
+            "    if (a == 0 ||\n        b == 0) {\n        c();\n    }",
+            Err("undecidedIndentation oldStr"),
+            &[],
+        )]);
+        // Without the continuation elsewhere, the depth is written one way: recovered.
+        check_table(&[(
+            "int f() {\n\tif (a == 0) {\n\t\tc();\n\t}\n}\n",
+            "    if (a == 0) {\n        c();\n    }",
+            "    if (a == 0 ||\n        b == 0) {\n        c();\n    }",
+            Ok("int f() {\n\tif (a == 0 ||\n\t\tb == 0) {\n\t\tc();\n\t}\n}\n"),
+            &["indentation"],
+        )]);
+    }
+
+    /// Issue 43's replay: a quote edit whose lines end in trailing whitespace, the last
+    /// one without a line break (cobra's init.go). Its last line ignores the whitespace
+    /// too, and ends where a line does: found where the block is, not where `} ` is the
+    /// start of `} else {` one level deeper.
+    #[test]
+    fn issue_43_replay_a_quote_ending_in_trailing_whitespace_ends_a_line() {
+        let go = "func a() {\n\tif ok {\n\t\tif err != nil {\n\t\t\ter(err)\n\t\t}\n\t} else {\n\t\tz()\n\t}\n}\n\nfunc b() {\n\tif err != nil {\n\t\ter(err)\n\t}\n}\n";
+        check_table(&[(
+            go,
+            "\tif err != nil { \n\t\ter(err) \n\t} \n} ",
+            "\tif err != nil {\n\t\ter(err)\n\t}\n\tdone()\n}",
+            Ok(
+                "func a() {\n\tif ok {\n\t\tif err != nil {\n\t\t\ter(err)\n\t\t}\n\t} else {\n\t\tz()\n\t}\n}\n\nfunc b() {\n\tif err != nil {\n\t\ter(err)\n\t}\n\tdone()\n}\n",
+            ),
+            &["trailingWhitespace"],
+        )]);
+        // One line: it ends where a line does, or it is not found.
+        check_table(&[
+            ("x = 1\ny = 2\n", "x = 1 ", "x = 3", Ok("x = 3\ny = 2\n"), &["trailingWhitespace"]),
+            ("x = 10\ny = 2\n", "x = 1 ", "x = 3", Err("notFound oldStr"), &[]),
+        ]);
+        // Under a rung, a quote of several lines quotes whole lines: not the end of one.
+        check_table(&[("let a = f(“x”,\n  y);\n", "f(\"x\",\n  y);", "g();", Err("notFound oldStr"), &[])]);
+    }
+
+    /// Issue 43's replay, express's express.core.js: trailing whitespace stripped, a
+    /// last line of nothing but blanks left the quote, which ends with a line break; the
+    /// new text still ends with those blanks. They are the document's line after the
+    /// match, not blanks to add before it.
+    #[test]
+    fn issue_43_replay_a_new_text_ending_in_the_blanks_of_a_dropped_last_line() {
+        check_table(&[(
+            "a {\n  x \n  \n  y\n}\n",
+            "a {\n  x\n",
+            "a {\n  z\n  ",
+            Ok("a {\n  z\n  \n  y\n}\n"),
+            &["trailingWhitespace"],
+        )]);
+    }
+
     #[test]
     fn rungs_combine_and_exact_turns_the_ladder_off() {
         check_table(&[(
