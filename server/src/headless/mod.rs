@@ -40,12 +40,11 @@ use crate::service::edits::{
     Mode, WriteRequest, feedback_context, parse_key, parse_params, plan_documents, resolve_keys,
 };
 use crate::service::error::{ErrorKind, ProtocolError};
-use crate::service::feedback;
 use crate::service::journal::{DocumentTexts, Journal, RevertWrite, Source, WriteInfo};
-use crate::service::patching;
 use crate::service::protocol::{ApplyPatchParams, ApplyPatchResult, DocumentResult, ReadParams, ReadResult, method};
 use crate::service::registry::AgentInfo;
 use crate::service::snapshot::Snapshot;
+use crate::service::{feedback, patching};
 
 /// The `source` of a read served headless.
 pub const SOURCE: &str = "headless";

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use verbatim_engine::disk::line_ending_of;
 use verbatim_engine::doc_key::DocKey;
-use verbatim_engine::history::{self};
+use verbatim_engine::history;
 use verbatim_engine::line_endings;
 use verbatim_engine::normalize::Normalization;
 use verbatim_engine::plan::{self, Edit, PlanError, ReplaceRange, Replacement, StrReplace, sort_disjoint};
@@ -36,11 +36,7 @@ use crate::service::protocol::{
     ReplaceRangeParams, StrReplaceParams, WriteParams,
 };
 use crate::service::registry::AgentInfo;
-use crate::service::snapshot::Snapshot;
-use crate::service::snapshot::changed_under_quote;
-use crate::service::snapshot::check_base_rev;
-use crate::service::snapshot::disk_snapshot;
-use crate::service::snapshot::take_snapshots;
+use crate::service::snapshot::{Snapshot, changed_under_quote, check_base_rev, disk_snapshot, take_snapshots};
 use crate::service::state::State;
 
 /// Parses params, turning serde's complaint into an `invalidParams` error.

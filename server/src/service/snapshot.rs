@@ -2,17 +2,18 @@
 //! the agent's `baseRev` checked against them (moved over the changes since where the
 //! history allows), and the last look before sending at a file planned on disk.
 
-use crate::service::deliver::planned::{PlanBase, PlannedDocument};
-use crate::service::error::ErrorKind;
-use crate::service::error::ProtocolError;
-use crate::service::state::State;
+use std::collections::BTreeMap;
+
 use ropey::Rope;
 use serde_json::Value;
-use std::collections::BTreeMap;
 use verbatim_engine::disk::{DiskError, read_text};
 use verbatim_engine::doc_key::DocKey;
 use verbatim_engine::history::{ByteEdit, History, Touched};
 use verbatim_engine::rev::Rev;
+
+use crate::service::deliver::planned::{PlanBase, PlannedDocument};
+use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::state::State;
 
 /// A document as it was when the plan was made.
 #[derive(Debug, Clone)]

@@ -87,12 +87,10 @@ fn read_stdin(account: &InputAccount, sender: &mpsc::Sender<Vec<u8>>) {
     let mut buffer = vec![0; CHUNK];
     loop {
         // Wait for bytes without taking them, so that "busy" covers the read itself.
+        // Whatever poll says (interrupted, or an input it refuses), the read below
+        // tells what there is.
         let mut fds = [rustix::event::PollFd::new(&stdin, rustix::event::PollFlags::IN)];
-        match rustix::event::poll(&mut fds, None) {
-            Ok(_) | Err(rustix::io::Errno::INTR) => {}
-            // A file or something poll refuses: read it as it comes.
-            Err(_) => {}
-        }
+        let _ = rustix::event::poll(&mut fds, None);
         account.busy.store(true, Ordering::SeqCst);
         let read = stdin.lock().read(&mut buffer);
         let chunk = match read {

@@ -5,12 +5,13 @@
 /// How long a version mismatch a plain client reports waits for the change it has not
 /// sent yet (Eglot sends the person's typing after 0.5 s of idle).
 pub(crate) const VERSION_MOVE_GRACE: Duration = Duration::from_secs(3);
-use crate::service::deliver::planned::PlannedDocument;
-use crate::service::error::ErrorKind;
-use crate::service::error::ProtocolError;
-use crate::service::state::State;
 use std::time::Duration;
+
 use verbatim_engine::proposal_hunks::{self, ProposalHunk};
+
+use crate::service::deliver::planned::PlannedDocument;
+use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::state::State;
 
 /// The editor's answer to `workspace/applyEdit`: `ApplyWorkspaceEditResult` and the
 /// per-hunk fields of Verbatim's protocol.

@@ -4,26 +4,21 @@
 //! strategy) → answer ([`answer`]) → sync ([`sync`]) → report and journal ([`report`]),
 //! offered again over the person's typing ([`rebase`]).
 
+use std::sync::Arc;
+
+use ropey::Rope;
+
 use crate::service::deliver::offer::apply_through_editor;
-use crate::service::deliver::planned::Offer;
-use crate::service::deliver::planned::Origin;
-use crate::service::deliver::planned::PlannedDocument;
+use crate::service::deliver::planned::{Offer, Origin, PlannedDocument};
 use crate::service::deliver::rebase::rebase_onto_current;
-use crate::service::deliver::report::Outcome;
-use crate::service::deliver::report::proposal;
-use crate::service::deliver::report::report_and_journal;
+use crate::service::deliver::report::{Outcome, proposal, report_and_journal};
 use crate::service::diagnostics;
 use crate::service::diagnostics::Ask;
-use crate::service::error::ErrorKind;
-use crate::service::error::ProtocolError;
-use crate::service::journal::RevertWrite;
-use crate::service::journal::Source;
-use crate::service::journal::WriteInfo;
+use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::journal::{RevertWrite, Source, WriteInfo};
 use crate::service::registry::AgentInfo;
 use crate::service::snapshot::recheck_unopened;
 use crate::service::state::State;
-use ropey::Rope;
-use std::sync::Arc;
 
 pub mod answer;
 pub mod offer;

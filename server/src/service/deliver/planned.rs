@@ -1,9 +1,9 @@
 //! What delivery works on: a planned document (an edit, a created, deleted or moved
 //! file), who proposes it ([`Origin`]), and what the editor did with it.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use ropey::Rope;
-use std::collections::BTreeMap;
-use std::collections::BTreeSet;
 use verbatim_engine::doc_key::DocKey;
 use verbatim_engine::normalize::Normalization;
 use verbatim_engine::plan::Replacement;

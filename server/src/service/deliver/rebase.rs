@@ -1,16 +1,14 @@
 //! An edit the editor refused because its document moved during review, moved over
 //! what changed and offered again; `stale` when a change touched the edit's text.
 
-use crate::service::deliver::planned::{PlanBase, PlannedDocument};
-use crate::service::error::ErrorKind;
-use crate::service::error::ProtocolError;
-use crate::service::snapshot::Rebase;
-use crate::service::snapshot::Snapshot;
-use crate::service::snapshot::changed_under_quote;
-use crate::service::state::State;
-use verbatim_engine::history::{self};
+use verbatim_engine::history;
 use verbatim_engine::merge;
 use verbatim_engine::rev::Rev;
+
+use crate::service::deliver::planned::{PlanBase, PlannedDocument};
+use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::snapshot::{Rebase, Snapshot, changed_under_quote};
+use crate::service::state::State;
 
 /// Moves a plan over the changes made since it was planned. `Ok(None)` when there is
 /// nothing to move (no open document moved, or one that cannot be rebased: closed,

@@ -2,26 +2,19 @@
 //! then what was applied and which hunks were kept), the texts for the journal, and
 //! the write's record in the journal.
 
-use crate::service::deliver::planned::AppliedDocument;
-use crate::service::deliver::planned::EditorOutcome;
-use crate::service::deliver::planned::HunkReview;
-use crate::service::deliver::planned::PlannedDocument;
-use crate::service::error::ErrorKind;
-use crate::service::error::ProtocolError;
-use crate::service::journal::DocumentTexts;
-use crate::service::journal::WriteInfo;
-use crate::service::protocol::BatchResult;
-use crate::service::protocol::DiagnosticsReport;
-use crate::service::protocol::DocumentResult;
-use crate::service::protocol::EditResult;
-use crate::service::protocol::HunkOutcome;
+use std::path::PathBuf;
+
+use ropey::Rope;
+use verbatim_engine::diff::{unified_diff, unified_diff_of_texts};
+use verbatim_engine::plan::Replacement;
+
+use crate::service::deliver::planned::{AppliedDocument, EditorOutcome, HunkReview, PlannedDocument};
+use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::journal::{DocumentTexts, WriteInfo};
+use crate::service::protocol::{BatchResult, DiagnosticsReport, DocumentResult, EditResult, HunkOutcome};
 use crate::service::registry::AgentInfo;
 use crate::service::state::State;
 use crate::service::to_proto::wire_edits;
-use ropey::Rope;
-use std::path::PathBuf;
-use verbatim_engine::diff::{unified_diff, unified_diff_of_texts};
-use verbatim_engine::plan::Replacement;
 
 /// What a write did (or would do) to each of its documents.
 pub(crate) struct Outcome {

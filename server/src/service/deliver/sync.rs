@@ -2,17 +2,17 @@
 //! file deleted or moved on disk), then compare the live text with the prediction.
 //! Never claim what did not happen.
 
-use crate::service::deliver::answer::editor_gone;
-use crate::service::deliver::planned::AppliedDocument;
-use crate::service::deliver::planned::PlannedDocument;
-use crate::service::error::ErrorKind;
-use crate::service::error::ProtocolError;
-use crate::service::state::State;
-use ropey::Rope;
 use std::sync::Arc;
 use std::time::Duration;
+
+use ropey::Rope;
 use tokio::time::Instant;
 use verbatim_engine::rev::Rev;
+
+use crate::service::deliver::answer::editor_gone;
+use crate::service::deliver::planned::{AppliedDocument, PlannedDocument};
+use crate::service::error::{ErrorKind, ProtocolError};
+use crate::service::state::State;
 
 /// After the edit's change arrived but differs from the prediction, wait this long
 /// for further changes (an editor may split one edit into several notifications).
