@@ -772,19 +772,25 @@ impl IndentShift {
     /// smallest step, 2, 4 or 8), and after converting, the levels must differ by a
     /// uniform prefix.
     fn conversion(pairs: &[(&str, &str)]) -> Option<Self> {
-        let kind = |indents: &mut dyn Iterator<Item = &str>| -> Option<char> {
+        let kind = |indents: &mut dyn Iterator<Item = &str>, aligned: bool| -> Option<char> {
             let mut kind = None;
             for indent in indents.filter(|indent| !indent.is_empty()) {
                 let first = indent.chars().next()?;
-                if indent.chars().any(|c| c != first) || kind.is_some_and(|kind| kind != first) {
+                let written_one_way = in_kind(indent, first) && (aligned || indent.chars().all(|c| c == first));
+                if !written_one_way || kind.is_some_and(|kind| kind != first) {
                     return None;
                 }
                 kind = Some(first);
             }
             kind
         };
-        let from = kind(&mut pairs.iter().map(|(quoted, _)| *quoted))?;
-        let to = kind(&mut pairs.iter().map(|(_, found)| *found))?;
+        // The quote's tabs may be followed by a few spaces that align a continuation
+        // (a string continued at column 21: five tabs and a space); the document's side
+        // is written one way.
+        let from = kind(&mut pairs.iter().map(|(quoted, _)| *quoted), true)?;
+        let to = kind(&mut pairs.iter().map(|(_, found)| *found), false)?;
+        // The levels: lines whose quote indentation is whole tabs or spaces (not aligned).
+        let levels = || pairs.iter().filter(|(quoted, _)| quoted.chars().all(|c| c == from));
         if from == to {
             return None;
         }
@@ -805,7 +811,7 @@ impl IndentShift {
         // between its levels), never a width that merely makes the lines fit: two
         // tabs for two spaces is a shift of levels, not a tab of one space.
         let spaces: BTreeSet<usize> =
-            pairs.iter().map(|(quoted, found)| if from == ' ' { quoted.len() } else { found.len() }).collect();
+            levels().map(|(quoted, found)| if from == ' ' { quoted.len() } else { found.len() }).collect();
         // The unit is the step between two levels seen, and every level a whole
         // number of steps.
         if let Some(unit) = spaces.iter().zip(spaces.iter().skip(1)).map(|(low, high)| high - low).min() {
@@ -818,7 +824,7 @@ impl IndentShift {
         // line for line), and levels are kept. Only the depths the quote covers are
         // known; [`decide_reading`] refuses new lines at any other.
         let tabs: BTreeSet<usize> =
-            pairs.iter().map(|(quoted, found)| if from == ' ' { found.len() } else { quoted.len() }).collect();
+            levels().map(|(quoted, found)| if from == ' ' { found.len() } else { quoted.len() }).collect();
         let (&level, &tab_count) = (spaces.first()?, tabs.first()?);
         if tabs.len() != 1 || tab_count == 0 || level % tab_count != 0 || !TAB_WIDTHS.contains(&(level / tab_count)) {
             return None;
@@ -846,7 +852,7 @@ impl IndentShift {
                     // Already in the document's kind of indentation.
                     return then.apply_exactly(indent);
                 }
-                if indent.chars().any(|c| c != *from) || (*from == ' ' && !indent.len().is_multiple_of(*width)) {
+                if !in_kind(indent, *from) || (*from == ' ' && !indent.len().is_multiple_of(*width)) {
                     return None;
                 }
                 then.apply_exactly(&convert_indent(indent, *from, *width))
@@ -893,6 +899,16 @@ fn convert_indent(indent: &str, from: char, width: usize) -> String {
         }
     } else {
         indent.replace('\t', &" ".repeat(width))
+    }
+}
+
+/// Whether `indent` is written in `kind` of indentation: spaces only, or tabs
+/// followed by the spaces that align a continuation (fewer than a tab's width is
+/// not checked here: the conversion's pairs decide).
+fn in_kind(indent: &str, kind: char) -> bool {
+    match kind {
+        '\t' => indent.starts_with('\t') && indent.trim_start_matches('\t').bytes().all(|b| b == b' '),
+        _ => !indent.is_empty() && indent.bytes().all(|b| b == b' '),
     }
 }
 
@@ -1007,6 +1023,10 @@ enum Role {
     Context(usize),
     /// A new line with no line of the quote to compare with.
     Inserted,
+    /// A line paired with a quote line that lands on its indentation under neither
+    /// reading: the edit itself moves it (or it is like a line elsewhere). It says
+    /// nothing about the reading, and no run is judged against it.
+    Moved,
 }
 
 /// The role of each new line: the quote's line it stands for (by content once
@@ -1093,18 +1113,41 @@ pub fn decide_reading(
             _ => None,
         })
         .collect();
+    let kept = shift.units_only();
+    let depths = ConvertedDepths::of(shift, quote, span, &counts, surroundings.file_indents);
+    // How a reading writes new line `j`'s indentation, if it may (`added`: no line of
+    // the quote stands for it).
+    let write = |reading: Reading, j: usize, added: bool| -> Option<String> {
+        let indent = leading_blanks(new[j]);
+        let written = if reading == Reading::Kept { &kept } else { shift }.apply_exactly(indent)?;
+        depths.allows(indent, &written, added).then_some(written)
+    };
+    // A paired line that lands on its quote line's indentation under neither reading
+    // is one the edit itself moves (a block wrapped in a new one), or a line paired
+    // with a like one elsewhere: see [`Role::Moved`].
+    let moved: Vec<usize> = paired
+        .iter()
+        .filter(|&&(i, j)| {
+            [Reading::Kept, Reading::Reindented]
+                .iter()
+                .all(|&reading| write(reading, j, false).as_deref() != Some(leading_blanks(span[i])))
+        })
+        .map(|&(_, j)| j)
+        .collect();
+    if !paired.is_empty() && moved.len() == paired.len() {
+        return Err(UndecidedIndentation);
+    }
+    let mut roles = roles;
+    for &j in &moved {
+        roles[j] = Role::Moved;
+    }
+    let roles = roles;
+    let paired: Vec<(usize, usize)> = paired.into_iter().filter(|(_, j)| !moved.contains(j)).collect();
     let inserted: Vec<usize> = (0..new.len()).filter(|&j| roles[j] == Role::Inserted && counts(j, new[j])).collect();
     if paired.is_empty() && inserted.is_empty() {
         return Ok(None);
     }
-    let kept = shift.units_only();
-    let depths = ConvertedDepths::of(shift, quote, span, &counts, surroundings.file_indents);
-    // How a reading writes new line `j`'s indentation, if it may.
-    let written = |reading: Reading, j: usize| -> Option<String> {
-        let indent = leading_blanks(new[j]);
-        let written = if reading == Reading::Kept { &kept } else { shift }.apply_exactly(indent)?;
-        depths.allows(indent, &written, roles[j] == Role::Inserted).then_some(written)
-    };
+    let written = |reading: Reading, j: usize| write(reading, j, roles[j] == Role::Inserted);
     // Readings that both fit and write every line alike leave nothing to decide
     // (spaces for tabs at the same levels, say).
     let same = paired.iter().map(|(_, j)| *j).chain(inserted.iter().copied()).all(|j| {
@@ -1123,7 +1166,7 @@ pub fn decide_reading(
                     // A first line that starts a line is the document's own, shifted or not.
                     return (counts(i, span[i]) || (i == 0 && first_line_at_start)).then_some(span[i]);
                 }
-                Role::Inserted if !new[k].chars().all(is_blank) => return None,
+                Role::Inserted | Role::Moved if !new[k].chars().all(is_blank) => return None,
                 _ => {}
             }
             at += step;
@@ -1131,9 +1174,27 @@ pub fn decide_reading(
         if step < 0 { surroundings.before } else { surroundings.after }
     };
     let runs = runs_of(&inserted, &roles);
-    // Paired lines land on their quote line's indentation in the document.
-    let paired_fit =
-        |reading: Reading| paired.iter().all(|&(i, j)| written(reading, j).as_deref() == Some(leading_blanks(span[i])));
+    // Paired lines land on their quote line's indentation in the document. A pair
+    // that lands under one reading only is evidence for it; a pair that lands under
+    // neither is a line the edit itself re-indents (a block wrapped in a new one) and
+    // says nothing, but it must be writable. A reading fits the pairs when some pair
+    // lands under it and none lands under the other reading alone.
+    let lands = |reading: Reading, i: usize, j: usize| written(reading, j).as_deref() == Some(leading_blanks(span[i]));
+    // A line of only brackets and punctuation (`}`, `});`) is paired with any such line
+    // once indentation is ignored, often one of another block: it is evidence only
+    // where no pair of words is.
+    let worded = |line: &str| line.chars().any(char::is_alphanumeric);
+    let evidence: Vec<(usize, usize)> = if paired.iter().any(|&(_, j)| worded(new[j])) {
+        paired.iter().copied().filter(|&(_, j)| worded(new[j])).collect()
+    } else {
+        paired.clone()
+    };
+    let paired_fit = |reading: Reading| {
+        let other = if reading == Reading::Kept { Reading::Reindented } else { Reading::Kept };
+        paired.iter().all(|&(_, j)| written(reading, j).is_some())
+            && evidence.iter().all(|&(i, j)| lands(reading, i, j) || !lands(other, i, j))
+            && evidence.iter().any(|&(i, j)| lands(reading, i, j))
+    };
     // Each run, by its shallowest line, is well-formed beside the lines around it
     // (see [`run_fits`]); `strict` leaves out the block that closes.
     let runs_fit = |reading: Reading, strict: bool| -> bool {
@@ -1149,7 +1210,11 @@ pub fn decide_reading(
         })
     };
     // Paired lines decide where there are any, and the runs must agree.
-    let fits = |reading: Reading| (paired.is_empty() || paired_fit(reading)) && runs_fit(reading, false);
+    let fits = |reading: Reading| {
+        (paired.is_empty() || paired_fit(reading))
+            && runs_fit(reading, false)
+            && moved.iter().all(|&j| written(reading, j).is_some())
+    };
     // In a hunk, a `-` line equal to a `+` line once shifted may be the commit re-indenting
     // it: the pairs' reading stands only if its runs sit as plainly as the other's.
     let contradicted = |reading: Reading, other: Reading| {
@@ -1271,6 +1336,9 @@ impl<'a> ConvertedDepths<'a> {
         let counted = || quote.iter().zip(span).enumerate().filter(|(i, (line, _))| counts(*i, line));
         let covered = counted().map(|(_, (line, _))| leading_blanks(line)).collect();
         let spaces: BTreeSet<usize> = counted()
+            .filter(|(_, (quoted, _))| {
+                conversion.is_none_or(|(from, _)| leading_blanks(quoted).chars().all(|c| c == from))
+            })
             .map(|(_, (quoted, found))| {
                 let side = if conversion.is_some_and(|(from, _)| from == ' ') { quoted } else { found };
                 leading_blanks(side).len()
@@ -1286,7 +1354,7 @@ impl<'a> ConvertedDepths<'a> {
     /// (a continuation in a tab and four spaces beside a block in two tabs).
     fn allows(&self, indent: &str, written: &str, added: bool) -> bool {
         let Some((from, width)) = self.conversion else { return true };
-        let in_quote_kind = !indent.is_empty() && indent.chars().all(|c| c == from);
+        let in_quote_kind = in_kind(indent, from);
         let covered = self.covered.contains(indent);
         if !in_quote_kind || (covered && !added) {
             return true;
@@ -1413,6 +1481,23 @@ pub fn adapt(
         && found.quote.ends_with(['\n', '\r'])
         && replacement[..replacement.len() - blank_tail].ends_with(['\n', '\r'])
     {
+        replacement.truncate(replacement.len() - blank_tail);
+    }
+    // Indentation ignored, a quote whose last line is nothing but blanks (the start of
+    // the line after its last line break) matched no character of it: the document
+    // keeps that line's own indentation after the match. The same blanks ending the new
+    // text are that line's; other ones would re-indent a line the quote does not hold.
+    let quote_tail = found.quote.len() - found.quote.trim_end_matches([' ', '\t']).len();
+    if used.contains(&Normalization::Indentation)
+        && quote_tail > 0
+        && found.quote[..found.quote.len() - quote_tail].ends_with(['\n', '\r'])
+        && span.ends_with(['\n', '\r'])
+    {
+        let blank_tail = replacement.len() - replacement.trim_end_matches([' ', '\t']).len();
+        let same_tail = replacement[replacement.len() - blank_tail..] == found.quote[found.quote.len() - quote_tail..];
+        if !same_tail || !replacement[..replacement.len() - blank_tail].ends_with(['\n', '\r']) {
+            return Err(UndecidedIndentation);
+        }
         replacement.truncate(replacement.len() - blank_tail);
     }
     let reading = if used.contains(&Normalization::Indentation) {

@@ -1048,6 +1048,75 @@ mod tests {
         )]);
     }
 
+    /// The same with indentation ignored (express's spec.core.js, the whole hunk in tabs
+    /// for two spaces): the quote's last line of nothing but blanks matched no
+    /// character, so the same blanks ending the new text are the next line's own.
+    /// Other blanks would re-indent a line the quote does not hold: refused.
+    #[test]
+    fn issue_43_replay_a_quote_ending_in_the_blanks_of_a_line_indentation_ignored() {
+        let js = "x\n  a\n  \n  b\n";
+        check_table(&[
+            (js, "\ta\n  ", "\tc\n  ", Ok("x\n  c\n  \n  b\n"), &["indentation"]),
+            (js, "    a\n  ", "    c\n  ", Ok("x\n  c\n  \n  b\n"), &["indentation", "newTextReindented"]),
+            (js, "    a\n  ", "    c\n", Err("undecidedIndentation oldStr"), &[]),
+            (js, "    a\n  ", "    c\n    ", Err("undecidedIndentation oldStr"), &[]),
+        ]);
+    }
+
+    /// Issue 43's replay (fd's app.rs, in tabs for its 4 spaces): a string continued at
+    /// column 21 is five tabs and a space in the quote. The tabs map by the width read
+    /// from the whole levels, and the aligning space stays.
+    #[test]
+    fn issue_43_replay_tabs_for_spaces_with_an_aligned_continuation() {
+        let rust = "fn f() {\n    g(\n        \"a \\\n         b\",\n    );\n}\n";
+        check_table(&[(
+            rust,
+            "\tg(\n\t\t\"a \\\n\t\t b\",\n\t);",
+            "\tg(\n\t\t\"a \\\n\t\t c\",\n\t);",
+            Ok("fn f() {\n    g(\n        \"a \\\n         c\",\n    );\n}\n"),
+            &["indentation"],
+        )]);
+        // Spaces before a tab are no alignment: not found.
+        check_table(&[(rust, "\tg(\n \t\t\"a \\", "x", Err("notFound oldStr"), &[])]);
+    }
+
+    /// Issue 43's replay (cobra): a block wrapped in a new one. The lines the commit
+    /// moves stand for their quote lines by content, but land on their indentation
+    /// under neither reading: no evidence, and no anchor for the lines around them. A
+    /// lone `}` pairs with any `}`: evidence only where no line of words is.
+    #[test]
+    fn issue_43_replay_lines_the_edit_moves_say_nothing_about_the_reading() {
+        let go = "func f() {\n\tps := g()\n\tif len(ps) == 0 {\n\t\ter(\"unset\")\n\t}\n\th(ps)\n}\n";
+        // The whole hunk one tab deeper: the moved `er(...)` and `}` decide nothing.
+        check_table(&[(
+            go,
+            "\t\tps := g()\n\t\tif len(ps) == 0 {\n\t\t\ter(\"unset\")\n\t\t}\n\t\th(ps)",
+            "\t\tps := g()\n\t\tif len(ps) == 0 {\n\t\t\tps = k()\n\t\t\tif len(ps) == 0 {\n\t\t\t\ter(\"unset\")\n\t\t\t}\n\t\t}\n\t\th(ps)",
+            Ok(
+                "func f() {\n\tps := g()\n\tif len(ps) == 0 {\n\t\tps = k()\n\t\tif len(ps) == 0 {\n\t\t\ter(\"unset\")\n\t\t}\n\t}\n\th(ps)\n}\n",
+            ),
+            &["indentation", "newTextReindented"],
+        )]);
+        // Only the quote deeper: `er(...)`, moved one tab deeper by the edit, is where a
+        // copy of the quote's line would be, while the other lines are the file's: the
+        // evidence disagrees, refused.
+        check_table(&[(
+            go,
+            "\t\tps := g()\n\t\tif len(ps) == 0 {\n\t\t\ter(\"unset\")\n\t\t}\n\t\th(ps)",
+            "\tps := g()\n\tif len(ps) == 0 {\n\t\tps = k()\n\t\tif len(ps) == 0 {\n\t\t\ter(\"unset\")\n\t\t}\n\t}\n\th(ps)",
+            Err("undecidedIndentation oldStr"),
+            &[],
+        )]);
+        // Every line of words moved: nothing is left to decide by, refused.
+        check_table(&[(
+            "func f() {\n\ta()\n\tb()\n}\n",
+            "\t\ta()\n\t\tb()",
+            "\tif x {\n\t\t\ta()\n\t\t\tb()\n\t}",
+            Err("undecidedIndentation oldStr"),
+            &[],
+        )]);
+    }
+
     #[test]
     fn rungs_combine_and_exact_turns_the_ladder_off() {
         check_table(&[(

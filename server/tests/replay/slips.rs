@@ -94,8 +94,13 @@ pub fn slipped(
         }
         Slip::ContextShifted => map_quote(&deeper),
         Slip::WholeHunkShifted => map_all(&deeper),
+        // Only indentation written in spaces becomes tabs: a line led by a tab (Go's
+        // code beside its templates in spaces) is already in tabs.
         Slip::TabsForSpaces if unit != "\t" => map_all(&|line| {
             reindent(line, |indent| {
+                if indent.contains('\t') {
+                    return indent.to_owned();
+                }
                 let width = indent.len();
                 format!("{}{}", "\t".repeat(width / unit.len()), " ".repeat(width % unit.len()))
             })
