@@ -965,6 +965,10 @@ pub struct Surroundings<'a> {
     /// when the match converts tabs and spaces: a new line at a depth the quote
     /// does not cover is written only where the document writes that depth one way.
     pub file_indents: &'a [String],
+    /// The last characters of the document's lines that a deeper line follows (see
+    /// [`openers`]): a line ending otherwise opens nothing in this document, whatever
+    /// it would in another language. Empty: not known, every ending that may open does.
+    pub openers: &'a [char],
 }
 
 /// The line diff of a quote (`old` lines) and a new text (`new` lines): between
@@ -1203,10 +1207,11 @@ pub fn decide_reading(
                 return false;
             };
             let Some(shallowest) = indents.iter().min_by_key(|indent| indent.chars().count()) else { return false };
+            let after = neighbour(run[run.len() - 1], 1);
             // With no line before it, it tells neither reading apart.
             let Some(before) = neighbour(run[0], -1) else { return true };
-            let after = neighbour(run[run.len() - 1], 1);
-            run_fits(shallowest, before, after, unit.as_deref(), strict)
+            let opens = may_open(before, surroundings.openers);
+            run_fits(shallowest, before, opens, after, unit.as_deref(), strict)
         })
     };
     // Paired lines decide where there are any, and the runs must agree.
@@ -1249,16 +1254,23 @@ pub fn decide_reading(
 /// Whether a run of new lines whose shallowest line is written at `shallowest` is
 /// well-formed between the line `before` it and the line `after` it: at the level of
 /// the line before (unless that line opens a block, which wants a deeper one), one
-/// `unit` deeper than a line before that may open a block, at the level of the line
-/// after (a sibling of it), or, unless `strict`, shallower than the line before (a
-/// block closes).
-fn run_fits(shallowest: &str, before: &str, after: Option<&str>, unit: Option<&str>, strict: bool) -> bool {
+/// `unit` deeper than a line before that may open a block (`before_opens`), at the
+/// level of the line after (a sibling of it), or, unless `strict`, shallower than the
+/// line before (a block closes).
+fn run_fits(
+    shallowest: &str,
+    before: &str,
+    before_opens: bool,
+    after: Option<&str>,
+    unit: Option<&str>,
+    strict: bool,
+) -> bool {
     let level = leading_blanks(before);
     let closes = level.starts_with(shallowest) && level != shallowest;
     let opens = before.trim_end().ends_with(['{', '(', '[', ':']);
     (level == shallowest && !(strict && opens))
         || (!strict && closes)
-        || (may_open(before) && unit.is_some_and(|unit| shallowest == format!("{level}{unit}")))
+        || (before_opens && unit.is_some_and(|unit| shallowest == format!("{level}{unit}")))
         || after.is_some_and(|after| leading_blanks(after) == shallowest)
 }
 
@@ -1383,13 +1395,68 @@ pub fn indentations(text: &Rope) -> Vec<String> {
 /// Whether a line may be followed by a deeper one: it ends in a bracket, a colon,
 /// an operator or a comma (a block or a continuation), or in a word that opens a
 /// block in some language. Lines that end a statement (`x := 1`, `return y;`) may
-/// not: new lines one level deeper than such a line are not well-formed.
-fn may_open(line: &str) -> bool {
+/// not, nor comments (a sentence ending in a full stop): new lines one level deeper
+/// than such a line are not well-formed.
+fn may_open(line: &str, openers: &[char]) -> bool {
+    if is_comment(line) {
+        return false;
+    }
+    let ends_open = |code: &str| {
+        ends_open(code) && (openers.is_empty() || code.trim_end().chars().last().is_some_and(|c| openers.contains(&c)))
+    };
+    // A comment after the code (`if x { // why`) may hide how the code ends: either
+    // ending counts.
+    let code = [" //", "\t//", " #"]
+        .iter()
+        .filter_map(|marker| line.find(marker))
+        .min()
+        .map(|at| &line[..at])
+        .filter(|code| !code.trim().is_empty());
+    code.is_some_and(ends_open) || ends_open(line)
+}
+
+/// The last characters of the lines of `text` that a deeper line follows (the next
+/// line that is not blank is indented by more, the same way), distinct: how this
+/// document opens blocks and continues lines.
+pub fn openers(text: &Rope) -> Vec<char> {
+    let mut seen = BTreeSet::new();
+    let mut previous: Option<(String, char)> = None;
+    for line in text.lines() {
+        let line = line.to_string();
+        let content = line.trim_end();
+        if content.trim_start().is_empty() || is_comment(content) {
+            continue;
+        }
+        let indent = leading_blanks(content);
+        if let Some((previous_indent, last)) = &previous
+            && indent.len() > previous_indent.len()
+            && indent.starts_with(previous_indent.as_str())
+        {
+            seen.insert(*last);
+        }
+        previous = content.chars().last().map(|last| (indent.to_owned(), last));
+    }
+    seen.into_iter().collect()
+}
+
+/// Whether the code of a line ends open (see [`may_open`]).
+fn ends_open(line: &str) -> bool {
     let line = line.trim_end();
     line.ends_with(['{', '(', '[', ':', ',', '\\', '=', '+', '-', '*', '/', '&', '|', '.', '<', '>', '?'])
         || ["do", "then", "else", "begin", "where"]
             .iter()
             .any(|word| line.strip_suffix(word).is_some_and(|rest| rest.is_empty() || rest.ends_with([' ', '\t'])))
+}
+
+/// Whether `line` is a comment of its own (`//`, `/*`, ` * `, `# `): a sentence
+/// in it that ends in a comma or a full stop continues nothing.
+fn is_comment(line: &str) -> bool {
+    let body = line.trim_start_matches([' ', '\t']);
+    body.starts_with("//")
+        || body.starts_with("/*")
+        || body == "*"
+        || body.starts_with("* ")
+        || ((body == "#" || body.starts_with("# ")) && !body.trim_end().ends_with('\\'))
 }
 
 /// The file's own indentation unit, read from the matched lines and their
