@@ -2033,6 +2033,29 @@ mod tests {
         assert_eq!(found.normalizations(), [Normalization::Indentation].into());
     }
 
+    /// Issue 43: how a document opens blocks is read from the document, so a line
+    /// ending in a comma opens nothing in a file where no deeper line follows one
+    /// (a struct literal in Rust), and does where one does (C's continuations).
+    #[test]
+    fn openers_are_read_from_the_document_and_comments_open_nothing() {
+        let rust =
+            Rope::from_str("fn f() {\n    S {\n        a: 1,\n        b: 2,\n    }\n    // a comment:\n    g();\n}\n");
+        assert_eq!(openers(&rust), vec!['{']);
+        assert!(!may_open("        a: 1,", &openers(&rust)));
+        assert!(may_open("    S {", &openers(&rust)));
+        let c = Rope::from_str("int f() {\n\tg(a,\n\t    b);\n}\n");
+        assert_eq!(openers(&c), vec![',', '{']);
+        assert!(may_open("\th(x,", &openers(&c)));
+        // Unknown (no deeper line at all): every ending that may open does.
+        assert!(may_open("x = (", &[]));
+        // A comment opens nothing; a line with a comment after its code opens where
+        // either its code or the whole line does (a `//` may be inside a string).
+        assert!(!may_open("    // see the list below:", &[]));
+        assert!(may_open("    if x { // why", &['{']));
+        assert!(may_open("    done(); // then:", &['{', ':']));
+        assert!(!may_open("    done(); // then.", &['{']));
+    }
+
     #[test]
     fn whitespace_only_quotes_never_climb() {
         assert!(find_in("a \n b", "  \n").matches.is_empty());
