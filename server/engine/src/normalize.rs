@@ -1121,10 +1121,12 @@ pub fn decide_reading(
     let depths = ConvertedDepths::of(shift, quote, span, &counts, surroundings.file_indents);
     // How a reading writes new line `j`'s indentation, if it may (`added`: no line of
     // the quote stands for it).
+    let mapped = |reading: Reading, j: usize| -> Option<String> {
+        if reading == Reading::Kept { &kept } else { shift }.apply_exactly(leading_blanks(new[j]))
+    };
     let write = |reading: Reading, j: usize, added: bool| -> Option<String> {
-        let indent = leading_blanks(new[j]);
-        let written = if reading == Reading::Kept { &kept } else { shift }.apply_exactly(indent)?;
-        depths.allows(indent, &written, added).then_some(written)
+        let written = mapped(reading, j)?;
+        depths.allows(leading_blanks(new[j]), &written, added).then_some(written)
     };
     // A paired line that lands on its quote line's indentation under neither reading
     // is one the edit itself moves (a block wrapped in a new one), or a line paired
@@ -1151,7 +1153,16 @@ pub fn decide_reading(
     if paired.is_empty() && inserted.is_empty() {
         return Ok(None);
     }
-    let written = |reading: Reading, j: usize| write(reading, j, roles[j] == Role::Inserted);
+    let siblings = sibling_indents(new, &roles, span, surroundings.before, surroundings.openers);
+    // An added line at a depth the document writes two ways is still written where it
+    // lands on the indentation of the line before it, a sibling (see [`sibling_indents`]).
+    let written = |reading: Reading, j: usize| {
+        let added = roles[j] == Role::Inserted;
+        write(reading, j, added).or_else(|| {
+            let mapped = mapped(reading, j)?;
+            (added && siblings[j].is_some_and(|sibling| sibling == mapped)).then_some(mapped)
+        })
+    };
     // Readings that both fit and write every line alike leave nothing to decide
     // (spaces for tabs at the same levels, say).
     let same = paired.iter().map(|(_, j)| *j).chain(inserted.iter().copied()).all(|j| {
@@ -1249,6 +1260,44 @@ pub fn decide_reading(
         (true, true) if same => Ok(None),
         _ => Err(UndecidedIndentation),
     }
+}
+
+/// For each added line, the indentation of the document's line it is a sibling of,
+/// if any: the line before it (in the new text, or the document's line before the
+/// match) is written at the same indentation in the new text, continues nothing
+/// (see [`may_open`]), and is the document's own line or an added line with a
+/// sibling itself. A statement after a statement sits where that statement does,
+/// however many ways the document writes that depth elsewhere (a continuation line,
+/// which would be the other way, follows a line that continues).
+fn sibling_indents<'s>(
+    new: &[&str],
+    roles: &[Role],
+    span: &[&'s str],
+    before: Option<&'s str>,
+    openers: &[char],
+) -> Vec<Option<&'s str>> {
+    let mut siblings: Vec<Option<&'s str>> = vec![None; new.len()];
+    let mut previous: Option<usize> = None;
+    for j in 0..new.len() {
+        if new[j].trim().is_empty() {
+            continue;
+        }
+        if roles[j] == Role::Inserted {
+            siblings[j] = match previous {
+                Some(k) if leading_blanks(new[k]) == leading_blanks(new[j]) && !may_open(new[k], openers) => {
+                    match roles[k] {
+                        Role::Paired(i) | Role::Context(i) => Some(leading_blanks(span[i])),
+                        Role::Inserted => siblings[k],
+                        Role::Moved => None,
+                    }
+                }
+                Some(_) => None,
+                None => before.filter(|line| !may_open(line, openers)).map(leading_blanks),
+            };
+        }
+        previous = Some(j);
+    }
+    siblings
 }
 
 /// Whether a run of new lines whose shallowest line is written at `shallowest` is

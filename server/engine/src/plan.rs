@@ -1008,6 +1008,15 @@ mod tests {
             Err("undecidedIndentation oldStr"),
             &[],
         )]);
+        // An added statement after a statement sits where that statement does: its
+        // sibling, however the file writes that depth elsewhere.
+        check_table(&[(
+            c,
+            "    if (a == 0) {\n        c();\n    }",
+            "    if (a == 0) {\n        c();\n        e();\n    }",
+            Ok("int f() {\n\tif (a == 0) {\n\t\tc();\n\t\te();\n\t}\n\tif (x ||\n\t    y)\n\t\td();\n}\n"),
+            &["indentation"],
+        )]);
         // Without the continuation elsewhere, the depth is written one way: recovered.
         check_table(&[(
             "int f() {\n\tif (a == 0) {\n\t\tc();\n\t}\n}\n",
