@@ -42,7 +42,8 @@ pub struct HunkRules {
 /// before it; a hunk whose lines occur several times there is searched again
 /// between that match and the match of the next hunk that planned, and applies
 /// only if exactly one match lies in between. The order narrows a search, it never
-/// picks one of several matches.
+/// picks one of several matches. Identical hunks as many as their places go one to
+/// each (see [`plan_identical_copies`]).
 pub fn plan_hunks(text: &Rope, hunks: &[Hunk], rules: HunkRules) -> Vec<Result<Planned, PlanError>> {
     let len = text.len_bytes();
     let mut start = 0;
@@ -76,7 +77,39 @@ pub fn plan_hunks(text: &Rope, hunks: &[Hunk], rules: HunkRules) -> Vec<Result<P
             }
         }
     }
+    plan_identical_copies(text, hunks, rules, &mut results);
     results
+}
+
+/// Identical hunks (the same change made to each of several copies of some lines):
+/// `k` of them, each ambiguous among the same `k` places, give the same file
+/// whichever goes where, so each place gets one. Any other count stays ambiguous.
+fn plan_identical_copies(text: &Rope, hunks: &[Hunk], rules: HunkRules, results: &mut [Result<Planned, PlanError>]) {
+    let same_change = |a: &Hunk, b: &Hunk| {
+        (&a.contexts, &a.old_lines, &a.new_lines, a.end_of_file, &a.context)
+            == (&b.contexts, &b.old_lines, &b.new_lines, b.end_of_file, &b.context)
+    };
+    for index in 0..hunks.len() {
+        let Err(PlanError::Ambiguous { ranges, .. }) = &results[index] else { continue };
+        let copies: Vec<usize> = (0..hunks.len())
+            .filter(|&other| {
+                same_change(&hunks[other], &hunks[index])
+                    && matches!(&results[other], Err(PlanError::Ambiguous { ranges: theirs, .. }) if theirs == ranges)
+            })
+            .collect();
+        let mut places = ranges.clone();
+        places.sort_by_key(|range| range.start);
+        if copies.len() != places.len() || places.windows(2).any(|pair| pair[0].end > pair[1].start) {
+            continue;
+        }
+        let planned: Option<Vec<Planned>> =
+            places.iter().map(|place| plan_hunk(text, &hunks[index], place.clone(), rules.exact).ok()).collect();
+        if let Some(planned) = planned {
+            for (copy, planned) in copies.into_iter().zip(planned) {
+                results[copy] = Ok(planned);
+            }
+        }
+    }
 }
 
 fn plan_hunk(text: &Rope, hunk: &Hunk, window: Range<usize>, exact: bool) -> Result<Planned, PlanError> {
@@ -428,6 +461,35 @@ mod tests {
             false,
             Err(&["ok", "ambiguous oldLines [2..4, 6..8, 10..12]", "ok"]),
         );
+    }
+
+    /// Issue 43's replay (tmux): the same change made to two copies of some lines, as
+    /// two identical blocks. Whichever goes where, the file is the same: one to each
+    /// copy. As many identical blocks as places, no fewer, no more, and not two
+    /// different changes.
+    #[test]
+    fn identical_hunks_as_many_as_their_places_go_one_to_each() {
+        let text = "x\na\nx\nb\nx\n";
+        let x = || hunk(&[], &["x"], &["y"]);
+        for in_order in [false, true] {
+            check(text, &[x(), x(), x()], in_order, Ok("y\na\ny\nb\ny\n"));
+            check(
+                text,
+                &[x(), x()],
+                in_order,
+                Err(&["ambiguous oldLines [0..2, 4..6, 8..10]", "ambiguous oldLines [0..2, 4..6, 8..10]"]),
+            );
+            check(
+                text,
+                &[x(), x(), hunk(&[], &["x"], &["z"])],
+                in_order,
+                Err(&[
+                    "ambiguous oldLines [0..2, 4..6, 8..10]",
+                    "ambiguous oldLines [0..2, 4..6, 8..10]",
+                    "ambiguous oldLines [0..2, 4..6, 8..10]",
+                ]),
+            );
+        }
     }
 
     const GO: &str = "func f() {\n\tif ok {\n\t\tx := 1\n\t\ty := 2\n\t}\n}\n";

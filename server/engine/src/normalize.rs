@@ -787,10 +787,14 @@ impl IndentShift {
         // The quote's tabs may be followed by a few spaces that align a continuation
         // (a string continued at column 21: five tabs and a space); the document's side
         // is written one way.
-        let from = kind(&mut pairs.iter().map(|(quoted, _)| *quoted), true)?;
-        let to = kind(&mut pairs.iter().map(|(_, found)| *found), false)?;
+        // Lines quoted with the document's own indentation (a comment's ` * ` beside
+        // code in tabs) need no conversion, and say nothing of one; they must still be
+        // kept as they are (see `fits`). A line at the margin in both is a level (0).
+        let converted = || pairs.iter().filter(|(quoted, found)| quoted != found || quoted.is_empty());
+        let from = kind(&mut converted().map(|(quoted, _)| *quoted), true)?;
+        let to = kind(&mut converted().map(|(_, found)| *found), false)?;
         // The levels: lines whose quote indentation is whole tabs or spaces (not aligned).
-        let levels = || pairs.iter().filter(|(quoted, _)| quoted.chars().all(|c| c == from));
+        let levels = || converted().filter(|(quoted, _)| quoted.chars().all(|c| c == from));
         if from == to {
             return None;
         }
@@ -798,7 +802,7 @@ impl IndentShift {
             let converted: Option<Vec<(String, &str)>> = pairs
                 .iter()
                 .map(|(quoted, found)| {
-                    if from == ' ' && quoted.len() % width != 0 {
+                    if from == ' ' && quoted != found && quoted.len() % width != 0 {
                         return None;
                     }
                     Some((convert_indent(quoted, from, width), *found))
