@@ -47,6 +47,7 @@
 //! puts it there) and noted ([`Reading`]: "new text kept as written" or
 //! "re-indented by the quote's shift"); both or neither is refused, never picked.
 
+use std::cell::OnceCell;
 use std::collections::BTreeSet;
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -970,9 +971,10 @@ pub struct Surroundings<'a> {
     /// does not cover is written only where the document writes that depth one way.
     pub file_indents: &'a [String],
     /// The last characters of the document's lines that a deeper line follows (see
-    /// [`openers`]): a line ending otherwise opens nothing in this document, whatever
-    /// it would in another language. Empty: not known, every ending that may open does.
-    pub openers: &'a [char],
+    /// [`openers`]), read when first needed: a line ending otherwise opens nothing in
+    /// this document, whatever it would in another language. `None` or empty: not
+    /// known, every ending that may open does.
+    pub openers: Option<&'a DocumentOpeners<'a>>,
 }
 
 /// The line diff of a quote (`old` lines) and a new text (`new` lines): between
@@ -1225,7 +1227,7 @@ pub fn decide_reading(
             let after = neighbour(run[run.len() - 1], 1);
             // With no line before it, it tells neither reading apart.
             let Some(before) = neighbour(run[0], -1) else { return true };
-            let opens = may_open(before, surroundings.openers);
+            let opens = may_open_in(before, surroundings.openers);
             run_fits(shallowest, before, opens, after, unit.as_deref(), strict)
         })
     };
@@ -1278,7 +1280,7 @@ fn sibling_indents<'s>(
     roles: &[Role],
     span: &[&'s str],
     before: Option<&'s str>,
-    openers: &[char],
+    openers: Option<&DocumentOpeners<'_>>,
 ) -> Vec<Option<&'s str>> {
     let mut siblings: Vec<Option<&'s str>> = vec![None; new.len()];
     let mut previous: Option<usize> = None;
@@ -1288,7 +1290,7 @@ fn sibling_indents<'s>(
         }
         if roles[j] == Role::Inserted {
             siblings[j] = match previous {
-                Some(k) if leading_blanks(new[k]) == leading_blanks(new[j]) && !may_open(new[k], openers) => {
+                Some(k) if leading_blanks(new[k]) == leading_blanks(new[j]) && !may_open_in(new[k], openers) => {
                     match roles[k] {
                         Role::Paired(i) | Role::Context(i) => Some(leading_blanks(span[i])),
                         Role::Inserted => siblings[k],
@@ -1296,7 +1298,7 @@ fn sibling_indents<'s>(
                     }
                 }
                 Some(_) => None,
-                None => before.filter(|line| !may_open(line, openers)).map(leading_blanks),
+                None => before.filter(|line| !may_open_in(line, openers)).map(leading_blanks),
             };
         }
         previous = Some(j);
@@ -1459,13 +1461,44 @@ fn may_open(line: &str, openers: &[char]) -> bool {
     };
     // A comment after the code (`if x { // why`) may hide how the code ends: either
     // ending counts.
-    let code = [" //", "\t//", " #"]
+    ends_open(code_of(line)) || ends_open(line)
+}
+
+/// The document's [`openers`], read once, and only when a line's ending is in question.
+#[derive(Debug)]
+pub struct DocumentOpeners<'a> {
+    text: &'a Rope,
+    read: OnceCell<Vec<char>>,
+}
+
+impl<'a> DocumentOpeners<'a> {
+    pub fn of(text: &'a Rope) -> Self {
+        Self { text, read: OnceCell::new() }
+    }
+
+    fn get(&self) -> &[char] {
+        self.read.get_or_init(|| openers(self.text))
+    }
+}
+
+/// [`may_open`] in a document whose openers are read only if the line ends open at
+/// all (most lines do not, and reading them scans the document).
+fn may_open_in(line: &str, openers: Option<&DocumentOpeners<'_>>) -> bool {
+    if is_comment(line) || !(ends_open(line) || ends_open(code_of(line))) {
+        return false;
+    }
+    may_open(line, openers.map_or(&[], DocumentOpeners::get))
+}
+
+/// A line without the comment after its code (` //`, ` #`), if it has code.
+fn code_of(line: &str) -> &str {
+    [" //", "\t//", " #"]
         .iter()
         .filter_map(|marker| line.find(marker))
         .min()
         .map(|at| &line[..at])
-        .filter(|code| !code.trim().is_empty());
-    code.is_some_and(ends_open) || ends_open(line)
+        .filter(|code| !code.trim().is_empty())
+        .unwrap_or(line)
 }
 
 /// The last characters of the lines of `text` that a deeper line follows (the next

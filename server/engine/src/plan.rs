@@ -251,14 +251,14 @@ impl<'a> Lookup<'a> {
         let span = self.text.byte_slice(found_match.range.clone()).to_string();
         let (before, after) = neighbour_lines(self.text, &found_match.range);
         let file_indents = self.indentations(&found_match.shift);
-        let openers = openers_for(self.text, &found_match.shift);
+        let openers = normalize::DocumentOpeners::of(self.text);
         let surroundings = normalize::Surroundings {
             before: before.as_deref(),
             after: after.as_deref(),
             at_line_start: false,
             context: context.unwrap_or_default(),
             file_indents: &file_indents,
-            openers: &openers,
+            openers: Some(&openers),
         };
         let placement = normalize::placement(self.text, &found_match.range);
         let adapted = normalize::adapt(found, found_match, &span, replacement, placement, surroundings)
@@ -431,14 +431,14 @@ fn plan_replace_range(text: &Rope, request: &ReplaceRange) -> Result<Planned, Pl
     let prefixes = from_found.prefixes.or(to_found.prefixes);
     let (before, after) = neighbour_lines(text, &range);
     let file_indents = lookup.indentations(&shift);
-    let openers = openers_for(text, &shift);
+    let openers = normalize::DocumentOpeners::of(text);
     let surroundings = normalize::Surroundings {
         before: before.as_deref(),
         after: after.as_deref(),
         at_line_start: false,
         context: &[],
         file_indents: &file_indents,
-        openers: &openers,
+        openers: Some(&openers),
     };
     let adapted = normalize::adapt_whole(
         &request.new_str,
@@ -458,12 +458,6 @@ fn plan_replace_range(text: &Rope, request: &ReplaceRange) -> Result<Planned, Pl
 
 /// At most this many blank lines are passed over looking for a match's neighbours.
 const NEIGHBOUR_REACH: usize = 64;
-
-/// How the document opens blocks and continues lines ([`normalize::openers`]), when
-/// `shift` moves indentation (the only reading that needs it).
-fn openers_for(text: &Rope, shift: &IndentShift) -> Vec<char> {
-    if *shift == IndentShift::Same { Vec::new() } else { normalize::openers(text) }
-}
 
 /// The nearest non-blank lines before and after `range` (those that do not overlap
 /// it, without their line breaks), read from the lines around it only.
