@@ -119,17 +119,23 @@ pub fn run(command: args::Command) -> ExitCode {
 
 /// `verbatim hook`: always exits 0; no decision is an empty stdout.
 fn hook(args: &args::HookArgs) -> ExitCode {
-    use std::io::Read;
+    use std::io::{IsTerminal, Read};
     use verbatim::frontend::agents::Agent;
-    let Some(agent) = Agent::parse(&args.agent) else {
-        output::note(&format!("verbatim hook: unknown agent {:?}: use {}; no decision", args.agent, Agent::NAMES));
-        return ExitCode::from(exit::OK);
-    };
+    // The input is read first, whatever the arguments say: an agent writing its payload
+    // to a hook that exited unread would meet a broken pipe instead of our message (a
+    // person trying the command at a terminal is told at once).
+    let agent = Agent::parse(&args.agent);
     let mut input = String::new();
-    if let Err(error) = std::io::stdin().take(HOOK_INPUT_LIMIT).read_to_string(&mut input) {
+    if (agent.is_some() || !std::io::stdin().is_terminal())
+        && let Err(error) = std::io::stdin().take(HOOK_INPUT_LIMIT).read_to_string(&mut input)
+    {
         output::note(&format!("verbatim hook: cannot read the hook's input ({error}); no decision"));
         return ExitCode::from(exit::OK);
     }
+    let Some(agent) = agent else {
+        output::note(&format!("verbatim hook: unknown agent {:?}: use {}; no decision", args.agent, Agent::NAMES));
+        return ExitCode::from(exit::OK);
+    };
     let options = match frontend_options(&RouteArgs {
         socket: None,
         headless: false,
