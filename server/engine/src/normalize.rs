@@ -936,6 +936,14 @@ pub enum Reading {
 }
 
 impl Reading {
+    /// The other reading.
+    fn other(self) -> Self {
+        match self {
+            Self::Kept => Self::Reindented,
+            Self::Reindented => Self::Kept,
+        }
+    }
+
     /// The note a result carries for this reading.
     pub fn normalization(self) -> Normalization {
         match self {
@@ -1194,77 +1202,130 @@ pub fn decide_reading(
         }
         if step < 0 { surroundings.before } else { surroundings.after }
     };
-    let runs = runs_of(&inserted, &roles);
-    // Paired lines land on their quote line's indentation in the document. A pair
-    // that lands under one reading only is evidence for it; a pair that lands under
-    // neither is a line the edit itself re-indents (a block wrapped in a new one) and
-    // says nothing, but it must be writable. A reading fits the pairs when some pair
-    // lands under it and none lands under the other reading alone.
-    let lands = |reading: Reading, i: usize, j: usize| written(reading, j).as_deref() == Some(leading_blanks(span[i]));
-    // A line of only brackets and punctuation (`}`, `});`) is paired with any such line
-    // once indentation is ignored, often one of another block: it is evidence only
-    // where no pair of words is.
+    let weighing = Weighing {
+        new,
+        span,
+        evidence: evidence_of(&paired, new),
+        paired: &paired,
+        moved: &moved,
+        runs: runs_of(&inserted, &roles),
+        written: &written,
+        neighbour: &neighbour,
+        unit: unit.as_deref(),
+        openers: surroundings.openers,
+        hunk: !surroundings.context.is_empty(),
+    };
+    weighing.verdict(same)
+}
+
+/// A line of only brackets and punctuation (`}`, `});`) is paired with any such line
+/// once indentation is ignored, often one of another block: among `paired` lines,
+/// those that are evidence (lines of words, where there are any).
+fn evidence_of(paired: &[(usize, usize)], new: &[&str]) -> Vec<(usize, usize)> {
     let worded = |line: &str| line.chars().any(char::is_alphanumeric);
-    let evidence: Vec<(usize, usize)> = if paired.iter().any(|&(_, j)| worded(new[j])) {
+    if paired.iter().any(|&(_, j)| worded(new[j])) {
         paired.iter().copied().filter(|&(_, j)| worded(new[j])).collect()
     } else {
-        paired.clone()
-    };
-    let paired_fit = |reading: Reading| {
-        let other = if reading == Reading::Kept { Reading::Reindented } else { Reading::Kept };
-        paired.iter().all(|&(_, j)| written(reading, j).is_some())
-            && evidence.iter().all(|&(i, j)| lands(reading, i, j) || !lands(other, i, j))
-            && evidence.iter().any(|&(i, j)| lands(reading, i, j))
-    };
-    // Each run, by its shallowest line, is well-formed beside the lines around it
-    // (see [`run_fits`]); `strict` leaves out the block that closes.
-    let runs_fit = |reading: Reading, strict: bool| -> bool {
-        runs.iter().all(|run| {
-            let Some(indents) = run.iter().map(|&j| written(reading, j)).collect::<Option<Vec<String>>>() else {
+        paired.to_vec()
+    }
+}
+
+/// What [`decide_reading`] weighs, once every new line has its role: how each
+/// reading writes a line, and the document's lines around each run of inserted ones.
+struct Weighing<'w> {
+    new: &'w [&'w str],
+    span: &'w [&'w str],
+    /// Paired lines `(quote line, new line)` that are no lines the edit moves.
+    paired: &'w [(usize, usize)],
+    /// The paired lines that count as evidence (see [`evidence_of`]).
+    evidence: Vec<(usize, usize)>,
+    /// New lines the edit moves (see [`Role::Moved`]).
+    moved: &'w [usize],
+    runs: Vec<Vec<usize>>,
+    /// How a reading writes new line `j`'s indentation, if it may.
+    written: &'w dyn Fn(Reading, usize) -> Option<String>,
+    /// The document's line before (`-1`) or after (`1`) new line `j` in the result.
+    neighbour: &'w dyn Fn(usize, isize) -> Option<&'w str>,
+    unit: Option<&'w str>,
+    openers: Option<&'w DocumentOpeners<'w>>,
+    /// A patch hunk, its context lines marked.
+    hunk: bool,
+}
+
+impl Weighing<'_> {
+    /// Paired lines land on their quote line's indentation in the document. A pair
+    /// that lands under one reading only is evidence for it; a pair that lands under
+    /// neither was set apart as moved. A reading fits the pairs when some pair lands
+    /// under it, none lands under the other reading alone, and every one is written.
+    fn paired_fit(&self, reading: Reading) -> bool {
+        let lands = |reading: Reading, i: usize, j: usize| {
+            (self.written)(reading, j).as_deref() == Some(leading_blanks(self.span[i]))
+        };
+        let other = reading.other();
+        self.paired.iter().all(|&(_, j)| (self.written)(reading, j).is_some())
+            && self.evidence.iter().all(|&(i, j)| lands(reading, i, j) || !lands(other, i, j))
+            && self.evidence.iter().any(|&(i, j)| lands(reading, i, j))
+    }
+
+    /// Each run, by its shallowest line, is well-formed beside the lines around it
+    /// (see [`run_fits`]); `strict` leaves out the block that closes.
+    fn runs_fit(&self, reading: Reading, strict: bool) -> bool {
+        self.runs.iter().all(|run| {
+            let Some(indents) = run.iter().map(|&j| (self.written)(reading, j)).collect::<Option<Vec<String>>>() else {
                 return false;
             };
             let Some(shallowest) = indents.iter().min_by_key(|indent| indent.chars().count()) else { return false };
-            let after = neighbour(run[run.len() - 1], 1);
+            let after = (self.neighbour)(run[run.len() - 1], 1);
             // With no line before it, it tells neither reading apart.
-            let Some(before) = neighbour(run[0], -1) else { return true };
-            let opens = may_open_in(before, surroundings.openers);
-            run_fits(shallowest, before, opens, after, unit.as_deref(), strict)
+            let Some(before) = (self.neighbour)(run[0], -1) else { return true };
+            let opens = may_open_in(before, self.openers);
+            run_fits(shallowest, before, opens, after, self.unit, strict)
         })
-    };
-    // Paired lines decide where there are any, and the runs must agree.
-    let fits = |reading: Reading| {
-        (paired.is_empty() || paired_fit(reading))
-            && runs_fit(reading, false)
-            && moved.iter().all(|&j| written(reading, j).is_some())
-    };
-    // In a hunk, a `-` line equal to a `+` line once shifted may be the commit re-indenting
-    // it: the pairs' reading stands only if its runs sit as plainly as the other's.
-    let contradicted = |reading: Reading, other: Reading| {
-        !surroundings.context.is_empty() && !runs_fit(reading, true) && runs_fit(other, true)
-    };
-    // A reading that writes code no one writes may stop a reading from being taken, never
-    // make one taken: a run that opens flat, closes deeper, or leaves a bracket open.
-    let malformed = |reading: Reading| {
-        runs.iter().any(|run| {
-            let (first, last) = (new[run[0]], new[run[run.len() - 1]]);
-            let opens_flat = neighbour(run[0], -1)
-                .zip(written(reading, run[0]))
+    }
+
+    /// Paired lines decide where there are any, and the runs must agree.
+    fn fits(&self, reading: Reading) -> bool {
+        (self.paired.is_empty() || self.paired_fit(reading))
+            && self.runs_fit(reading, false)
+            && self.moved.iter().all(|&j| (self.written)(reading, j).is_some())
+    }
+
+    /// In a hunk, a `-` line equal to a `+` line once shifted may be the commit
+    /// re-indenting it: the pairs' reading stands only if its runs sit as plainly as
+    /// the other's.
+    fn contradicted(&self, reading: Reading) -> bool {
+        self.hunk && !self.runs_fit(reading, true) && self.runs_fit(reading.other(), true)
+    }
+
+    /// A reading that writes code no one writes may stop a reading from being taken,
+    /// never make one taken: a run that opens flat, closes deeper, or leaves a bracket
+    /// open.
+    fn malformed(&self, reading: Reading) -> bool {
+        self.runs.iter().any(|run| {
+            let (first, last) = (self.new[run[0]], self.new[run[run.len() - 1]]);
+            let opens_flat = (self.neighbour)(run[0], -1)
+                .zip((self.written)(reading, run[0]))
                 .is_some_and(|(before, indent)| opens_flat(before, first, &indent));
-            let closes_deeper = neighbour(run[run.len() - 1], 1)
-                .zip(written(reading, run[run.len() - 1]))
+            let closes_deeper = (self.neighbour)(run[run.len() - 1], 1)
+                .zip((self.written)(reading, run[run.len() - 1]))
                 .is_some_and(|(after, indent)| closes_deeper(last, &indent, after));
-            let left_open = neighbour(run[run.len() - 1], 1)
-                .zip(written(reading, run[0]))
-                .is_some_and(|(after, indent)| leaves_open(run.iter().map(|&j| new[j]), &indent, after));
+            let left_open = (self.neighbour)(run[run.len() - 1], 1)
+                .zip((self.written)(reading, run[0]))
+                .is_some_and(|(after, indent)| leaves_open(run.iter().map(|&j| self.new[j]), &indent, after));
             opens_flat || closes_deeper || left_open
         })
-    };
-    let taken = |reading: Reading, other: Reading| !malformed(reading) && !contradicted(reading, other);
-    match (fits(Reading::Kept), fits(Reading::Reindented)) {
-        (true, false) if taken(Reading::Kept, Reading::Reindented) => Ok(Some(Reading::Kept)),
-        (false, true) if taken(Reading::Reindented, Reading::Kept) => Ok(Some(Reading::Reindented)),
-        (true, true) if same => Ok(None),
-        _ => Err(UndecidedIndentation),
+    }
+
+    /// Exactly one reading that fits and is taken; both writing every line alike
+    /// (`same`) leave nothing to decide; anything else is undecided.
+    fn verdict(&self, same: bool) -> Result<Option<Reading>, UndecidedIndentation> {
+        let taken = |reading: Reading| !self.malformed(reading) && !self.contradicted(reading);
+        match (self.fits(Reading::Kept), self.fits(Reading::Reindented)) {
+            (true, false) if taken(Reading::Kept) => Ok(Some(Reading::Kept)),
+            (false, true) if taken(Reading::Reindented) => Ok(Some(Reading::Reindented)),
+            (true, true) if same => Ok(None),
+            _ => Err(UndecidedIndentation),
+        }
     }
 }
 
@@ -1622,37 +1683,11 @@ pub fn adapt(
     surroundings: Surroundings<'_>,
 ) -> Result<Adapted, UndecidedIndentation> {
     let used = &found_match.used;
-    let mut replacement = strip_if_used(replacement, found.prefixes, used);
+    let replacement = strip_if_used(replacement, found.prefixes, used);
     if used.iter().all(|step| *step == Normalization::LineNumbers) {
         return Ok(Adapted { text: replacement, reading: None });
     }
-    // Trailing whitespace ignored, a quote that ends with a line break may have lost a
-    // last line of nothing but blanks: the same blanks ending the new text are that
-    // line's, which the document keeps after the match, not blanks to add before it.
-    let blank_tail = replacement.len() - replacement.trim_end_matches([' ', '\t']).len();
-    if used.contains(&Normalization::TrailingWhitespace)
-        && found.quote.ends_with(['\n', '\r'])
-        && replacement[..replacement.len() - blank_tail].ends_with(['\n', '\r'])
-    {
-        replacement.truncate(replacement.len() - blank_tail);
-    }
-    // Indentation ignored, a quote whose last line is nothing but blanks (the start of
-    // the line after its last line break) matched no character of it: the document
-    // keeps that line's own indentation after the match. The same blanks ending the new
-    // text are that line's; other ones would re-indent a line the quote does not hold.
-    let quote_tail = found.quote.len() - found.quote.trim_end_matches([' ', '\t']).len();
-    if used.contains(&Normalization::Indentation)
-        && quote_tail > 0
-        && found.quote[..found.quote.len() - quote_tail].ends_with(['\n', '\r'])
-        && span.ends_with(['\n', '\r'])
-    {
-        let blank_tail = replacement.len() - replacement.trim_end_matches([' ', '\t']).len();
-        let same_tail = replacement[replacement.len() - blank_tail..] == found.quote[found.quote.len() - quote_tail..];
-        if !same_tail || !replacement[..replacement.len() - blank_tail].ends_with(['\n', '\r']) {
-            return Err(UndecidedIndentation);
-        }
-        replacement.truncate(replacement.len() - blank_tail);
-    }
+    let replacement = without_the_next_lines_blanks(&found.quote, span, replacement, used)?;
     let reading = if used.contains(&Normalization::Indentation) {
         fn contents(text: &str) -> Vec<&str> {
             split_lines(text).into_iter().map(|(content, _)| content).collect()
@@ -1813,6 +1848,44 @@ pub fn adapt_whole(
         })
         .collect();
     Ok(Adapted { text, reading })
+}
+
+/// A new text without the blanks that end it where they are the start of the line
+/// after the match, which the document keeps (see the two rules within).
+fn without_the_next_lines_blanks(
+    quote: &str,
+    span: &str,
+    mut replacement: String,
+    used: &BTreeSet<Normalization>,
+) -> Result<String, UndecidedIndentation> {
+    // Trailing whitespace ignored, a quote that ends with a line break may have lost a
+    // last line of nothing but blanks: the same blanks ending the new text are that
+    // line's, which the document keeps after the match, not blanks to add before it.
+    let blank_tail = replacement.len() - replacement.trim_end_matches([' ', '\t']).len();
+    if used.contains(&Normalization::TrailingWhitespace)
+        && quote.ends_with(['\n', '\r'])
+        && replacement[..replacement.len() - blank_tail].ends_with(['\n', '\r'])
+    {
+        replacement.truncate(replacement.len() - blank_tail);
+    }
+    // Indentation ignored, a quote whose last line is nothing but blanks (the start of
+    // the line after its last line break) matched no character of it: the document
+    // keeps that line's own indentation after the match. The same blanks ending the new
+    // text are that line's; other ones would re-indent a line the quote does not hold.
+    let quote_tail = quote.len() - quote.trim_end_matches([' ', '\t']).len();
+    if used.contains(&Normalization::Indentation)
+        && quote_tail > 0
+        && quote[..quote.len() - quote_tail].ends_with(['\n', '\r'])
+        && span.ends_with(['\n', '\r'])
+    {
+        let blank_tail = replacement.len() - replacement.trim_end_matches([' ', '\t']).len();
+        let same_tail = replacement[replacement.len() - blank_tail..] == quote[quote.len() - quote_tail..];
+        if !same_tail || !replacement[..replacement.len() - blank_tail].ends_with(['\n', '\r']) {
+            return Err(UndecidedIndentation);
+        }
+        replacement.truncate(replacement.len() - blank_tail);
+    }
+    Ok(replacement)
 }
 
 fn strip_if_used(replacement: &str, prefixes: Option<PrefixStyle>, used: &BTreeSet<Normalization>) -> String {
