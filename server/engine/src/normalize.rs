@@ -1205,7 +1205,7 @@ pub fn decide_reading(
     let weighing = Weighing {
         new,
         span,
-        evidence: evidence_of(&paired, new),
+        evidence: evidence_of(&paired, new, &roles),
         paired: &paired,
         moved: &moved,
         runs: runs_of(&inserted, &roles),
@@ -1218,15 +1218,40 @@ pub fn decide_reading(
     weighing.verdict(same)
 }
 
-/// A line of only brackets and punctuation (`}`, `});`) is paired with any such line
-/// once indentation is ignored, often one of another block: among `paired` lines,
-/// those that are evidence (lines of words, where there are any).
-fn evidence_of(paired: &[(usize, usize)], new: &[&str]) -> Vec<(usize, usize)> {
+/// Among `paired` lines, those that are evidence of a reading. A line inside a block
+/// that an inserted line opens may have been moved into it by the edit, by as much
+/// as the quote's shift, and then looks like a copy of the quote: no evidence. A
+/// line of only brackets and punctuation (`}`, `});`) is paired with any such line
+/// once indentation is ignored, often one of another block: evidence only where no
+/// line of words is.
+fn evidence_of(paired: &[(usize, usize)], new: &[&str], roles: &[Role]) -> Vec<(usize, usize)> {
+    // The line each new line is nested in: the nearest line before it whose
+    // indentation is a shorter prefix of its own (a stack of them, in one pass).
+    let mut in_new_block = vec![false; new.len()];
+    let mut enclosing: Vec<usize> = Vec::new();
+    for (j, line) in new.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let indent = leading_blanks(line);
+        while let Some(&k) = enclosing.last() {
+            let outer = leading_blanks(new[k]);
+            if outer.len() < indent.len() && indent.starts_with(outer) {
+                break;
+            }
+            enclosing.pop();
+        }
+        in_new_block[j] = enclosing
+            .last()
+            .is_some_and(|&k| roles[k] == Role::Inserted && new[k].trim_end().ends_with(['{', '(', '[', ':']));
+        enclosing.push(j);
+    }
+    let candidates: Vec<(usize, usize)> = paired.iter().copied().filter(|&(_, j)| !in_new_block[j]).collect();
     let worded = |line: &str| line.chars().any(char::is_alphanumeric);
-    if paired.iter().any(|&(_, j)| worded(new[j])) {
-        paired.iter().copied().filter(|&(_, j)| worded(new[j])).collect()
+    if candidates.iter().any(|&(_, j)| worded(new[j])) {
+        candidates.into_iter().filter(|&(_, j)| worded(new[j])).collect()
     } else {
-        paired.to_vec()
+        candidates
     }
 }
 

@@ -1120,6 +1120,18 @@ mod tests {
             Err("undecidedIndentation oldStr"),
             &[],
         )]);
+        // Lines inside a block the new text opens may have been moved into it by as
+        // much as the quote's shift, and look like copies of the quote: no evidence.
+        // Only the quote deeper, and the edit wraps `x` and `y`: the re-indented reading
+        // (a wrapper one level up around them, as sent) was taken; now refused (found
+        // by the property test of wrapping edits).
+        check_table(&[(
+            "f {\n  w;\n  x;\n  y;\n}\n",
+            "    x;\n    y;",
+            "  if v {\n    x;\n    y;\n  }",
+            Err("undecidedIndentation oldStr"),
+            &[],
+        )]);
         // Every line of words moved: nothing is left to decide by, refused.
         check_table(&[(
             "func f() {\n\ta()\n\tb()\n}\n",

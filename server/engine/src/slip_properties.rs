@@ -6,7 +6,8 @@
 //! A generated file of nested blocks (two spaces, four spaces or tabs; some lines
 //! holding a string in ASCII quotes; optionally a copy of some of its lines one
 //! level deeper, so that blocks repeat at another depth) is edited in its own
-//! indentation: one line of a block rewritten, or a line inserted. The edit is then
+//! indentation: one line of a block rewritten, a line inserted, or one or two lines
+//! wrapped in a new block (moved one level deeper by the edit). The edit is then
 //! sent clean or with one slip: trailing whitespace on the quote, the quote (or
 //! the old lines) shifted by one or two levels, the whole edit shifted, the quote
 //! or the whole edit in tabs for spaces (or back), curly quotes in the quote,
@@ -160,10 +161,13 @@ fn send(file: &File, block: &[(usize, String)], after: &[EditLine], slip: Slip, 
     // Kept lines come in the block's order (a block may hold a line twice).
     let mut next = 0;
     for (j, (level, content, changed)) in after.iter().enumerate() {
-        let kept_at = if *changed { None } else { (next..block.len()).find(|&i| block[i].1 == *content) };
-        if let Some(i) = kept_at {
+        // A line the change moved (wrapped) is still the block's line: later kept
+        // lines come after it.
+        let found = (next..block.len()).find(|&i| block[i].1 == *content);
+        if let Some(i) = found {
             next = i + 1;
         }
+        let kept_at = if *changed { None } else { found };
         match kept_at {
             Some(i) if written_once => {
                 context.push((i, j));
@@ -192,16 +196,47 @@ fn send(file: &File, block: &[(usize, String)], after: &[EditLine], slip: Slip, 
     Some(Sent { old, new, context })
 }
 
+/// What the edit does to the block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+    /// One line rewritten.
+    Rewrite,
+    /// A line inserted.
+    Insert,
+    /// One or two lines wrapped in a new block, so one level deeper: lines the edit
+    /// moves, which say nothing of the reading.
+    Wrap,
+}
+
+impl Change {
+    fn rewrite_or_insert(insert: bool) -> Self {
+        if insert { Self::Insert } else { Self::Rewrite }
+    }
+}
+
 /// The block after the change, in the file's levels.
-fn changed(block: &[(usize, String)], insert: bool, at: usize) -> Vec<EditLine> {
+fn changed(block: &[(usize, String)], change: Change, at: usize) -> Vec<EditLine> {
     let mut out: Vec<EditLine> = block.iter().map(|(level, content)| (*level, content.clone(), false)).collect();
     let at = at % out.len();
-    if insert {
-        let level = out.get(at + 1).filter(|_| out[at].1.ends_with('{')).map_or(out[at].0, |next| next.0);
-        out.insert(at + 1, (level, "inserted();".into(), true));
-    } else {
-        out[at].1 = format!("{} // changed", out[at].1);
-        out[at].2 = true;
+    match change {
+        Change::Insert => {
+            let level = out.get(at + 1).filter(|_| out[at].1.ends_with('{')).map_or(out[at].0, |next| next.0);
+            out.insert(at + 1, (level, "inserted();".into(), true));
+        }
+        Change::Rewrite => {
+            out[at].1 = format!("{} // changed", out[at].1);
+            out[at].2 = true;
+        }
+        Change::Wrap => {
+            let level = out[at].0;
+            let end = if out.get(at + 1).is_some_and(|next| next.0 == level) { at + 2 } else { at + 1 };
+            for line in &mut out[at..end] {
+                line.0 += 1;
+                line.2 = true;
+            }
+            out.insert(end, (level, "} // wrapped".into(), true));
+            out.insert(at, (level, "if wrapped {".into(), true));
+        }
     }
     out
 }
@@ -258,11 +293,11 @@ struct Tried {
 
 /// An edit of `file` (a line of `len` lines from `from` rewritten or one inserted)
 /// sent with `slip` in every dialect.
-fn try_every_dialect(file: &File, from: usize, len: usize, insert: bool, at: usize, slip: Slip) -> Vec<Tried> {
+fn try_every_dialect(file: &File, from: usize, len: usize, change: Change, at: usize, slip: Slip) -> Vec<Tried> {
     let from = from % file.lines.len();
     let len = len.min(file.lines.len() - from);
     let block = &file.lines[from..from + len];
-    let after = changed(block, insert, at);
+    let after = changed(block, change, at);
     let text = file.text();
     let rope = Rope::from_str(&text);
     let mut intended_lines = file.lines.clone();
@@ -353,7 +388,22 @@ proptest! {
         at in 0usize..4,
         slip in slip(),
     ) {
-        for tried in try_every_dialect(&file, from, len, insert, at, slip) {
+        for tried in try_every_dialect(&file, from, len, Change::rewrite_or_insert(insert), at, slip) {
+            outcome(tried.dialect, tried.result, &tried.intended, tried.literal.as_deref(), slip)?;
+        }
+    }
+
+    /// The same with lines the edit itself moves one level deeper (a new block around
+    /// them), the shape of issue 43's replay where a moved line was read as evidence.
+    #[test]
+    fn a_slipped_edit_that_wraps_lines_in_a_block_writes_the_intended_file_or_nothing(
+        file in file(),
+        from in 0usize..12,
+        len in 2usize..5,
+        at in 0usize..4,
+        slip in slip(),
+    ) {
+        for tried in try_every_dialect(&file, from, len, Change::Wrap, at, slip) {
             outcome(tried.dialect, tried.result, &tried.intended, tried.literal.as_deref(), slip)?;
         }
     }
@@ -394,7 +444,7 @@ fn every_slip_is_counted_in_every_dialect() {
         let Ok(tree) = edits.new_tree(&mut runner) else { continue };
         let (file, from, len, insert, at) = tree.current();
         for slip in slips {
-            for tried in try_every_dialect(&file, from, len, insert, at, slip) {
+            for tried in try_every_dialect(&file, from, len, Change::rewrite_or_insert(insert), at, slip) {
                 let count = counts.entry((tried.dialect, format!("{slip:?}"))).or_default();
                 match &tried.result {
                     Ok(text) if slip != Slip::Typo && *text == tried.intended => count[0] += 1,
