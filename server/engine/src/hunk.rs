@@ -21,7 +21,7 @@ use std::ops::Range;
 
 use ropey::Rope;
 
-use crate::normalize::{self, Normalization};
+use crate::normalize::{self, DocumentOpeners, Normalization};
 use crate::patch::Hunk;
 use crate::plan::{Lookup, PlanError, Planned, QuoteField, Replacement, Searched};
 
@@ -46,13 +46,14 @@ pub struct HunkRules {
 /// each (see [`plan_identical_copies`]).
 pub fn plan_hunks(text: &Rope, hunks: &[Hunk], rules: HunkRules) -> Vec<Result<Planned, PlanError>> {
     let len = text.len_bytes();
+    let openers = DocumentOpeners::of(text);
     let mut start = 0;
     let mut starts = Vec::with_capacity(hunks.len());
     let mut results: Vec<Result<Planned, PlanError>> = hunks
         .iter()
         .map(|hunk| {
             starts.push(start);
-            let planned = plan_hunk(text, hunk, start..len, rules.exact);
+            let planned = plan_hunk(text, hunk, start..len, rules.exact, &openers);
             if rules.in_order
                 && let Ok(planned) = &planned
             {
@@ -70,21 +71,27 @@ pub fn plan_hunks(text: &Rope, hunks: &[Hunk], rules: HunkRules) -> Vec<Result<P
                 result.as_ref().ok()?.replacements.iter().map(|replacement| replacement.range.start).min()
             });
             if let Some(end) = next_match.filter(|end| *end > starts[index] && *end < len)
-                && let Ok(planned) = plan_hunk(text, &hunks[index], starts[index]..end, rules.exact)
+                && let Ok(planned) = plan_hunk(text, &hunks[index], starts[index]..end, rules.exact, &openers)
                 && planned.replacements.iter().all(|replacement| replacement.range.end <= end)
             {
                 results[index] = Ok(planned);
             }
         }
     }
-    plan_identical_copies(text, hunks, rules, &mut results);
+    plan_identical_copies(text, hunks, rules, &openers, &mut results);
     results
 }
 
 /// Identical hunks (the same change made to each of several copies of some lines):
 /// `k` of them, each ambiguous among the same `k` places, give the same file
 /// whichever goes where, so each place gets one. Any other count stays ambiguous.
-fn plan_identical_copies(text: &Rope, hunks: &[Hunk], rules: HunkRules, results: &mut [Result<Planned, PlanError>]) {
+fn plan_identical_copies(
+    text: &Rope,
+    hunks: &[Hunk],
+    rules: HunkRules,
+    openers: &DocumentOpeners<'_>,
+    results: &mut [Result<Planned, PlanError>],
+) {
     let same_change = |a: &Hunk, b: &Hunk| {
         (&a.contexts, &a.old_lines, &a.new_lines, a.end_of_file, &a.context)
             == (&b.contexts, &b.old_lines, &b.new_lines, b.end_of_file, &b.context)
@@ -102,8 +109,10 @@ fn plan_identical_copies(text: &Rope, hunks: &[Hunk], rules: HunkRules, results:
         if copies.len() != places.len() || places.windows(2).any(|pair| pair[0].end > pair[1].start) {
             continue;
         }
-        let planned: Option<Vec<Planned>> =
-            places.iter().map(|place| plan_hunk(text, &hunks[index], place.clone(), rules.exact).ok()).collect();
+        let planned: Option<Vec<Planned>> = places
+            .iter()
+            .map(|place| plan_hunk(text, &hunks[index], place.clone(), rules.exact, openers).ok())
+            .collect();
         if let Some(planned) = planned {
             for (copy, planned) in copies.into_iter().zip(planned) {
                 results[copy] = Ok(planned);
@@ -112,9 +121,15 @@ fn plan_identical_copies(text: &Rope, hunks: &[Hunk], rules: HunkRules, results:
     }
 }
 
-fn plan_hunk(text: &Rope, hunk: &Hunk, window: Range<usize>, exact: bool) -> Result<Planned, PlanError> {
+fn plan_hunk(
+    text: &Rope,
+    hunk: &Hunk,
+    window: Range<usize>,
+    exact: bool,
+    openers: &DocumentOpeners<'_>,
+) -> Result<Planned, PlanError> {
     let len = text.len_bytes();
-    let mut lookup = Lookup::new(text, exact);
+    let mut lookup = Lookup::new(text, exact, openers);
     let mut window = window.start.min(window.end)..window.end.min(len);
     for context in &hunk.contexts {
         window.start = after_context(&mut lookup, text, context, window.clone())?;

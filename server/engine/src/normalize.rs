@@ -1162,7 +1162,7 @@ pub fn decide_reading(
         roles[j] = Role::Moved;
     }
     let roles = roles;
-    let paired: Vec<(usize, usize)> = paired.into_iter().filter(|(_, j)| !moved.contains(j)).collect();
+    let paired: Vec<(usize, usize)> = paired.into_iter().filter(|&(_, j)| roles[j] != Role::Moved).collect();
     let inserted: Vec<usize> = (0..new.len()).filter(|&j| roles[j] == Role::Inserted && counts(j, new[j])).collect();
     if paired.is_empty() && inserted.is_empty() {
         return Ok(None);
@@ -1542,12 +1542,12 @@ fn may_open(line: &str, openers: &[char]) -> bool {
     if is_comment(line) {
         return false;
     }
-    let ends_open = |code: &str| {
+    let opens_here = |code: &str| {
         ends_open(code) && (openers.is_empty() || code.trim_end().chars().last().is_some_and(|c| openers.contains(&c)))
     };
     // A comment after the code (`if x { // why`) may hide how the code ends: either
     // ending counts.
-    ends_open(code_of(line)) || ends_open(line)
+    opens_here(code_of(line)) || opens_here(line)
 }
 
 /// The document's [`openers`], read once, and only when a line's ending is in question.
@@ -1592,21 +1592,31 @@ fn code_of(line: &str) -> &str {
 /// document opens blocks and continues lines.
 pub fn openers(text: &Rope) -> Vec<char> {
     let mut seen = BTreeSet::new();
-    let mut previous: Option<(String, char)> = None;
+    let (mut previous_indent, mut previous_last) = (String::new(), None);
     for line in text.lines() {
-        let line = line.to_string();
+        // A line held in one chunk of the rope is read in place.
+        let owned;
+        let line = match line.as_str() {
+            Some(line) => line,
+            None => {
+                owned = line.to_string();
+                owned.as_str()
+            }
+        };
         let content = line.trim_end();
         if content.trim_start().is_empty() || is_comment(content) {
             continue;
         }
         let indent = leading_blanks(content);
-        if let Some((previous_indent, last)) = &previous
+        if let Some(last) = previous_last
             && indent.len() > previous_indent.len()
             && indent.starts_with(previous_indent.as_str())
         {
-            seen.insert(*last);
+            seen.insert(last);
         }
-        previous = content.chars().last().map(|last| (indent.to_owned(), last));
+        previous_indent.clear();
+        previous_indent.push_str(indent);
+        previous_last = content.chars().last();
     }
     seen.into_iter().collect()
 }

@@ -190,11 +190,14 @@ pub(crate) struct Lookup<'a> {
     text: &'a Rope,
     pub(crate) ladder: bool,
     pub(crate) used: BTreeSet<Normalization>,
+    /// How the snapshot opens blocks, read at most once for every match of a plan
+    /// (of a patch's every hunk, for a patch).
+    openers: &'a normalize::DocumentOpeners<'a>,
 }
 
 impl<'a> Lookup<'a> {
-    pub(crate) fn new(text: &'a Rope, exact: bool) -> Self {
-        Self { text, ladder: !exact, used: BTreeSet::new() }
+    pub(crate) fn new(text: &'a Rope, exact: bool, openers: &'a normalize::DocumentOpeners<'a>) -> Self {
+        Self { text, ladder: !exact, used: BTreeSet::new(), openers }
     }
 
     /// Every match of `quote` in `window` (exact, else up the ladder).
@@ -251,14 +254,13 @@ impl<'a> Lookup<'a> {
         let span = self.text.byte_slice(found_match.range.clone()).to_string();
         let (before, after) = neighbour_lines(self.text, &found_match.range);
         let file_indents = self.indentations(&found_match.shift);
-        let openers = normalize::DocumentOpeners::of(self.text);
         let surroundings = normalize::Surroundings {
             before: before.as_deref(),
             after: after.as_deref(),
             at_line_start: false,
             context: context.unwrap_or_default(),
             file_indents: &file_indents,
-            openers: Some(&openers),
+            openers: Some(self.openers),
         };
         let placement = normalize::placement(self.text, &found_match.range);
         let adapted = normalize::adapt(found, found_match, &span, replacement, placement, surroundings)
@@ -366,7 +368,8 @@ fn plan_str_replace(text: &Rope, request: &StrReplace) -> Result<Planned, PlanEr
     if request.old_str == request.new_str {
         return Err(PlanError::NoChange);
     }
-    let mut lookup = Lookup::new(text, request.exact);
+    let openers = normalize::DocumentOpeners::of(text);
+    let mut lookup = Lookup::new(text, request.exact, &openers);
     let window = lookup.window(request.after.as_deref(), request.before.as_deref())?;
     let quote = QuoteField::OldStr;
     let found = lookup.find(&request.old_str, window.clone());
@@ -405,7 +408,8 @@ fn plan_str_replace(text: &Rope, request: &StrReplace) -> Result<Planned, PlanEr
 fn plan_replace_range(text: &Rope, request: &ReplaceRange) -> Result<Planned, PlanError> {
     non_empty(&request.from_str, QuoteField::FromStr)?;
     non_empty(&request.to_str, QuoteField::ToStr)?;
-    let mut lookup = Lookup::new(text, request.exact);
+    let openers = normalize::DocumentOpeners::of(text);
+    let mut lookup = Lookup::new(text, request.exact, &openers);
     let window = lookup.window(request.after.as_deref(), request.before.as_deref())?;
     let (from_found, from) = lookup.unique(QuoteField::FromStr, &request.from_str, window.clone())?;
     let to_window = from.range.end..window.end;
@@ -431,7 +435,6 @@ fn plan_replace_range(text: &Rope, request: &ReplaceRange) -> Result<Planned, Pl
     let prefixes = from_found.prefixes.or(to_found.prefixes);
     let (before, after) = neighbour_lines(text, &range);
     let file_indents = lookup.indentations(&shift);
-    let openers = normalize::DocumentOpeners::of(text);
     let surroundings = normalize::Surroundings {
         before: before.as_deref(),
         after: after.as_deref(),
