@@ -48,7 +48,7 @@
 //! "re-indented by the quote's shift"); both or neither is refused, never picked.
 
 use std::cell::OnceCell;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
@@ -793,24 +793,42 @@ impl IndentShift {
         // kept as they are (see `fits`). A line at the margin in both is a level (0).
         let converted = || pairs.iter().filter(|(quoted, found)| quoted != found || quoted.is_empty());
         let from = kind(&mut converted().map(|(quoted, _)| *quoted), true)?;
-        let to = kind(&mut converted().map(|(_, found)| *found), false)?;
-        // The levels: lines whose quote indentation is whole tabs or spaces (not aligned).
-        let levels = || converted().filter(|(quoted, _)| quoted.chars().all(|c| c == from));
+        // A quote in spaces may stand for the document's tabs followed by aligning
+        // spaces (a continuation in a tab and four spaces, beside a block in two tabs).
+        let to = kind(&mut converted().map(|(_, found)| *found), from == ' ')?;
+        // The levels: lines whose quote indentation is whole tabs or spaces, and whose
+        // document indentation too (not aligned).
+        let levels = || converted().filter(|(quoted, found)| quoted.chars().all(|c| c == from) && !is_aligned(found));
         if from == to {
             return None;
         }
         let fits = |width: usize| -> Option<Self> {
-            let converted: Option<Vec<(String, &str)>> = pairs
-                .iter()
-                .map(|(quoted, found)| {
-                    if from == ' ' && quoted != found && quoted.len() % width != 0 {
-                        return None;
+            let mut aligned = false;
+            let mut converted: Vec<(String, &str)> = Vec::with_capacity(pairs.len());
+            for (quoted, found) in pairs {
+                if from == ' ' && (quoted == found || is_aligned(found)) {
+                    let written = convert_indent(quoted, from, width);
+                    if written != *found {
+                        // Line for line only: the document's tabs, `width` columns each,
+                        // and its aligning spaces are the quote's spaces (or its spaces
+                        // alone, quoted as they are).
+                        if expand_tabs(found, width) != *quoted {
+                            return None;
+                        }
+                        aligned = true;
+                    } else {
+                        converted.push((written, *found));
                     }
-                    Some((convert_indent(quoted, from, width), *found))
-                })
-                .collect();
-            let then = Self::by_prefix(&converted?)?;
-            Some(Self::Converted { from, width, then: Box::new(then) })
+                    continue;
+                }
+                if from == ' ' && quoted != found && quoted.len() % width != 0 {
+                    return None;
+                }
+                converted.push((convert_indent(quoted, from, width), *found));
+            }
+            let then = if converted.is_empty() { Self::Same } else { Self::by_prefix(&converted)? };
+            // Aligned lines map only where the levels are kept.
+            (!aligned || then == Self::Same).then(|| Self::Converted { from, width, then: Box::new(then) })
         };
         // The width is the unit of the side written in spaces (the smallest step
         // between its levels), never a width that merely makes the lines fit: two
@@ -835,6 +853,26 @@ impl IndentShift {
             return None;
         }
         fits(level / tab_count).filter(|shift| matches!(shift, Self::Converted { then, .. } if **then == Self::Same))
+    }
+
+    /// Whether the quote's line indented `quoted` stands for the document's line
+    /// indented `found` only line for line: spaces for a document's tabs followed by
+    /// aligning spaces, or its own spaces where others stand for tabs, which
+    /// [`Self::apply`] would write in tabs alone. A new line
+    /// standing for that quote line, at its indentation, is written at the document
+    /// line's (see [`decide_reading`] and [`adapt`]).
+    fn aligns(&self, quoted: &str, found: &str) -> bool {
+        matches!(self, Self::Converted { from: ' ', width, then }
+            if **then == Self::Same
+                && expand_tabs(found, *width) == quoted
+                && (is_aligned(found) || (quoted == found && convert_indent(quoted, ' ', *width) != found)))
+    }
+
+    /// Whether the document's line indented `found` is aligned rather than at a level,
+    /// in a document this shift converts spaces to tabs for: tabs followed by spaces,
+    /// or spaces alone. Such a line continues another; no line is its sibling.
+    fn aligned_in_document(&self, found: &str) -> bool {
+        is_aligned(found) || (matches!(self, Self::Converted { from: ' ', .. }) && found.starts_with(' '))
     }
 
     /// The width of a tab in a conversion of tabs and spaces, if it is one.
@@ -915,6 +953,18 @@ fn in_kind(indent: &str, kind: char) -> bool {
         '\t' => indent.starts_with('\t') && indent.trim_start_matches('\t').bytes().all(|b| b == b' '),
         _ => !indent.is_empty() && indent.bytes().all(|b| b == b' '),
     }
+}
+
+/// Whether `indent` is tabs followed by spaces that align a continuation (`\t    `):
+/// a depth such a document also writes in tabs alone, so that a quote in spaces maps
+/// to it line for line only (see [`IndentShift::aligns`]).
+fn is_aligned(indent: &str) -> bool {
+    indent.ends_with(' ') && in_kind(indent, '\t')
+}
+
+/// `indent` with each tab written as `width` spaces.
+fn expand_tabs(indent: &str, width: usize) -> String {
+    indent.replace('\t', &" ".repeat(width))
 }
 
 fn leading_blanks(line: &str) -> &str {
@@ -1079,6 +1129,51 @@ fn roles_of(quote: &[&str], new: &[&str], context: &[(usize, usize)]) -> Vec<Rol
     roles
 }
 
+/// For each new line, the document's indentation it is written at when the shift
+/// maps some line of the quote only line for line (see [`IndentShift::aligns`]): a
+/// new line that stands for a quote line, at that line's indentation, is written at
+/// the document line's (both readings alike: such a shift keeps the levels). `None`
+/// for every other line, and for every line under any other shift.
+fn in_place_indents<'s>(
+    quote: &[&str],
+    span: &[&'s str],
+    new: &[&str],
+    roles: &[Role],
+    shift: &IndentShift,
+    anchored: bool,
+) -> Vec<Option<&'s str>> {
+    let counts = |i: usize| i > 0 || anchored;
+    let line_for_line = quote
+        .iter()
+        .zip(span)
+        .enumerate()
+        .any(|(i, (quoted, found))| counts(i) && shift.aligns(leading_blanks(quoted), leading_blanks(found)));
+    if !line_for_line {
+        return vec![None; new.len()];
+    }
+    roles
+        .iter()
+        .zip(new)
+        .map(|(role, line)| match *role {
+            Role::Paired(i) | Role::Context(i)
+                if counts(i) && !line.trim().is_empty() && leading_blanks(line) == leading_blanks(quote[i]) =>
+            {
+                span.get(i).map(|found| leading_blanks(found))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// `line` (with or without its line break) at `indent` instead of its own, when
+/// there is one.
+fn indented_at(line: String, indent: Option<&str>) -> String {
+    match indent {
+        Some(indent) if !line.trim().is_empty() => format!("{indent}{}", &line[leading_blanks(&line).len()..]),
+        _ => line,
+    }
+}
+
 /// Which reading the lines around a match support: `quote` and `span` are the
 /// quote's lines and the document's matched lines (one for one), `new` the new
 /// text's lines (all without line breaks); `anchored` says whether the first line
@@ -1131,29 +1226,15 @@ pub fn decide_reading(
             _ => None,
         })
         .collect();
-    let kept = shift.units_only();
-    let depths = ConvertedDepths::of(shift, quote, span, &counts, surroundings.file_indents);
-    // How a reading writes new line `j`'s indentation, if it may (`added`: no line of
-    // the quote stands for it).
-    let mapped = |reading: Reading, j: usize| -> Option<String> {
-        if reading == Reading::Kept { &kept } else { shift }.apply_exactly(leading_blanks(new[j]))
+    let lines = NewLines {
+        new,
+        shift,
+        kept: shift.units_only(),
+        depths: ConvertedDepths::of(shift, quote, span, &counts, surroundings.file_indents),
+        in_place: in_place_indents(quote, span, new, &roles, shift, anchored),
+        unplaceable: unplaceable_lines(quote, span, new, &roles, shift, &counts, surroundings),
     };
-    let write = |reading: Reading, j: usize, added: bool| -> Option<String> {
-        let written = mapped(reading, j)?;
-        depths.allows(leading_blanks(new[j]), &written, added).then_some(written)
-    };
-    // A paired line that lands on its quote line's indentation under neither reading
-    // is one the edit itself moves (a block wrapped in a new one), or a line paired
-    // with a like one elsewhere: see [`Role::Moved`].
-    let moved: Vec<usize> = paired
-        .iter()
-        .filter(|&&(i, j)| {
-            [Reading::Kept, Reading::Reindented]
-                .iter()
-                .all(|&reading| write(reading, j, false).as_deref() != Some(leading_blanks(span[i])))
-        })
-        .map(|&(_, j)| j)
-        .collect();
+    let moved = lines.moved(&paired, span);
     if !paired.is_empty() && moved.len() == paired.len() {
         return Err(UndecidedIndentation);
     }
@@ -1167,14 +1248,22 @@ pub fn decide_reading(
     if paired.is_empty() && inserted.is_empty() {
         return Ok(None);
     }
-    let siblings = sibling_indents(new, &roles, span, surroundings.before, surroundings.openers);
+    let siblings = sibling_indents(new, &roles, span, surroundings.before, surroundings.openers, shift);
+    // Read only for a line neither written one way nor a sibling.
+    let levels = OnceCell::new();
     // An added line at a depth the document writes two ways is still written where it
-    // lands on the indentation of the line before it, a sibling (see [`sibling_indents`]).
+    // lands on the indentation of the line before it, a sibling (see [`sibling_indents`]),
+    // or one level under it, where the document follows its ending with nothing else
+    // (see [`levels_opened`]).
     let written = |reading: Reading, j: usize| {
         let added = roles[j] == Role::Inserted;
-        write(reading, j, added).or_else(|| {
-            let mapped = mapped(reading, j)?;
-            (added && siblings[j].is_some_and(|sibling| sibling == mapped)).then_some(mapped)
+        lines.write(reading, j, added).or_else(|| {
+            let mapped = lines.mapped(reading, j)?;
+            let level = || {
+                levels.get_or_init(|| levels_opened(new, &roles, span, &siblings, surroundings.openers))[j].as_deref()
+                    == Some(mapped.as_str())
+            };
+            (added && (siblings[j].is_some_and(|sibling| sibling == mapped) || level())).then_some(mapped)
         })
     };
     // Readings that both fit and write every line alike leave nothing to decide
@@ -1218,6 +1307,103 @@ pub fn decide_reading(
     weighing.verdict(same)
 }
 
+/// The new lines no reading can write, in a document whose tabs are followed by
+/// aligning spaces on some lines when the quote converts spaces to tabs: a line that
+/// stands for a quote line mapped only line for line, moved to another indentation
+/// (its aligning spaces could be kept or not), and an added line deeper than the
+/// line before it in the new text, unless it is one level deeper and the document
+/// follows that line's ending only with a level (see
+/// [`DocumentOpeners::only_levels_after`]): it may be a continuation, aligned with
+/// spaces, as well as a statement.
+fn unplaceable_lines(
+    quote: &[&str],
+    span: &[&str],
+    new: &[&str],
+    roles: &[Role],
+    shift: &IndentShift,
+    counts: &dyn Fn(usize, &str) -> bool,
+    surroundings: Surroundings<'_>,
+) -> Vec<bool> {
+    let aligns = surroundings.file_indents.iter().any(|indent| shift.aligned_in_document(indent));
+    let mut previous: Option<usize> = None;
+    let mut unplaceable = vec![false; new.len()];
+    for (j, line) in new.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        unplaceable[j] = match roles[j] {
+            Role::Paired(i) | Role::Context(i) => {
+                counts(i, quote[i])
+                    && shift.aligns(leading_blanks(quote[i]), leading_blanks(span[i]))
+                    && leading_blanks(line) != leading_blanks(quote[i])
+            }
+            Role::Inserted => previous.is_some_and(|k| {
+                let (indent, before) = (leading_blanks(line), leading_blanks(new[k]));
+                let one_level = shift.tab_width().is_some_and(|(_, width)| indent.len() == before.len() + width);
+                aligns
+                    && indent.len() > before.len()
+                    && indent.starts_with(before)
+                    && !(one_level && surroundings.openers.is_some_and(|openers| openers.only_levels_after(new[k])))
+            }),
+            Role::Moved => false,
+        };
+        previous = Some(j);
+    }
+    unplaceable
+}
+
+/// How each reading writes the new lines' indentation, before their neighbours are
+/// weighed.
+struct NewLines<'n> {
+    new: &'n [&'n str],
+    shift: &'n IndentShift,
+    /// The shift a new text kept as written takes (see [`IndentShift::units_only`]).
+    kept: IndentShift,
+    depths: ConvertedDepths<'n>,
+    /// See [`in_place_indents`].
+    in_place: Vec<Option<&'n str>>,
+    /// New lines no reading can write (see [`decide_reading`]).
+    unplaceable: Vec<bool>,
+}
+
+impl NewLines<'_> {
+    /// How `reading` writes new line `j`'s indentation, if it can.
+    fn mapped(&self, reading: Reading, j: usize) -> Option<String> {
+        if self.unplaceable[j] {
+            return None;
+        }
+        if let Some(indent) = self.in_place[j] {
+            return Some(indent.to_owned());
+        }
+        if reading == Reading::Kept { &self.kept } else { self.shift }.apply_exactly(leading_blanks(self.new[j]))
+    }
+
+    /// The new lines among `paired` that land on their quote line's indentation under
+    /// neither reading: lines the edit itself moves (a block wrapped in a new one), or
+    /// lines paired with like ones elsewhere (see [`Role::Moved`]).
+    fn moved(&self, paired: &[(usize, usize)], span: &[&str]) -> Vec<usize> {
+        paired
+            .iter()
+            .filter(|&&(i, j)| {
+                [Reading::Kept, Reading::Reindented]
+                    .iter()
+                    .all(|&reading| self.write(reading, j, false).as_deref() != Some(leading_blanks(span[i])))
+            })
+            .map(|&(_, j)| j)
+            .collect()
+    }
+
+    /// [`Self::mapped`], where the document's depths allow it (`added`: no line of the
+    /// quote stands for it).
+    fn write(&self, reading: Reading, j: usize, added: bool) -> Option<String> {
+        let written = self.mapped(reading, j)?;
+        if self.in_place[j].is_some() {
+            return Some(written);
+        }
+        self.depths.allows(leading_blanks(self.new[j]), &written, added).then_some(written)
+    }
+}
+
 /// Among `paired` lines, those that are evidence of a reading. A line inside a block
 /// that an inserted line opens may have been moved into it by the edit, by as much
 /// as the quote's shift, and then looks like a copy of the quote: no evidence. A
@@ -1241,9 +1427,11 @@ fn evidence_of(paired: &[(usize, usize)], new: &[&str], roles: &[Role]) -> Vec<(
             }
             enclosing.pop();
         }
-        in_new_block[j] = enclosing
-            .last()
-            .is_some_and(|&k| roles[k] == Role::Inserted && new[k].trim_end().ends_with(['{', '(', '[', ':']));
+        // Nested in a line that is itself inside the new block (a continuation's
+        // aligned line, an inner block) is inside it too.
+        in_new_block[j] = enclosing.last().is_some_and(|&k| {
+            in_new_block[k] || (roles[k] == Role::Inserted && new[k].trim_end().ends_with(['{', '(', '[', ':']))
+        });
         enclosing.push(j);
     }
     let candidates: Vec<(usize, usize)> = paired.iter().copied().filter(|&(_, j)| !in_new_block[j]).collect();
@@ -1355,41 +1543,101 @@ impl Weighing<'_> {
 }
 
 /// For each added line, the indentation of the document's line it is a sibling of,
-/// if any: the line before it (in the new text, or the document's line before the
-/// match) is written at the same indentation in the new text, continues nothing
-/// (see [`may_open`]), and is the document's own line or an added line with a
-/// sibling itself. A statement after a statement sits where that statement does,
-/// however many ways the document writes that depth elsewhere (a continuation line,
-/// which would be the other way, follows a line that continues).
+/// if any: the nearest line before it at the same indentation in the new text, with
+/// only deeper lines between them (a block it opened, or a line it continued, now
+/// closed), or right before it and continuing nothing (see [`may_open`]); or, with no
+/// line before it in the new text, the document's line before the match, continuing
+/// nothing. That line is the document's own line or an added line with a sibling
+/// itself. A statement after a statement sits where that statement does, however many
+/// ways the document writes that depth elsewhere (a continuation line, which would be
+/// the other way, follows a line that continues).
 fn sibling_indents<'s>(
     new: &[&str],
     roles: &[Role],
     span: &[&'s str],
     before: Option<&'s str>,
     openers: Option<&DocumentOpeners<'_>>,
+    shift: &IndentShift,
 ) -> Vec<Option<&'s str>> {
     let mut siblings: Vec<Option<&'s str>> = vec![None; new.len()];
+    // Non-blank lines so far, each at most once per depth still open: the nearest line
+    // at each indentation that no shallower line has closed since (one pass, a stack).
+    let mut open: Vec<usize> = Vec::new();
+    for j in 0..new.len() {
+        if new[j].trim().is_empty() {
+            continue;
+        }
+        let indent = leading_blanks(new[j]);
+        let right_before = open.last().copied();
+        while open.last().is_some_and(|&k| {
+            let outer = leading_blanks(new[k]);
+            outer.len() > indent.len() && outer.starts_with(indent)
+        }) {
+            open.pop();
+        }
+        let same = open.last().copied().filter(|&k| leading_blanks(new[k]) == indent);
+        if roles[j] == Role::Inserted {
+            siblings[j] = match (right_before, same) {
+                (Some(_), Some(k)) if Some(k) != right_before || !may_open_in(new[k], openers) => match roles[k] {
+                    // A line aligned with spaces after its tabs is a continuation in
+                    // the document: what follows it at its depth is no sibling.
+                    Role::Paired(i) | Role::Context(i) => {
+                        Some(leading_blanks(span[i])).filter(|indent| !shift.aligned_in_document(indent))
+                    }
+                    Role::Inserted => siblings[k],
+                    Role::Moved => None,
+                },
+                (Some(_), _) => None,
+                (None, _) => before
+                    .filter(|line| !may_open_in(line, openers))
+                    .map(leading_blanks)
+                    .filter(|indent| !shift.aligned_in_document(indent)),
+            };
+        }
+        if same.is_some() {
+            open.pop();
+        }
+        open.push(j);
+    }
+    siblings
+}
+
+/// For each added line, the level one tab under the line before it, where that line's
+/// ending is one the document follows only with such a level (see
+/// [`DocumentOpeners::only_levels_after`]): `goto error;` after `} else`, the body
+/// after an `if (...)` whose condition was continued with aligning spaces. The line
+/// before is the document's own line, or an added line whose indentation is known
+/// (a sibling, or such a level itself).
+fn levels_opened(
+    new: &[&str],
+    roles: &[Role],
+    span: &[&str],
+    siblings: &[Option<&str>],
+    openers: Option<&DocumentOpeners<'_>>,
+) -> Vec<Option<String>> {
+    let mut levels: Vec<Option<String>> = vec![None; new.len()];
+    let Some(openers) = openers else { return levels };
     let mut previous: Option<usize> = None;
     for j in 0..new.len() {
         if new[j].trim().is_empty() {
             continue;
         }
-        if roles[j] == Role::Inserted {
-            siblings[j] = match previous {
-                Some(k) if leading_blanks(new[k]) == leading_blanks(new[j]) && !may_open_in(new[k], openers) => {
-                    match roles[k] {
-                        Role::Paired(i) | Role::Context(i) => Some(leading_blanks(span[i])),
-                        Role::Inserted => siblings[k],
-                        Role::Moved => None,
-                    }
-                }
-                Some(_) => None,
-                None => before.filter(|line| !may_open_in(line, openers)).map(leading_blanks),
+        if let (Role::Inserted, Some(k)) = (roles[j], previous) {
+            let before = match roles[k] {
+                Role::Paired(i) | Role::Context(i) => Some(leading_blanks(span[i]).to_owned()),
+                Role::Inserted => siblings[k].map(str::to_owned).or_else(|| levels[k].clone()),
+                Role::Moved => None,
             };
+            if let Some(before) = before
+                && openers.only_levels_after(new[k])
+            {
+                let tabs = &before[..before.len() - before.trim_start_matches('\t').len()];
+                levels[j] = Some(format!("{tabs}\t"));
+            }
         }
         previous = Some(j);
     }
-    siblings
+    levels
 }
 
 /// Whether a run of new lines whose shallowest line is written at `shallowest` is
@@ -1487,7 +1735,14 @@ impl<'a> ConvertedDepths<'a> {
     ) -> Self {
         let conversion = shift.tab_width();
         let counted = || quote.iter().zip(span).enumerate().filter(|(i, (line, _))| counts(*i, line));
-        let covered = counted().map(|(_, (line, _))| leading_blanks(line)).collect();
+        // A quote indentation covers its depth where it stands for one indentation of
+        // the document (spaces may stand for two tabs on one line and for a tab and
+        // aligning spaces on another).
+        let mut ways: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for (_, (quoted, found)) in counted() {
+            ways.entry(leading_blanks(quoted)).or_default().insert(leading_blanks(found));
+        }
+        let covered = ways.into_iter().filter(|(_, found)| found.len() == 1).map(|(quoted, _)| quoted).collect();
         let spaces: BTreeSet<usize> = counted()
             .filter(|(_, (quoted, _))| {
                 conversion.is_none_or(|(from, _)| leading_blanks(quoted).chars().all(|c| c == from))
@@ -1550,21 +1805,72 @@ fn may_open(line: &str, openers: &[char]) -> bool {
     opens_here(code_of(line)) || opens_here(line)
 }
 
-/// The document's [`openers`], read once, and only when a line's ending is in question.
+/// The document's [`openers`] and [`endings_before_levels`], each read once, and only
+/// when a line's ending is in question.
 #[derive(Debug)]
 pub struct DocumentOpeners<'a> {
     text: &'a Rope,
     read: OnceCell<Vec<char>>,
+    levels: OnceCell<BTreeSet<String>>,
 }
 
 impl<'a> DocumentOpeners<'a> {
     pub fn of(text: &'a Rope) -> Self {
-        Self { text, read: OnceCell::new() }
+        Self { text, read: OnceCell::new(), levels: OnceCell::new() }
     }
 
     fn get(&self) -> &[char] {
         self.read.get_or_init(|| openers(self.text))
     }
+
+    /// Whether every deeper line after a line ending as `line` does is, in this
+    /// document, one tab deeper than its tabs: a statement, never a continuation.
+    fn only_levels_after(&self, line: &str) -> bool {
+        ending_of(line)
+            .is_some_and(|ending| self.levels.get_or_init(|| endings_before_levels(self.text)).contains(ending))
+    }
+}
+
+/// The last word of a line's code (`else`, `do`), or its last character (`{`, `)`,
+/// `&`).
+fn ending_of(line: &str) -> Option<&str> {
+    let code = code_of(line).trim_end();
+    let last = code.chars().last()?;
+    if !(last.is_alphanumeric() || last == '_') {
+        return Some(&code[code.len() - last.len_utf8()..]);
+    }
+    let word = code.trim_end_matches(|c: char| c.is_alphanumeric() || c == '_');
+    Some(&code[word.len()..])
+}
+
+/// The endings (see [`ending_of`]) of a tab-indented document's lines that every
+/// deeper line after them follows one tab deeper, in tabs alone (`} else`, an `if
+/// (...)` continued or not, `{`), and never aligned with spaces (`&&`, `,`, where C
+/// in tabs continues a line with four spaces): how this document tells a statement
+/// from a continuation.
+fn endings_before_levels(text: &Rope) -> BTreeSet<String> {
+    let tabs_of = |indent: &str| indent.len() - indent.trim_start_matches('\t').len();
+    let (mut levels, mut others) = (BTreeSet::new(), BTreeSet::new());
+    let mut previous: Option<(String, String)> = None;
+    for_each_code_line(text, |content| {
+        let indent = leading_blanks(content);
+        if let Some((before, ending)) = &previous {
+            let tabs = tabs_of(before);
+            let deeper = indent.len() > before.len() && indent.starts_with(before.as_str());
+            if indent.bytes().all(|b| b == b'\t')
+                && indent.len() == tabs + 1
+                && before[..tabs].bytes().all(|b| b == b'\t')
+            {
+                levels.insert(ending.clone());
+            } else if deeper
+                || (tabs_of(indent) == tabs && indent.len() > before.len() && indent.starts_with(&before[..tabs]))
+            {
+                others.insert(ending.clone());
+            }
+        }
+        previous = ending_of(content).map(|ending| (indent.to_owned(), ending.to_owned()));
+    });
+    levels.difference(&others).cloned().collect()
 }
 
 /// [`may_open`] in a document whose openers are read only if the line ends open at
@@ -1593,20 +1899,7 @@ fn code_of(line: &str) -> &str {
 pub fn openers(text: &Rope) -> Vec<char> {
     let mut seen = BTreeSet::new();
     let (mut previous_indent, mut previous_last) = (String::new(), None);
-    for line in text.lines() {
-        // A line held in one chunk of the rope is read in place.
-        let owned;
-        let line = match line.as_str() {
-            Some(line) => line,
-            None => {
-                owned = line.to_string();
-                owned.as_str()
-            }
-        };
-        let content = line.trim_end();
-        if content.trim_start().is_empty() || is_comment(content) {
-            continue;
-        }
+    for_each_code_line(text, |content| {
         let indent = leading_blanks(content);
         if let Some(last) = previous_last
             && indent.len() > previous_indent.len()
@@ -1617,8 +1910,28 @@ pub fn openers(text: &Rope) -> Vec<char> {
         previous_indent.clear();
         previous_indent.push_str(indent);
         previous_last = content.chars().last();
-    }
+    });
     seen.into_iter().collect()
+}
+
+/// Calls `f` with each line of `text` that holds code (not blank, not a comment of
+/// its own), without its line break and trailing blanks; a line held in one chunk of
+/// the rope is read in place.
+fn for_each_code_line(text: &Rope, mut f: impl FnMut(&str)) {
+    for line in text.lines() {
+        let owned;
+        let line = match line.as_str() {
+            Some(line) => line,
+            None => {
+                owned = line.to_string();
+                owned.as_str()
+            }
+        };
+        let content = line.trim_end();
+        if !content.trim_start().is_empty() && !is_comment(content) {
+            f(content);
+        }
+    }
 }
 
 /// Whether the code of a line ends open (see [`may_open`]).
@@ -1723,20 +2036,27 @@ pub fn adapt(
         return Ok(Adapted { text: replacement, reading: None });
     }
     let replacement = without_the_next_lines_blanks(&found.quote, span, replacement, used)?;
-    let reading = if used.contains(&Normalization::Indentation) {
-        fn contents(text: &str) -> Vec<&str> {
-            split_lines(text).into_iter().map(|(content, _)| content).collect()
-        }
-        decide_reading(
-            &contents(&found.quote),
-            &contents(span),
-            &contents(&replacement),
+    fn contents(text: &str) -> Vec<&str> {
+        split_lines(text).into_iter().map(|(content, _)| content).collect()
+    }
+    let (quote_contents, span_contents, new_contents) =
+        (contents(&found.quote), contents(span), contents(&replacement));
+    let (reading, in_place) = if used.contains(&Normalization::Indentation) {
+        let reading = decide_reading(
+            &quote_contents,
+            &span_contents,
+            &new_contents,
             &found_match.shift,
             found_match.anchored,
             Surroundings { at_line_start: placement.at_line_start, ..surroundings },
-        )?
+        )?;
+        let quote = &quote_contents[..quote_contents.len().min(span_contents.len())];
+        let roles = roles_of(quote, &new_contents, surroundings.context);
+        let in_place =
+            in_place_indents(quote, &span_contents, &new_contents, &roles, &found_match.shift, found_match.anchored);
+        (reading, in_place)
     } else {
-        None
+        (None, vec![None; new_contents.len()])
     };
     let kept = found_match.shift.units_only();
     let shift = if reading == Some(Reading::Kept) { &kept } else { &found_match.shift };
@@ -1781,18 +2101,15 @@ pub fn adapt(
                         || surroundings.context.contains(&(i, j))
                         || new_lines[j].trim().is_empty()
                         || rewriter.indent(indent, starts_line) == leading_blanks(&span_lines[i]);
-                    if lands {
-                        out.push_str(&span_lines[i]);
-                    } else {
-                        out.push_str(&rewriter.line(&new_lines[j], starts_line));
-                    }
+                    let line = if lands { span_lines[i].clone() } else { rewriter.line(&new_lines[j], starts_line) };
+                    out.push_str(&indented_at(line, in_place[j]));
                 }
             }
             DiffOp::Delete { .. } => {}
             DiffOp::Insert { new_index, new_len, .. } => {
-                for line in &new_lines[new_index..new_index + new_len] {
+                for j in new_index..new_index + new_len {
                     let starts_line = !out.is_empty() || first_line_shifts;
-                    out.push_str(&rewriter.line(line, starts_line));
+                    out.push_str(&indented_at(rewriter.line(&new_lines[j], starts_line), in_place[j]));
                 }
             }
             DiffOp::Replace { old_index, old_len, new_index, new_len } => {
@@ -1810,7 +2127,8 @@ pub fn adapt(
                             )
                         })
                         .flatten();
-                    out.push_str(&kept.unwrap_or_else(|| rewriter.line(line, starts_line)));
+                    let line = kept.unwrap_or_else(|| rewriter.line(line, starts_line));
+                    out.push_str(&indented_at(line, in_place[new_index + offset]));
                 }
             }
         }
@@ -1841,7 +2159,7 @@ pub fn adapt_whole(
     if used.iter().all(|step| *step == Normalization::LineNumbers) {
         return Ok(Adapted { text: replacement, reading: None });
     }
-    let reading = if used.contains(&Normalization::Indentation) {
+    let (reading, in_place) = if used.contains(&Normalization::Indentation) {
         // The quotes' lines, in order; a later quote's first line may start mid-line,
         // so only its other lines count, unless it starts a line.
         let mut quote: Vec<&str> = Vec::new();
@@ -1854,16 +2172,22 @@ pub fn adapt_whole(
             matched.extend(found[..len].iter().skip(skip).map(|(content, _)| *content));
         }
         let new: Vec<&str> = split_lines(&replacement).into_iter().map(|(content, _)| content).collect();
-        decide_reading(
+        let reading = decide_reading(
             &quote,
             &matched,
             &new,
             shift,
             anchored,
             Surroundings { at_line_start: placement.at_line_start, ..surroundings },
-        )?
+        )?;
+        let roles = roles_of(&quote, &new, surroundings.context);
+        let in_place: Vec<Option<String>> = in_place_indents(&quote, &matched, &new, &roles, shift, anchored)
+            .into_iter()
+            .map(|indent| indent.map(str::to_owned))
+            .collect();
+        (reading, in_place)
     } else {
-        None
+        (None, Vec::new())
     };
     let kept = shift.units_only();
     let shift = if reading == Some(Reading::Kept) { &kept } else { shift };
@@ -1879,7 +2203,9 @@ pub fn adapt_whole(
         .into_iter()
         .enumerate()
         .map(|(index, (content, terminator))| {
-            rewriter.line(&format!("{content}{terminator}"), index > 0 || (placement.at_line_start && anchored))
+            let line =
+                rewriter.line(&format!("{content}{terminator}"), index > 0 || (placement.at_line_start && anchored));
+            indented_at(line, in_place.get(index).and_then(Option::as_deref))
         })
         .collect();
     Ok(Adapted { text, reading })
@@ -2248,6 +2574,23 @@ mod tests {
         assert!(may_open("    if x { // why", &['{']));
         assert!(may_open("    done(); // then:", &['{', ':']));
         assert!(!may_open("    done(); // then.", &['{']));
+    }
+
+    /// Issue 43: which endings a document in tabs follows only with a statement one
+    /// tab deeper, never with a continuation aligned by spaces.
+    #[test]
+    fn endings_before_levels_are_read_from_the_document() {
+        let c = Rope::from_str(
+            "int\nf(int a,\n    int b)\n{\n\tif (a)\n\t\tx();\n\telse\n\t\treturn;\n\tif (p &&\n\t    q)\n\t\ty();\n\tz(a,\n\t    b);\n}\n",
+        );
+        let levels: Vec<String> = endings_before_levels(&c).into_iter().collect();
+        assert_eq!(levels, vec![")", "else", "{"]);
+        // `)` is also followed by an aligned line here: no convention for it.
+        let mixed = Rope::from_str("{\n\tif (a)\n\t\tx();\n\tg(h(a)\n\t    , b);\n}\n");
+        assert_eq!(endings_before_levels(&mixed).into_iter().collect::<Vec<_>>(), vec!["{".to_owned()]);
+        assert_eq!(ending_of("\t} else // why"), Some("else"));
+        assert_eq!(ending_of("\tif (a &&"), Some("&"));
+        assert_eq!(ending_of("   "), None);
     }
 
     #[test]

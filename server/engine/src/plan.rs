@@ -954,24 +954,49 @@ mod tests {
             Ok("fn x() {\n\tlet a = 10;\n\tlet b = 2;\n}\n"),
             &["indentation"],
         )]);
-        // A new line at a depth the one-level mapping does not cover: refused.
-        check_table(&[(
-            "fn x() {\n\tlet a = 1;\n\tlet b = 2;\n}\n",
-            "    let a = 1;\n    let b = 2;",
-            "    let a = 1;\n    if b {\n        run();\n    }",
-            Err("undecidedIndentation oldStr"),
-            &[],
-        )]);
+        // A new line at a depth the one-level mapping does not cover is written only
+        // where the file's own conventions leave one answer: one tab under a `{`, which
+        // this file follows with nothing else; after a `,`, which it never continues,
+        // refused.
+        check_table(&[
+            (
+                "fn x() {\n\tlet a = 1;\n\tlet b = 2;\n}\n",
+                "    let a = 1;\n    let b = 2;",
+                "    let a = 1;\n    if b {\n        run();\n    }",
+                Ok("fn x() {\n\tlet a = 1;\n\tif b {\n\t\trun();\n\t}\n}\n"),
+                &["indentation"],
+            ),
+            (
+                "fn x() {\n\tlet a = 1;\n\tlet b = 2;\n}\n",
+                "    let a = 1;\n    let b = 2;",
+                "    let a = 1;\n    let b = f(1,\n        2);",
+                Err("undecidedIndentation oldStr"),
+                &[],
+            ),
+        ]);
         // A mapping read from two levels converts other depths, but not where the file
-        // writes that depth two ways (two tabs, or a tab and four spaces).
+        // writes that depth another way (a tab and four spaces), unless the file's own
+        // conventions leave one answer: a statement under a `{`, which this file follows
+        // only with a tab more, is written so; a continuation after a `,` is refused.
         let mixed = "fn x() {\n\tif a {\n\t\tb();\n\t}\n\tif e {\n\t\tcall(1,\n\t\t    2);\n\t}\n}\n";
-        check_table(&[(
-            mixed,
-            "    if a {\n        b();\n    }",
-            "    if a {\n        if c {\n            d();\n        }\n    }",
-            Err("undecidedIndentation oldStr"),
-            &[],
-        )]);
+        check_table(&[
+            (
+                mixed,
+                "    if a {\n        b();\n    }",
+                "    if a {\n        if c {\n            d();\n        }\n    }",
+                Ok(
+                    "fn x() {\n\tif a {\n\t\tif c {\n\t\t\td();\n\t\t}\n\t}\n\tif e {\n\t\tcall(1,\n\t\t    2);\n\t}\n}\n",
+                ),
+                &["indentation"],
+            ),
+            (
+                mixed,
+                "    if a {\n        b();\n    }",
+                "    if a {\n        b(1,\n            2);\n    }",
+                Err("undecidedIndentation oldStr"),
+                &[],
+            ),
+        ]);
         check_table(&[(
             "fn x() {\n\tif a {\n\t\tb();\n\t}\n}\n",
             "    if a {\n        b();\n    }",
@@ -1094,6 +1119,99 @@ mod tests {
         )]);
         // Spaces before a tab are no alignment: not found.
         check_table(&[(rust, "\tg(\n \t\t\"a \\", "x", Err("notFound oldStr"), &[])]);
+    }
+
+    /// Issue 43's replay (tmux, tabs shown as four spaces): the quote's spaces stand
+    /// for a tab and four aligning spaces on a continuation line, and for two tabs on
+    /// a block's line; and for four spaces of the file's own, where a declaration
+    /// continues. Each such line maps line for line: a new line that stands for it, at
+    /// its indentation, is written where the file has it.
+    #[test]
+    fn issue_43_replay_spaces_for_tabs_where_the_file_aligns_continuations() {
+        let c = "int\nf(int a,\n    int b)\n{\n\tif (x &&\n\t    y)\n\t\tc();\n\td();\n}\n";
+        check_table(&[
+            (
+                c,
+                "    if (x &&\n        y)\n        c();",
+                "    if (x &&\n        y)\n        e();",
+                Ok("int\nf(int a,\n    int b)\n{\n\tif (x &&\n\t    y)\n\t\te();\n\td();\n}\n"),
+                &["indentation"],
+            ),
+            (
+                c,
+                "    if (x &&\n        y)\n        c();\n    d();",
+                "    if (x &&\n        z)\n        c();\n        e();\n    d();",
+                Ok("int\nf(int a,\n    int b)\n{\n\tif (x &&\n\t    z)\n\t\tc();\n\t\te();\n\td();\n}\n"),
+                &["indentation"],
+            ),
+            // The file's own spaces, quoted as they are, beside spaces for a tab.
+            (
+                c,
+                "f(int a,\n    int b)\n{\n    if (x &&",
+                "f(int a,\n    int b)\n{\n    if (w &&",
+                Ok("int\nf(int a,\n    int b)\n{\n\tif (w &&\n\t    y)\n\t\tc();\n\td();\n}\n"),
+                &["indentation"],
+            ),
+            // A line added right after the aligned one, at its depth: a statement (two
+            // tabs) or a continuation (a tab and four spaces)? This file follows a `)`
+            // only with a statement a tab deeper: written so.
+            (
+                c,
+                "    if (x &&\n        y)\n        c();",
+                "    if (x &&\n        y)\n        b();\n        c();",
+                Ok("int\nf(int a,\n    int b)\n{\n\tif (x &&\n\t    y)\n\t\tb();\n\t\tc();\n\td();\n}\n"),
+                &["indentation"],
+            ),
+            // After `&&`, which it continues with spaces: refused.
+            (
+                c,
+                "    if (x &&\n        y)\n        c();",
+                "    if (x &&\n        w &&\n        y)\n        c();",
+                Err("undecidedIndentation oldStr"),
+                &[],
+            ),
+            // A sibling of a statement, and a line at a depth the file writes no way
+            // (three tabs, the width read from two levels): written so.
+            (
+                c,
+                "    if (x &&\n        y)\n        c();\n    d();",
+                "    if (x &&\n        y)\n        c();\n        if (v)\n            u();\n    d();",
+                Ok("int\nf(int a,\n    int b)\n{\n\tif (x &&\n\t    y)\n\t\tc();\n\t\tif (v)\n\t\t\tu();\n\td();\n}\n"),
+                &["indentation"],
+            ),
+        ]);
+        // Spaces that stand for a tab and aligning spaces only at another tab width
+        // (a tab of eight): not found.
+        check_table(&[(c, "    if (x &&\n            y)\n        c();", "x", Err("notFound oldStr"), &[])]);
+    }
+
+    /// Issue 43's replay (tmux, tabs shown as four spaces): added lines at a depth the
+    /// file writes two ways (two tabs for a statement, a tab and four spaces for a
+    /// continuation) are written where the file's own conventions leave one answer: one
+    /// tab under a line whose ending the file follows only with a statement (`else`,
+    /// an `if (...)`), and at the level of the line they follow once a block closes. A
+    /// line after `&&`, which the file continues with spaces, stays refused.
+    #[test]
+    fn issue_43_replay_a_statement_where_the_file_writes_its_depth_two_ways() {
+        let c = "int\nf(int a,\n    int b)\n{\n\tif (a)\n\t\tx();\n\telse\n\t\treturn (-1);\n\tif (p &&\n\t    q)\n\t\ty();\n\tz(a,\n\t    b);\n}\n";
+        check_table(&[
+            (
+                c,
+                "    else\n        return (-1);\n    if (p &&\n        q)\n        y();",
+                "    else\n        goto error;\n    if (q)\n        y();",
+                Ok(
+                    "int\nf(int a,\n    int b)\n{\n\tif (a)\n\t\tx();\n\telse\n\t\tgoto error;\n\tif (q)\n\t\ty();\n\tz(a,\n\t    b);\n}\n",
+                ),
+                &["indentation"],
+            ),
+            (
+                c,
+                "    if (p &&\n        q)\n        y();",
+                "    if (p &&\n        q &&\n        r)\n        y();",
+                Err("undecidedIndentation oldStr"),
+                &[],
+            ),
+        ]);
     }
 
     /// Issue 43's replay (cobra): a block wrapped in a new one. The lines the commit

@@ -5,7 +5,9 @@
 //!
 //! A generated file of nested blocks (two spaces, four spaces or tabs; some lines
 //! holding a string in ASCII quotes; optionally a copy of some of its lines one
-//! level deeper, so that blocks repeat at another depth) is edited in its own
+//! level deeper, so that blocks repeat at another depth; optionally a block's opening
+//! line continued on a line aligned with four spaces, as C in tabs writes it, so
+//! that the file writes a depth two ways) is edited in its own
 //! indentation: one line of a block rewritten, a line inserted, or one or two lines
 //! wrapped in a new block (moved one level deeper by the edit). The edit is then
 //! sent clean or with one slip: trailing whitespace on the quote, the quote (or
@@ -42,8 +44,13 @@ impl File {
 
 fn file() -> impl Strategy<Value = File> {
     let unit = prop_oneof![Just("  "), Just("    "), Just("\t")];
-    (unit, proptest::collection::vec(0usize..3, 4..12), proptest::option::of((0usize..8, 2usize..5))).prop_map(
-        |(unit, steps, repeat)| {
+    (
+        unit,
+        proptest::collection::vec(0usize..3, 4..12),
+        proptest::option::of((0usize..8, 2usize..5)),
+        proptest::option::of(0usize..8),
+    )
+        .prop_map(|(unit, steps, repeat, continued)| {
             let mut levels = vec![0usize];
             for step in steps {
                 let last = *levels.last().unwrap_or(&0);
@@ -72,9 +79,22 @@ fn file() -> impl Strategy<Value = File> {
                 lines.extend(copy.into_iter().map(|(level, content)| (level - lowest + 1, content)));
                 lines.push((0, "}".into()));
             }
+            // A block's opening line continued on a line aligned with four spaces after
+            // its indentation (C in tabs: `\tif (a &&` then `\t    b) {`), so that a
+            // file in tabs writes a depth two ways; and a declaration continued the same
+            // way at the margin.
+            if let Some(which) = continued {
+                let openers: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].1.ends_with(" {")).collect();
+                if let Some(&at) = openers.get(which % openers.len().max(1)) {
+                    let (level, content) = lines[at].clone();
+                    lines[at].1 = format!("{} &&", content.trim_end_matches(" {"));
+                    lines.insert(at + 1, (level, format!("    more{at}) {{")));
+                }
+                lines.insert(0, (0, "decl(a,".into()));
+                lines.insert(1, (0, "    b);".into()));
+            }
             File { lines, unit }
-        },
-    )
+        })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
