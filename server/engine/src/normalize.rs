@@ -1691,13 +1691,49 @@ fn opens_flat(before: &str, first: &str, indent: &str) -> bool {
 /// at `indent`, followed by a line `after` that is no deeper and closes nothing:
 /// the block the run opens would hold a line at the level of its opener.
 fn leaves_open<'l>(run: impl Iterator<Item = &'l str>, indent: &str, after: &str) -> bool {
-    let depth = run.flat_map(str::chars).fold(0isize, |depth, c| match c {
-        '{' | '(' | '[' => depth + 1,
-        '}' | ')' | ']' => depth - 1,
-        _ => depth,
-    });
+    let depth: isize = run.map(bracket_balance).sum();
     let deeper = leading_blanks(after).len() > indent.len() && leading_blanks(after).starts_with(indent);
     depth > 0 && !deeper && !after.trim_start_matches([' ', '\t']).starts_with(['}', ')', ']'])
+}
+
+/// How many more brackets a line opens than it closes, outside its string literals
+/// in double quotes or backticks and its character literals (`"{{"`, `'('`). A line that ends by closing one (`)`, `]`,
+/// `}`, or a statement's `;`) opens nothing it leaves open: a bracket it leaves
+/// unbalanced before that (`r = get(url('x')`) is a typo or a literal this reading
+/// missed, no block.
+fn bracket_balance(line: &str) -> isize {
+    let code = code_of(line);
+    let mut balance = 0isize;
+    let mut chars = code.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        match c {
+            '"' | '\'' | '`' => {
+                // A literal runs to the same quote, unescaped, on this line; a quote
+                // without one is a character. A single quote opens only a character
+                // literal (`'('`, `'\\''`): it is also an apostrophe, a Rust lifetime,
+                // or a string in some languages, whose brackets are counted.
+                let rest = &code[at + 1..];
+                let mut escaped = false;
+                let close = rest
+                    .char_indices()
+                    .find(|&(_, r)| {
+                        let closes = r == c && !escaped;
+                        escaped = r == '\\' && !escaped;
+                        closes
+                    })
+                    .filter(|&(offset, _)| c != '\'' || offset <= 2);
+                if let Some((offset, _)) = close {
+                    while chars.peek().is_some_and(|&(next, _)| next <= at + 1 + offset) {
+                        chars.next();
+                    }
+                }
+            }
+            '{' | '(' | '[' => balance += 1,
+            '}' | ')' | ']' => balance -= 1,
+            _ => {}
+        }
+    }
+    if balance > 0 && code.trim_end().ends_with([')', ']', '}', ';']) { 0 } else { balance }
 }
 
 /// A run whose `last` line, written at `indent`, only closes brackets and is
@@ -2591,6 +2627,20 @@ mod tests {
         assert_eq!(ending_of("\t} else // why"), Some("else"));
         assert_eq!(ending_of("\tif (a &&"), Some("&"));
         assert_eq!(ending_of("   "), None);
+    }
+
+    /// Issue 43's replay: brackets in literals (fd's `"{{"` templates) and a line left
+    /// unbalanced before it closes (a typo in requests' history) open no block.
+    #[test]
+    fn brackets_in_literals_or_unbalanced_mid_line_open_no_block() {
+        assert_eq!(bracket_balance(r#"    CommandTemplate::new(vec!["{{}}", "{{", "{.}}"]).unwrap();"#), 0);
+        assert_eq!(bracket_balance("    r1 = s.get(httpbin('user-agent')"), 0);
+        assert_eq!(bracket_balance("    if (c == '(') {"), 1);
+        assert_eq!(bracket_balance(r#"    s = "a \" (";"#), 0);
+        assert_eq!(bracket_balance("    x = f('(',"), 1);
+        assert_eq!(bracket_balance("fn f<'a>(x: &'a str) {"), 1);
+        assert_eq!(bracket_balance("    let v = vec![1,"), 1);
+        assert_eq!(bracket_balance("    }"), -1);
     }
 
     #[test]
