@@ -1294,7 +1294,7 @@ pub fn decide_reading(
     let weighing = Weighing {
         new,
         span,
-        evidence: evidence_of(&paired, new, &roles),
+        evidence: evidence_of(&paired, quote, new, &roles),
         paired: &paired,
         moved: &moved,
         runs: runs_of(&inserted, &roles),
@@ -1409,8 +1409,10 @@ impl NewLines<'_> {
 /// as the quote's shift, and then looks like a copy of the quote: no evidence. A
 /// line of only brackets and punctuation (`}`, `});`) is paired with any such line
 /// once indentation is ignored, often one of another block: evidence only where no
-/// line of words is.
-fn evidence_of(paired: &[(usize, usize)], new: &[&str], roles: &[Role]) -> Vec<(usize, usize)> {
+/// line of words is. A line of code rewritten as a comment (code commented out, its
+/// `//` at the level of the block around it) or back is written at another level by
+/// the edit itself: no evidence.
+fn evidence_of(paired: &[(usize, usize)], quote: &[&str], new: &[&str], roles: &[Role]) -> Vec<(usize, usize)> {
     // The line each new line is nested in: the nearest line before it whose
     // indentation is a shorter prefix of its own (a stack of them, in one pass).
     let mut in_new_block = vec![false; new.len()];
@@ -1434,7 +1436,11 @@ fn evidence_of(paired: &[(usize, usize)], new: &[&str], roles: &[Role]) -> Vec<(
         });
         enclosing.push(j);
     }
-    let candidates: Vec<(usize, usize)> = paired.iter().copied().filter(|&(_, j)| !in_new_block[j]).collect();
+    let candidates: Vec<(usize, usize)> = paired
+        .iter()
+        .copied()
+        .filter(|&(i, j)| !in_new_block[j] && is_comment(quote[i]) == is_comment(new[j]))
+        .collect();
     let worded = |line: &str| line.chars().any(char::is_alphanumeric);
     if candidates.iter().any(|&(_, j)| worded(new[j])) {
         candidates.into_iter().filter(|&(_, j)| worded(new[j])).collect()
@@ -1987,18 +1993,21 @@ fn is_comment(line: &str) -> bool {
         || body.starts_with("/*")
         || body == "*"
         || body.starts_with("* ")
+        || body.starts_with("*/")
         || ((body == "#" || body.starts_with("# ")) && !body.trim_end().ends_with('\\'))
 }
 
 /// The file's own indentation unit, read from the matched lines and their
-/// neighbours: the smallest step between two consecutive non-blank lines where
-/// one indentation extends the other.
+/// neighbours: the smallest step between two consecutive non-blank lines of code
+/// (comments left out) where one indentation extends the other.
 fn indent_unit(span: &[&str], surroundings: Surroundings<'_>) -> Option<String> {
     let indents: Vec<&str> = surroundings
         .before
         .into_iter()
         .chain(span.iter().copied().filter(|line| !line.chars().all(is_blank)))
         .chain(surroundings.after)
+        // A comment's ` * ` and ` */` are a space off its code's level: no step.
+        .filter(|line| !is_comment(line))
         .map(leading_blanks)
         .collect();
     indents

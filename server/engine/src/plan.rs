@@ -1214,6 +1214,32 @@ mod tests {
         ]);
     }
 
+    /// Issue 43's replay (express): a whole edit shifted by one level. A JSDoc's ` */`
+    /// is a space off its code's level and sets no unit of indentation; code commented
+    /// out (its `//` at the level of the block around it) is re-indented by the edit
+    /// itself, and no evidence of a reading.
+    #[test]
+    fn issue_43_replay_comments_set_no_unit_and_commented_out_code_is_no_evidence() {
+        check_table(&[(
+            "X = Class({\n  /**\n   * doc\n   */\n  m: function(r) {\n    for (a)\n      b()\n  }\n})\n",
+            "     */\n    m: function(r) {\n      for (a)\n        b()\n    }",
+            "     */\n    m: function(r) {\n      var s = this\n      each(function(k){\n        s.p = k\n      })\n    }",
+            Ok(
+                "X = Class({\n  /**\n   * doc\n   */\n  m: function(r) {\n    var s = this\n    each(function(k){\n      s.p = k\n    })\n  }\n})\n",
+            ),
+            &["indentation", "newTextReindented"],
+        )]);
+        check_table(&[(
+            "describe(x, function(){\n  it('a', function(){\n    f()\n  })\n\n  it('b', function(){\n    g()\n  })\n})\n",
+            "    it('a', function(){\n      f()\n    })\n\n    it('b', function(){",
+            "    // it('a', function(){\n    //   f()\n    // })\n\n    it('b', function(){",
+            Ok(
+                "describe(x, function(){\n  // it('a', function(){\n  //   f()\n  // })\n\n  it('b', function(){\n    g()\n  })\n})\n",
+            ),
+            &["indentation", "newTextReindented"],
+        )]);
+    }
+
     /// Issue 43's replay (cobra): a block wrapped in a new one. The lines the commit
     /// moves stand for their quote lines by content, but land on their indentation
     /// under neither reading: no evidence, and no anchor for the lines around them. A
