@@ -1202,9 +1202,9 @@ pub fn decide_reading(
     shift: &IndentShift,
     anchored: bool,
     surroundings: Surroundings<'_>,
-) -> Result<Option<Reading>, UndecidedIndentation> {
+) -> Result<(Option<Reading>, Vec<Option<String>>), UndecidedIndentation> {
     if *shift == IndentShift::Same {
-        return Ok(None);
+        return Ok((None, vec![None; new.len()]));
     }
     let first_line_at_start = !anchored && surroundings.at_line_start;
     let counts = |index: usize, line: &str| (index > 0 || anchored) && !line.chars().all(is_blank);
@@ -1246,7 +1246,7 @@ pub fn decide_reading(
     let paired: Vec<(usize, usize)> = paired.into_iter().filter(|&(_, j)| roles[j] != Role::Moved).collect();
     let inserted: Vec<usize> = (0..new.len()).filter(|&j| roles[j] == Role::Inserted && counts(j, new[j])).collect();
     if paired.is_empty() && inserted.is_empty() {
-        return Ok(None);
+        return Ok((None, vec![None; new.len()]));
     }
     let siblings = sibling_indents(new, &roles, span, surroundings.before, surroundings.openers, shift);
     // Read only for a line neither written one way nor a sibling.
@@ -1255,8 +1255,17 @@ pub fn decide_reading(
     // lands on the indentation of the line before it, a sibling (see [`sibling_indents`]),
     // or one level under it, where the document follows its ending with nothing else
     // (see [`levels_opened`]).
+    let aligns = surroundings.file_indents.iter().any(|indent| shift.aligned_in_document(indent));
+    let continued = if aligns {
+        continued_lines(new, &roles, span, &siblings, surroundings.openers)
+    } else {
+        vec![None; new.len()]
+    };
     let written = |reading: Reading, j: usize| {
         let added = roles[j] == Role::Inserted;
+        if let Some(indent) = continued[j].as_ref().filter(|_| added) {
+            return Some(indent.clone());
+        }
         lines.write(reading, j, added).or_else(|| {
             let mapped = lines.mapped(reading, j)?;
             let level = || {
@@ -1304,7 +1313,66 @@ pub fn decide_reading(
         openers: surroundings.openers,
         hunk: !surroundings.context.is_empty(),
     };
-    weighing.verdict(same)
+    Ok((weighing.verdict(same)?, continued))
+}
+
+/// For each added line in a document that aligns continuations with spaces, the
+/// indentation the document's convention gives it as a continuation: the line before
+/// it ends as the document only ever continues with that line's own indentation and
+/// the same spaces (see [`DocumentOpeners::continued_after`]), and it is that many
+/// spaces deeper in the new text (written so), or at the same indentation as that line
+/// when that line is itself such a continuation (written where it is).
+fn continued_lines(
+    new: &[&str],
+    roles: &[Role],
+    span: &[&str],
+    siblings: &[Option<&str>],
+    openers: Option<&DocumentOpeners<'_>>,
+) -> Vec<Option<String>> {
+    let mut placed: Vec<Option<String>> = vec![None; new.len()];
+    let Some(openers) = openers else { return placed };
+    let mut previous: Option<usize> = None;
+    for j in 0..new.len() {
+        if new[j].trim().is_empty() {
+            continue;
+        }
+        let known = match roles[j] {
+            // A line rewritten in place may be paired with another by its position only:
+            // the base of a continuation is a line the new text copies.
+            Role::Paired(i) | Role::Context(i) => {
+                (span[i].trim() == new[j].trim()).then(|| leading_blanks(span[i]).to_owned())
+            }
+            Role::Inserted => {
+                let continued = previous.and_then(|k| {
+                    let before = placed[k].clone()?;
+                    let spaces = openers.continued_after(new[k])?;
+                    let (indent, above) = (leading_blanks(new[j]), leading_blanks(new[k]));
+                    if indent.strip_prefix(above) == Some(spaces) {
+                        Some(format!("{before}{spaces}"))
+                    } else if indent == above && before.ends_with(spaces) && before.contains('\t') {
+                        Some(before)
+                    } else {
+                        None
+                    }
+                });
+                if continued.is_some() {
+                    placed[j] = continued.clone();
+                }
+                continued.or_else(|| siblings[j].map(str::to_owned))
+            }
+            Role::Moved => None,
+        };
+        if let Some(known) = known {
+            placed[j].get_or_insert(known);
+        }
+        previous = Some(j);
+    }
+    // Only the added lines placed as continuations are decided here.
+    placed
+        .into_iter()
+        .enumerate()
+        .map(|(j, indent)| indent.filter(|_| roles[j] == Role::Inserted && siblings[j].is_none()))
+        .collect()
 }
 
 /// The new lines no reading can write, in a document whose tabs are followed by
@@ -1853,7 +1921,7 @@ fn may_open(line: &str, openers: &[char]) -> bool {
 pub struct DocumentOpeners<'a> {
     text: &'a Rope,
     read: OnceCell<Vec<char>>,
-    levels: OnceCell<BTreeSet<String>>,
+    levels: OnceCell<Followers>,
 }
 
 impl<'a> DocumentOpeners<'a> {
@@ -1868,8 +1936,17 @@ impl<'a> DocumentOpeners<'a> {
     /// Whether every deeper line after a line ending as `line` does is, in this
     /// document, one tab deeper than its tabs: a statement, never a continuation.
     fn only_levels_after(&self, line: &str) -> bool {
-        ending_of(line)
-            .is_some_and(|ending| self.levels.get_or_init(|| endings_before_levels(self.text)).contains(ending))
+        ending_of(line).is_some_and(|ending| self.followers().levels.contains(ending))
+    }
+
+    /// The spaces this document always continues a line ending as `line` does with,
+    /// after that line's own indentation, if it only ever does so.
+    fn continued_after(&self, line: &str) -> Option<&str> {
+        ending_of(line).and_then(|ending| self.followers().continued.get(ending)).map(String::as_str)
+    }
+
+    fn followers(&self) -> &Followers {
+        self.levels.get_or_init(|| followers(self.text))
     }
 }
 
@@ -1890,9 +1967,25 @@ fn ending_of(line: &str) -> Option<&str> {
 /// (...)` continued or not, `{`), and never aligned with spaces (`&&`, `,`, where C
 /// in tabs continues a line with four spaces): how this document tells a statement
 /// from a continuation.
+#[cfg(test)]
 fn endings_before_levels(text: &Rope) -> BTreeSet<String> {
+    followers(text).levels
+}
+
+/// How a document follows each ending (see [`ending_of`]) with a deeper line.
+#[derive(Debug, Default)]
+struct Followers {
+    /// Only ever one tab deeper, in tabs alone (see [`endings_before_levels`]).
+    levels: BTreeSet<String>,
+    /// Only ever the line's own indentation and the same spaces (`&&` and `,` in C in
+    /// tabs: a tab and four spaces after a line at one tab).
+    continued: BTreeMap<String, String>,
+}
+
+fn followers(text: &Rope) -> Followers {
     let tabs_of = |indent: &str| indent.len() - indent.trim_start_matches('\t').len();
     let (mut levels, mut others) = (BTreeSet::new(), BTreeSet::new());
+    let mut suffixes: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut previous: Option<(String, String)> = None;
     for_each_code_line(text, |content| {
         let indent = leading_blanks(content);
@@ -1904,6 +1997,8 @@ fn endings_before_levels(text: &Rope) -> BTreeSet<String> {
                 && before[..tabs].bytes().all(|b| b == b'\t')
             {
                 levels.insert(ending.clone());
+            } else if deeper && indent[before.len()..].bytes().all(|b| b == b' ') {
+                suffixes.entry(ending.clone()).or_default().insert(indent[before.len()..].to_owned());
             } else if deeper
                 || (tabs_of(indent) == tabs && indent.len() > before.len() && indent.starts_with(&before[..tabs]))
             {
@@ -1912,7 +2007,13 @@ fn endings_before_levels(text: &Rope) -> BTreeSet<String> {
         }
         previous = ending_of(content).map(|ending| (indent.to_owned(), ending.to_owned()));
     });
-    levels.difference(&others).cloned().collect()
+    let continued = suffixes
+        .iter()
+        .filter(|(ending, spaces)| spaces.len() == 1 && !levels.contains(*ending) && !others.contains(*ending))
+        .filter_map(|(ending, spaces)| Some((ending.clone(), spaces.first()?.clone())))
+        .collect();
+    let levels = levels.into_iter().filter(|ending| !others.contains(ending) && !suffixes.contains_key(ending)).collect();
+    Followers { levels, continued }
 }
 
 /// [`may_open`] in a document whose openers are read only if the line ends open at
@@ -2087,7 +2188,7 @@ pub fn adapt(
     let (quote_contents, span_contents, new_contents) =
         (contents(&found.quote), contents(span), contents(&replacement));
     let (reading, in_place) = if used.contains(&Normalization::Indentation) {
-        let reading = decide_reading(
+        let (reading, placed) = decide_reading(
             &quote_contents,
             &span_contents,
             &new_contents,
@@ -2099,6 +2200,8 @@ pub fn adapt(
         let roles = roles_of(quote, &new_contents, surroundings.context);
         let in_place =
             in_place_indents(quote, &span_contents, &new_contents, &roles, &found_match.shift, found_match.anchored);
+        let in_place: Vec<Option<String>> =
+            in_place.into_iter().zip(placed).map(|(kept, placed)| kept.map(str::to_owned).or(placed)).collect();
         (reading, in_place)
     } else {
         (None, vec![None; new_contents.len()])
@@ -2147,14 +2250,14 @@ pub fn adapt(
                         || new_lines[j].trim().is_empty()
                         || rewriter.indent(indent, starts_line) == leading_blanks(&span_lines[i]);
                     let line = if lands { span_lines[i].clone() } else { rewriter.line(&new_lines[j], starts_line) };
-                    out.push_str(&indented_at(line, in_place[j]));
+                    out.push_str(&indented_at(line, in_place[j].as_deref()));
                 }
             }
             DiffOp::Delete { .. } => {}
             DiffOp::Insert { new_index, new_len, .. } => {
                 for j in new_index..new_index + new_len {
                     let starts_line = !out.is_empty() || first_line_shifts;
-                    out.push_str(&indented_at(rewriter.line(&new_lines[j], starts_line), in_place[j]));
+                    out.push_str(&indented_at(rewriter.line(&new_lines[j], starts_line), in_place[j].as_deref()));
                 }
             }
             DiffOp::Replace { old_index, old_len, new_index, new_len } => {
@@ -2173,7 +2276,7 @@ pub fn adapt(
                         })
                         .flatten();
                     let line = kept.unwrap_or_else(|| rewriter.line(line, starts_line));
-                    out.push_str(&indented_at(line, in_place[new_index + offset]));
+                    out.push_str(&indented_at(line, in_place[new_index + offset].as_deref()));
                 }
             }
         }
@@ -2217,7 +2320,7 @@ pub fn adapt_whole(
             matched.extend(found[..len].iter().skip(skip).map(|(content, _)| *content));
         }
         let new: Vec<&str> = split_lines(&replacement).into_iter().map(|(content, _)| content).collect();
-        let reading = decide_reading(
+        let (reading, placed) = decide_reading(
             &quote,
             &matched,
             &new,
@@ -2228,7 +2331,8 @@ pub fn adapt_whole(
         let roles = roles_of(&quote, &new, surroundings.context);
         let in_place: Vec<Option<String>> = in_place_indents(&quote, &matched, &new, &roles, shift, anchored)
             .into_iter()
-            .map(|indent| indent.map(str::to_owned))
+            .zip(placed)
+            .map(|(kept, placed)| kept.map(str::to_owned).or(placed))
             .collect();
         (reading, in_place)
     } else {

@@ -1162,13 +1162,14 @@ mod tests {
                 Ok("int\nf(int a,\n    int b)\n{\n\tif (x &&\n\t    y)\n\t\tb();\n\t\tc();\n\td();\n}\n"),
                 &["indentation"],
             ),
-            // After `&&`, which it continues with spaces: refused.
+            // After `&&`, which it only ever continues with its own indentation and four
+            // spaces: a continuation, written so; the next one where that one is.
             (
                 c,
                 "    if (x &&\n        y)\n        c();",
                 "    if (x &&\n        w &&\n        y)\n        c();",
-                Err("undecidedIndentation oldStr"),
-                &[],
+                Ok("int\nf(int a,\n    int b)\n{\n\tif (x &&\n\t    w &&\n\t    y)\n\t\tc();\n\td();\n}\n"),
+                &["indentation"],
             ),
             // A sibling of a statement, and a line at a depth the file writes no way
             // (three tabs, the width read from two levels): written so.
