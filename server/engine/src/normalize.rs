@@ -1255,12 +1255,9 @@ pub fn decide_reading(
     // lands on the indentation of the line before it, a sibling (see [`sibling_indents`]),
     // or one level under it, where the document follows its ending with nothing else
     // (see [`levels_opened`]).
-    let aligns = surroundings.file_indents.iter().any(|indent| shift.aligned_in_document(indent));
-    let continued = if aligns {
-        continued_lines(new, &roles, span, &siblings, surroundings.openers)
-    } else {
-        vec![None; new.len()]
-    };
+    // A shift to a document that aligns keeps the levels: both readings map a line alike.
+    let continued =
+        continued_lines(new, &roles, span, &siblings, surroundings, shift, &|j| lines.mapped(Reading::Reindented, j));
     let written = |reading: Reading, j: usize| {
         let added = roles[j] == Role::Inserted;
         if let Some(indent) = continued[j].as_ref().filter(|_| added) {
@@ -1327,10 +1324,13 @@ fn continued_lines(
     roles: &[Role],
     span: &[&str],
     siblings: &[Option<&str>],
-    openers: Option<&DocumentOpeners<'_>>,
+    surroundings: Surroundings<'_>,
+    shift: &IndentShift,
+    mapped: &dyn Fn(usize) -> Option<String>,
 ) -> Vec<Option<String>> {
     let mut placed: Vec<Option<String>> = vec![None; new.len()];
-    let Some(openers) = openers else { return placed };
+    let aligns = surroundings.file_indents.iter().any(|indent| shift.aligned_in_document(indent));
+    let Some(openers) = surroundings.openers.filter(|_| aligns) else { return placed };
     let mut previous: Option<usize> = None;
     for j in 0..new.len() {
         if new[j].trim().is_empty() {
@@ -1358,7 +1358,10 @@ fn continued_lines(
                 if continued.is_some() {
                     placed[j] = continued.clone();
                 }
-                continued.or_else(|| siblings[j].map(str::to_owned))
+                // A sibling is a base only where the line is written there (it is a
+                // candidate, which holds where a reading writes the line so).
+                continued
+                    .or_else(|| siblings[j].filter(|sibling| mapped(j).as_deref() == Some(*sibling)).map(str::to_owned))
             }
             Role::Moved => None,
         };
@@ -1915,7 +1918,7 @@ fn may_open(line: &str, openers: &[char]) -> bool {
     opens_here(code_of(line)) || opens_here(line)
 }
 
-/// The document's [`openers`] and [`endings_before_levels`], each read once, and only
+/// The document's [`openers`] and [`followers`], each read once, and only
 /// when a line's ending is in question.
 #[derive(Debug)]
 pub struct DocumentOpeners<'a> {
@@ -1962,20 +1965,12 @@ fn ending_of(line: &str) -> Option<&str> {
     Some(&code[word.len()..])
 }
 
-/// The endings (see [`ending_of`]) of a tab-indented document's lines that every
-/// deeper line after them follows one tab deeper, in tabs alone (`} else`, an `if
-/// (...)` continued or not, `{`), and never aligned with spaces (`&&`, `,`, where C
-/// in tabs continues a line with four spaces): how this document tells a statement
-/// from a continuation.
-#[cfg(test)]
-fn endings_before_levels(text: &Rope) -> BTreeSet<String> {
-    followers(text).levels
-}
-
-/// How a document follows each ending (see [`ending_of`]) with a deeper line.
+/// How a document follows each ending (see [`ending_of`]) of its lines with a deeper
+/// line: how it tells a statement from a continuation.
 #[derive(Debug, Default)]
 struct Followers {
-    /// Only ever one tab deeper, in tabs alone (see [`endings_before_levels`]).
+    /// Only ever one tab deeper, in tabs alone (`} else`, an `if (...)` continued or
+    /// not, `{`), never aligned with spaces.
     levels: BTreeSet<String>,
     /// Only ever the line's own indentation and the same spaces (`&&` and `,` in C in
     /// tabs: a tab and four spaces after a line at one tab).
@@ -2012,7 +2007,8 @@ fn followers(text: &Rope) -> Followers {
         .filter(|(ending, spaces)| spaces.len() == 1 && !levels.contains(*ending) && !others.contains(*ending))
         .filter_map(|(ending, spaces)| Some((ending.clone(), spaces.first()?.clone())))
         .collect();
-    let levels = levels.into_iter().filter(|ending| !others.contains(ending) && !suffixes.contains_key(ending)).collect();
+    let levels =
+        levels.into_iter().filter(|ending| !others.contains(ending) && !suffixes.contains_key(ending)).collect();
     Followers { levels, continued }
 }
 
@@ -2726,17 +2722,22 @@ mod tests {
     }
 
     /// Issue 43: which endings a document in tabs follows only with a statement one
-    /// tab deeper, never with a continuation aligned by spaces.
+    /// tab deeper, and which only with a continuation aligned by the same spaces.
     #[test]
-    fn endings_before_levels_are_read_from_the_document() {
+    fn followers_are_read_from_the_document() {
         let c = Rope::from_str(
             "int\nf(int a,\n    int b)\n{\n\tif (a)\n\t\tx();\n\telse\n\t\treturn;\n\tif (p &&\n\t    q)\n\t\ty();\n\tz(a,\n\t    b);\n}\n",
         );
-        let levels: Vec<String> = endings_before_levels(&c).into_iter().collect();
+        let followed = followers(&c);
+        let levels: Vec<String> = followed.levels.into_iter().collect();
         assert_eq!(levels, vec![")", "else", "{"]);
+        assert_eq!(
+            followed.continued.into_iter().collect::<Vec<_>>(),
+            vec![("&".to_owned(), "    ".to_owned()), (",".to_owned(), "    ".to_owned())]
+        );
         // `)` is also followed by an aligned line here: no convention for it.
         let mixed = Rope::from_str("{\n\tif (a)\n\t\tx();\n\tg(h(a)\n\t    , b);\n}\n");
-        assert_eq!(endings_before_levels(&mixed).into_iter().collect::<Vec<_>>(), vec!["{".to_owned()]);
+        assert_eq!(followers(&mixed).levels.into_iter().collect::<Vec<_>>(), vec!["{".to_owned()]);
         assert_eq!(ending_of("\t} else // why"), Some("else"));
         assert_eq!(ending_of("\tif (a &&"), Some("&"));
         assert_eq!(ending_of("   "), None);
