@@ -858,9 +858,9 @@ impl IndentShift {
     /// Whether the quote's line indented `quoted` stands for the document's line
     /// indented `found` only line for line: spaces for a document's tabs followed by
     /// aligning spaces, or its own spaces where others stand for tabs, which
-    /// [`Self::apply`] would write in tabs alone. A new line
-    /// standing for that quote line, at its indentation, is written at the document
-    /// line's (see [`decide_reading`] and [`adapt`]).
+    /// [`Self::apply`] would write in tabs alone. A new line standing for that quote
+    /// line, at its indentation, is written at the document line's (see
+    /// [`decide_reading`] and [`adapt`]).
     fn aligns(&self, quoted: &str, found: &str) -> bool {
         matches!(self, Self::Converted { from: ' ', width, then }
             if **then == Self::Same
@@ -1006,6 +1006,18 @@ impl Reading {
 /// The new text's indentation fits both readings, or neither: refused, never guessed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UndecidedIndentation;
+
+/// What [`decide_reading`] decided for a new text.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Decision {
+    /// The reading taken; `None` when there was nothing to decide.
+    pub reading: Option<Reading>,
+    /// For each new line, the indentation it is written at whatever the reading, where
+    /// the document's own lines give one: a line standing for a quote line that maps
+    /// only line for line (see [`in_place_indents`]), or an added continuation (see
+    /// [`continued_lines`]).
+    pub indents: Vec<Option<String>>,
+}
 
 /// What a match's neighbourhood says about new lines, beyond the match itself.
 #[derive(Debug, Clone, Copy, Default)]
@@ -1202,9 +1214,9 @@ pub fn decide_reading(
     shift: &IndentShift,
     anchored: bool,
     surroundings: Surroundings<'_>,
-) -> Result<(Option<Reading>, Vec<Option<String>>), UndecidedIndentation> {
+) -> Result<Decision, UndecidedIndentation> {
     if *shift == IndentShift::Same {
-        return Ok((None, vec![None; new.len()]));
+        return Ok(Decision::default());
     }
     let first_line_at_start = !anchored && surroundings.at_line_start;
     let counts = |index: usize, line: &str| (index > 0 || anchored) && !line.chars().all(is_blank);
@@ -1226,13 +1238,15 @@ pub fn decide_reading(
             _ => None,
         })
         .collect();
+    // A document that aligns lines with spaces after its tabs, for a quote in spaces.
+    let aligns = surroundings.file_indents.iter().any(|indent| shift.aligned_in_document(indent));
     let lines = NewLines {
         new,
         shift,
         kept: shift.units_only(),
         depths: ConvertedDepths::of(shift, quote, span, &counts, surroundings.file_indents),
         in_place: in_place_indents(quote, span, new, &roles, shift, anchored),
-        unplaceable: unplaceable_lines(quote, span, new, &roles, shift, &counts, surroundings),
+        unplaceable: unplaceable_lines(quote, span, new, &roles, shift, &counts, aligns, surroundings.openers),
     };
     let moved = lines.moved(&paired, span);
     if !paired.is_empty() && moved.len() == paired.len() {
@@ -1246,18 +1260,19 @@ pub fn decide_reading(
     let paired: Vec<(usize, usize)> = paired.into_iter().filter(|&(_, j)| roles[j] != Role::Moved).collect();
     let inserted: Vec<usize> = (0..new.len()).filter(|&j| roles[j] == Role::Inserted && counts(j, new[j])).collect();
     if paired.is_empty() && inserted.is_empty() {
-        return Ok((None, vec![None; new.len()]));
+        return Ok(Decision { reading: None, indents: lines.indents(Vec::new()) });
     }
     let siblings = sibling_indents(new, &roles, span, surroundings.before, surroundings.openers, shift);
     // Read only for a line neither written one way nor a sibling.
     let levels = OnceCell::new();
+    // An added continuation is written where the document's convention puts it (such
+    // a shift keeps the levels: both readings map a line alike).
+    let openers = surroundings.openers.filter(|_| aligns);
+    let continued = continued_lines(new, &roles, span, &siblings, openers, &|j| lines.mapped(Reading::Reindented, j));
     // An added line at a depth the document writes two ways is still written where it
     // lands on the indentation of the line before it, a sibling (see [`sibling_indents`]),
     // or one level under it, where the document follows its ending with nothing else
     // (see [`levels_opened`]).
-    // A shift to a document that aligns keeps the levels: both readings map a line alike.
-    let continued =
-        continued_lines(new, &roles, span, &siblings, surroundings, shift, &|j| lines.mapped(Reading::Reindented, j));
     let written = |reading: Reading, j: usize| {
         let added = roles[j] == Role::Inserted;
         if let Some(indent) = continued[j].as_ref().filter(|_| added) {
@@ -1310,7 +1325,7 @@ pub fn decide_reading(
         openers: surroundings.openers,
         hunk: !surroundings.context.is_empty(),
     };
-    Ok((weighing.verdict(same)?, continued))
+    Ok(Decision { reading: weighing.verdict(same)?, indents: lines.indents(continued) })
 }
 
 /// For each added line in a document that aligns continuations with spaces, the
@@ -1318,32 +1333,33 @@ pub fn decide_reading(
 /// it ends as the document only ever continues with that line's own indentation and
 /// the same spaces (see [`DocumentOpeners::continued_after`]), and it is that many
 /// spaces deeper in the new text (written so), or at the same indentation as that line
-/// when that line is itself such a continuation (written where it is).
+/// when that line is itself such a continuation (written where it is). `openers` are
+/// given only for a document that aligns; without them, no line is continued.
 fn continued_lines(
     new: &[&str],
     roles: &[Role],
     span: &[&str],
     siblings: &[Option<&str>],
-    surroundings: Surroundings<'_>,
-    shift: &IndentShift,
+    openers: Option<&DocumentOpeners<'_>>,
     mapped: &dyn Fn(usize) -> Option<String>,
 ) -> Vec<Option<String>> {
+    let mut continued: Vec<Option<String>> = vec![None; new.len()];
+    let Some(openers) = openers else { return continued };
+    // Each line's indentation in the document, where it is known: a base for the next.
     let mut placed: Vec<Option<String>> = vec![None; new.len()];
-    let aligns = surroundings.file_indents.iter().any(|indent| shift.aligned_in_document(indent));
-    let Some(openers) = surroundings.openers.filter(|_| aligns) else { return placed };
     let mut previous: Option<usize> = None;
     for j in 0..new.len() {
         if new[j].trim().is_empty() {
             continue;
         }
-        let known = match roles[j] {
+        placed[j] = match roles[j] {
             // A line rewritten in place may be paired with another by its position only:
             // the base of a continuation is a line the new text copies.
             Role::Paired(i) | Role::Context(i) => {
                 (span[i].trim() == new[j].trim()).then(|| leading_blanks(span[i]).to_owned())
             }
             Role::Inserted => {
-                let continued = previous.and_then(|k| {
+                let continuation = previous.and_then(|k| {
                     let before = placed[k].clone()?;
                     let spaces = openers.continued_after(new[k])?;
                     let (indent, above) = (leading_blanks(new[j]), leading_blanks(new[k]));
@@ -1355,27 +1371,20 @@ fn continued_lines(
                         None
                     }
                 });
-                if continued.is_some() {
-                    placed[j] = continued.clone();
+                // A line with a sibling is decided by the reading, not here.
+                if siblings[j].is_none() {
+                    continued[j] = continuation.clone();
                 }
                 // A sibling is a base only where the line is written there (it is a
                 // candidate, which holds where a reading writes the line so).
-                continued
+                continuation
                     .or_else(|| siblings[j].filter(|sibling| mapped(j).as_deref() == Some(*sibling)).map(str::to_owned))
             }
             Role::Moved => None,
         };
-        if let Some(known) = known {
-            placed[j].get_or_insert(known);
-        }
         previous = Some(j);
     }
-    // Only the added lines placed as continuations are decided here.
-    placed
-        .into_iter()
-        .enumerate()
-        .map(|(j, indent)| indent.filter(|_| roles[j] == Role::Inserted && siblings[j].is_none()))
-        .collect()
+    continued
 }
 
 /// The new lines no reading can write, in a document whose tabs are followed by
@@ -1386,6 +1395,7 @@ fn continued_lines(
 /// follows that line's ending only with a level (see
 /// [`DocumentOpeners::only_levels_after`]): it may be a continuation, aligned with
 /// spaces, as well as a statement.
+#[allow(clippy::too_many_arguments)]
 fn unplaceable_lines(
     quote: &[&str],
     span: &[&str],
@@ -1393,9 +1403,9 @@ fn unplaceable_lines(
     roles: &[Role],
     shift: &IndentShift,
     counts: &dyn Fn(usize, &str) -> bool,
-    surroundings: Surroundings<'_>,
+    aligns: bool,
+    openers: Option<&DocumentOpeners<'_>>,
 ) -> Vec<bool> {
-    let aligns = surroundings.file_indents.iter().any(|indent| shift.aligned_in_document(indent));
     let mut previous: Option<usize> = None;
     let mut unplaceable = vec![false; new.len()];
     for (j, line) in new.iter().enumerate() {
@@ -1414,7 +1424,7 @@ fn unplaceable_lines(
                 aligns
                     && indent.len() > before.len()
                     && indent.starts_with(before)
-                    && !(one_level && surroundings.openers.is_some_and(|openers| openers.only_levels_after(new[k])))
+                    && !(one_level && openers.is_some_and(|openers| openers.only_levels_after(new[k])))
             }),
             Role::Moved => false,
         };
@@ -1438,6 +1448,13 @@ struct NewLines<'n> {
 }
 
 impl NewLines<'_> {
+    /// The indentation each new line is written at whatever the reading (see
+    /// [`Decision::indents`]): in place, or as one of the `continued` lines.
+    fn indents(&self, continued: Vec<Option<String>>) -> Vec<Option<String>> {
+        let continued = continued.into_iter().chain(std::iter::repeat(None));
+        self.in_place.iter().zip(continued).map(|(kept, continued)| kept.map(str::to_owned).or(continued)).collect()
+    }
+
     /// How `reading` writes new line `j`'s indentation, if it can.
     fn mapped(&self, reading: Reading, j: usize) -> Option<String> {
         if self.unplaceable[j] {
@@ -1774,10 +1791,10 @@ fn leaves_open<'l>(run: impl Iterator<Item = &'l str>, indent: &str, after: &str
 }
 
 /// How many more brackets a line opens than it closes, outside its string literals
-/// in double quotes or backticks and its character literals (`"{{"`, `'('`). A line that ends by closing one (`)`, `]`,
-/// `}`, or a statement's `;`) opens nothing it leaves open: a bracket it leaves
-/// unbalanced before that (`r = get(url('x')`) is a typo or a literal this reading
-/// missed, no block.
+/// in double quotes or backticks and its character literals (`"{{"`, `'('`). A line
+/// that ends by closing one (`)`, `]`, `}`, or a statement's `;`) opens nothing it
+/// leaves open: a bracket it leaves unbalanced before that (`r = get(url('x')`) is a
+/// typo or a literal this reading missed, no block.
 fn bracket_balance(line: &str) -> isize {
     let code = code_of(line);
     let mut balance = 0isize;
@@ -1918,18 +1935,18 @@ fn may_open(line: &str, openers: &[char]) -> bool {
     opens_here(code_of(line)) || opens_here(line)
 }
 
-/// The document's [`openers`] and [`followers`], each read once, and only
-/// when a line's ending is in question.
+/// The document's [`openers`] and [`followers`], each read once, and only when a
+/// line's ending is in question.
 #[derive(Debug)]
 pub struct DocumentOpeners<'a> {
     text: &'a Rope,
     read: OnceCell<Vec<char>>,
-    levels: OnceCell<Followers>,
+    followers: OnceCell<Followers>,
 }
 
 impl<'a> DocumentOpeners<'a> {
     pub fn of(text: &'a Rope) -> Self {
-        Self { text, read: OnceCell::new(), levels: OnceCell::new() }
+        Self { text, read: OnceCell::new(), followers: OnceCell::new() }
     }
 
     fn get(&self) -> &[char] {
@@ -1949,7 +1966,7 @@ impl<'a> DocumentOpeners<'a> {
     }
 
     fn followers(&self) -> &Followers {
-        self.levels.get_or_init(|| followers(self.text))
+        self.followers.get_or_init(|| followers(self.text))
     }
 }
 
@@ -2178,30 +2195,22 @@ pub fn adapt(
         return Ok(Adapted { text: replacement, reading: None });
     }
     let replacement = without_the_next_lines_blanks(&found.quote, span, replacement, used)?;
-    fn contents(text: &str) -> Vec<&str> {
-        split_lines(text).into_iter().map(|(content, _)| content).collect()
-    }
-    let (quote_contents, span_contents, new_contents) =
-        (contents(&found.quote), contents(span), contents(&replacement));
-    let (reading, in_place) = if used.contains(&Normalization::Indentation) {
-        let (reading, placed) = decide_reading(
-            &quote_contents,
-            &span_contents,
-            &new_contents,
+    let Decision { reading, indents: in_place } = if used.contains(&Normalization::Indentation) {
+        fn contents(text: &str) -> Vec<&str> {
+            split_lines(text).into_iter().map(|(content, _)| content).collect()
+        }
+        decide_reading(
+            &contents(&found.quote),
+            &contents(span),
+            &contents(&replacement),
             &found_match.shift,
             found_match.anchored,
             Surroundings { at_line_start: placement.at_line_start, ..surroundings },
-        )?;
-        let quote = &quote_contents[..quote_contents.len().min(span_contents.len())];
-        let roles = roles_of(quote, &new_contents, surroundings.context);
-        let in_place =
-            in_place_indents(quote, &span_contents, &new_contents, &roles, &found_match.shift, found_match.anchored);
-        let in_place: Vec<Option<String>> =
-            in_place.into_iter().zip(placed).map(|(kept, placed)| kept.map(str::to_owned).or(placed)).collect();
-        (reading, in_place)
+        )?
     } else {
-        (None, vec![None; new_contents.len()])
+        Decision::default()
     };
+    let in_place = |j: usize| in_place.get(j).and_then(Option::as_deref);
     let kept = found_match.shift.units_only();
     let shift = if reading == Some(Reading::Kept) { &kept } else { &found_match.shift };
     let rewriter = Rewriter {
@@ -2246,14 +2255,14 @@ pub fn adapt(
                         || new_lines[j].trim().is_empty()
                         || rewriter.indent(indent, starts_line) == leading_blanks(&span_lines[i]);
                     let line = if lands { span_lines[i].clone() } else { rewriter.line(&new_lines[j], starts_line) };
-                    out.push_str(&indented_at(line, in_place[j].as_deref()));
+                    out.push_str(&indented_at(line, in_place(j)));
                 }
             }
             DiffOp::Delete { .. } => {}
             DiffOp::Insert { new_index, new_len, .. } => {
-                for j in new_index..new_index + new_len {
+                for (j, line) in new_lines.iter().enumerate().skip(new_index).take(new_len) {
                     let starts_line = !out.is_empty() || first_line_shifts;
-                    out.push_str(&indented_at(rewriter.line(&new_lines[j], starts_line), in_place[j].as_deref()));
+                    out.push_str(&indented_at(rewriter.line(line, starts_line), in_place(j)));
                 }
             }
             DiffOp::Replace { old_index, old_len, new_index, new_len } => {
@@ -2272,7 +2281,7 @@ pub fn adapt(
                         })
                         .flatten();
                     let line = kept.unwrap_or_else(|| rewriter.line(line, starts_line));
-                    out.push_str(&indented_at(line, in_place[new_index + offset].as_deref()));
+                    out.push_str(&indented_at(line, in_place(new_index + offset)));
                 }
             }
         }
@@ -2303,7 +2312,7 @@ pub fn adapt_whole(
     if used.iter().all(|step| *step == Normalization::LineNumbers) {
         return Ok(Adapted { text: replacement, reading: None });
     }
-    let (reading, in_place) = if used.contains(&Normalization::Indentation) {
+    let Decision { reading, indents: in_place } = if used.contains(&Normalization::Indentation) {
         // The quotes' lines, in order; a later quote's first line may start mid-line,
         // so only its other lines count, unless it starts a line.
         let mut quote: Vec<&str> = Vec::new();
@@ -2316,23 +2325,16 @@ pub fn adapt_whole(
             matched.extend(found[..len].iter().skip(skip).map(|(content, _)| *content));
         }
         let new: Vec<&str> = split_lines(&replacement).into_iter().map(|(content, _)| content).collect();
-        let (reading, placed) = decide_reading(
+        decide_reading(
             &quote,
             &matched,
             &new,
             shift,
             anchored,
             Surroundings { at_line_start: placement.at_line_start, ..surroundings },
-        )?;
-        let roles = roles_of(&quote, &new, surroundings.context);
-        let in_place: Vec<Option<String>> = in_place_indents(&quote, &matched, &new, &roles, shift, anchored)
-            .into_iter()
-            .zip(placed)
-            .map(|(kept, placed)| kept.map(str::to_owned).or(placed))
-            .collect();
-        (reading, in_place)
+        )?
     } else {
-        (None, Vec::new())
+        Decision::default()
     };
     let kept = shift.units_only();
     let shift = if reading == Some(Reading::Kept) { &kept } else { shift };

@@ -7,9 +7,9 @@
 //! holding a string in ASCII quotes; optionally a copy of some of its lines one
 //! level deeper, so that blocks repeat at another depth; optionally a block's opening
 //! line continued on a line aligned with four spaces, as C in tabs writes it, so
-//! that the file writes a depth two ways) is edited in its own
-//! indentation: one line of a block rewritten, a line inserted, or one or two lines
-//! wrapped in a new block (moved one level deeper by the edit). The edit is then
+//! that the file writes a depth two ways) is edited in its own indentation: one
+//! line of a block rewritten, a line inserted, or one or two lines wrapped in a new
+//! block (moved one level deeper by the edit). The edit is then
 //! sent clean or with one slip: trailing whitespace on the quote, the quote (or
 //! the old lines) shifted by one or two levels, the whole edit shifted, the quote
 //! or the whole edit in tabs for spaces (or back), curly quotes in the quote,
