@@ -72,6 +72,15 @@ TRUST_DIALOG_REGEX = r"Yes, I trust this folder"
 # after it appeared were never dropped; the guard in the source is 150-200 ms).
 DIALOG_GUARD_SECONDS = 0.4
 
+# An Enter that follows typed text too closely is taken for part of a paste and
+# becomes a newline in the prompt box, not a submission: Gemini CLI (and Qwen
+# Code, its fork) turns an Enter read within 30 ms of the last typed key into
+# shift+Enter (`bufferFastReturn`, FAST_RETURN_TIMEOUT). The echo on the screen
+# proves the last key was read; Enter sent this long after the echo is read at
+# least as long after it, whatever the load. (CI failed so once: "create b.txt"
+# stayed in Gemini CLI's prompt box and the model was never asked.)
+ENTER_AFTER_ECHO_SECONDS = 0.15
+
 
 class HarnessError(Exception):
     """A wait that timed out, a process that died, a session that is missing."""
@@ -376,13 +385,14 @@ class Session:
 
     def send_text(self, text, enter=True, echo_timeout=5.0):
         """Types `text` literally; with `enter`, waits until its end shows on the
-        screen (so the keystrokes arrived and are not taken for a paste) and
-        presses Enter."""
+        screen (so the keystrokes arrived), lets ENTER_AFTER_ECHO_SECONDS pass
+        (so Enter is not taken for part of a paste) and presses Enter."""
         _tmux(self.name, "send-keys", "-t", "main", "-l", text)
         if enter:
             tail = text.strip().splitlines()[-1][-12:] if text.strip() else ""
             if tail:
                 self.wait_for(re.escape(tail), timeout=echo_timeout)
+            time.sleep(ENTER_AFTER_ECHO_SECONDS)
             self.send_keys("Enter")
 
     def answer(self, keys, dialog=r"Do you want to", timeout=20.0):
@@ -411,6 +421,7 @@ class Session:
             self.wait_for(READY_REGEX, max(deadline - time.monotonic(), 0.1))
             _tmux(self.name, "send-keys", "-t", "main", "-l", "/ide")
             self.wait_for(r"/ide\s+Manage IDE integrations", 5.0)
+            time.sleep(ENTER_AFTER_ECHO_SECONDS)
             self.send_keys("Enter")
             self.wait_for(r"Connect to an IDE|No available IDEs detected", 10.0)
             time.sleep(DIALOG_GUARD_SECONDS)

@@ -453,6 +453,10 @@ def case_codex_tui_rejected(case):
     wait_until(ready, "Codex's prompt", timeout=60)
     tui.text("patch b.txt")
     wait_until(lambda: "patch b.txt" in tui.screen(), "the prompt typed")
+    # Codex's TUI takes an Enter that closely follows a burst of typed keys for
+    # part of a paste (a newline; its window is about 120 ms): the echo shows the
+    # last key was read, so an Enter sent this long after it is a submission.
+    time.sleep(0.3)
     tui.keys("Enter")
     thread, errors = person(nvim, lambda: nvim.lua('return e2e.reject("b.txt is frozen this week")'))
     try:
