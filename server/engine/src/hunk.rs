@@ -572,6 +572,100 @@ mod tests {
         );
     }
 
+    /// Issue 43's replay (requests, tmux): a line rewritten among added lines (a
+    /// stretch of another length), at its old line's indentation in the hunk, keeping
+    /// its first word and most of its characters, is evidence as a pair is: it lands
+    /// where its old line is only if the new lines carry the quote's shift.
+    #[test]
+    fn issue_43_replay_a_line_rewritten_among_added_ones_weighs_as_a_pair() {
+        let before = "try:\n    n = o.fileno()\nexcept io.Unsupported:\n    pass\nelse:\n    t = n\n";
+        let expected = "try:\n    n = o.fileno()\nexcept (io.Unsupported, AttributeError):\n    # AttributeError is a surprise\n    pass\nelse:\n    t = n\n";
+        // The whole hunk one level deeper: the `except` rewritten where it was.
+        let whole = marked(&[
+            (' ', "    try:"),
+            (' ', "        n = o.fileno()"),
+            ('-', "    except io.Unsupported:"),
+            ('+', "    except (io.Unsupported, AttributeError):"),
+            ('+', "        # AttributeError is a surprise"),
+            (' ', "        pass"),
+        ]);
+        check(before, &[whole], true, Ok(expected));
+        // Only the context and the removed line deeper, the added lines right: the
+        // rewritten line is at another indentation than its old one in the hunk, no
+        // pair; the added lines' neighbours decide, kept.
+        let context_shifted = marked(&[
+            (' ', "    try:"),
+            (' ', "        n = o.fileno()"),
+            ('-', "    except io.Unsupported:"),
+            ('+', "except (io.Unsupported, AttributeError):"),
+            ('+', "    # AttributeError is a surprise"),
+            (' ', "        pass"),
+        ]);
+        check(before, &[context_shifted], true, Ok(expected));
+        // A C condition rewritten into two lines, the whole hunk a tab deeper: the
+        // rewritten line lands where its old line is only if shifted back, but the
+        // continuation after it, judged without it, sits more plainly where the hunk
+        // has it (at the level of the body after it): the commit may have moved lines
+        // as much as the shift, refused.
+        let c = "int\nf(void)\n{\n\tint c;\n\n\tif (strcmp(n, \"grey\") == 0) {\n\t\tc = 1;\n\t}\n\tif (a ||\n\t    b)\n\t\treturn (c);\n}\n";
+        let condition = marked(&[
+            (' ', "\t\tint c;"),
+            (' ', ""),
+            ('-', "\t\tif (strcmp(n, \"grey\") == 0) {"),
+            ('+', "\t\tif (strcasecmp(n, \"grey\") == 0 ||"),
+            ('+', "\t\t    strcasecmp(n, \"gray\") == 0) {"),
+            (' ', "\t\t\tc = 1;"),
+        ]);
+        check(c, &[condition], true, Err(&["UndecidedIndentation { quote: OldLines, range: 14..63 }"]));
+    }
+
+    /// Issue 43's replay (fd, express): lines that are alike in words but not rewrites
+    /// of one another in place are no evidence. An argument taken out of a call, one
+    /// level shallower, is not paired with it (a first version that paired lines at
+    /// any indentation wrote it a level too deep), nor is a line of another kind that
+    /// shares a string with an old one.
+    #[test]
+    fn issue_43_replay_lines_alike_elsewhere_are_no_rewrites() {
+        let before = "fn t() -> N {\n    // why\n    const F: N = N::MIN;\n\n    min(\n        avail().unwrap_or(F),\n        MAX,\n    )\n}\n";
+        let moved_out = marked(&[
+            (' ', "    fn t() -> N {"),
+            (' ', "        // why"),
+            ('-', "        const F: N = N::MIN;"),
+            ('+', "        let fallback = N::MIN;"),
+            (' ', ""),
+            ('-', "        min("),
+            ('-', "            avail().unwrap_or(F),"),
+            ('-', "            MAX,"),
+            ('-', "        )"),
+            ('+', "        avail()"),
+            ('+', "            .unwrap_or(fallback)"),
+            ('+', "            .min(limit)"),
+            (' ', "    }"),
+        ]);
+        let expected = "fn t() -> N {\n    // why\n    let fallback = N::MIN;\n\n    avail()\n        .unwrap_or(fallback)\n        .min(limit)\n}\n";
+        check(before, &[moved_out], true, Ok(expected));
+        let js = "it('a', function(done){\n  request(app)\n  .get('/')\n  .end(function(err, res){\n    var val = ['name=tobi; Path=/'];\n    done();\n  })\n})\n";
+        let expect = marked(&[
+            (' ', "    request(app)"),
+            (' ', "    .get('/')"),
+            ('-', "    .end(function(err, res){"),
+            ('-', "      var val = ['name=tobi; Path=/'];"),
+            ('-', "      done();"),
+            ('-', "    })"),
+            ('+', "    .expect('Set-Cookie', 'name=tobi; Path=/')"),
+            ('+', "    .expect(200, done)"),
+            (' ', "  })"),
+        ]);
+        check(
+            js,
+            &[expect],
+            true,
+            Ok(
+                "it('a', function(done){\n  request(app)\n  .get('/')\n  .expect('Set-Cookie', 'name=tobi; Path=/')\n  .expect(200, done)\n})\n",
+            ),
+        );
+    }
+
     /// A hunk with its context lines marked, as `apply_patch` reads them: `' '`, `'-'`
     /// or `'+'` before each line.
     fn marked(lines: &[(char, &str)]) -> Hunk {

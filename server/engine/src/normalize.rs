@@ -54,7 +54,7 @@ use std::time::{Duration, Instant};
 
 use memchr::memmem::Finder;
 use ropey::Rope;
-use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
+use similar::{Algorithm, DiffOp, TextDiff, capture_diff_slices_deadline};
 
 use crate::quote::find_all;
 
@@ -1111,14 +1111,16 @@ enum Role {
 
 /// The role of each new line: the quote's line it stands for (by content once
 /// indentation is ignored, or replacing it one for one), a context line written
-/// once (only the marked ones), or inserted.
-fn roles_of(quote: &[&str], new: &[&str], context: &[(usize, usize)]) -> Vec<Role> {
+/// once (only the marked ones), or inserted; and among the inserted ones, those
+/// that rewrite a quote line (see [`rewritten_pairs`]), as `(quote line, new line)`.
+fn roles_of(quote: &[&str], new: &[&str], context: &[(usize, usize)]) -> (Vec<Role>, Vec<(usize, usize)>) {
     let trimmed = |lines: &[&str]| -> Vec<String> {
         lines.iter().map(|line| line.trim_matches([' ', '\t']).to_owned()).collect()
     };
     let (quote_keys, new_keys) = (trimmed(quote), trimmed(new));
     let deadline = Instant::now() + DIFF_TIMEOUT;
     let mut roles = vec![Role::Inserted; new.len()];
+    let mut rewritten = Vec::new();
     for op in aligned(quote.len(), new.len(), context, |old, new| {
         capture_diff_slices_deadline(Algorithm::Myers, &quote_keys[old], &new_keys[new], Some(deadline))
     }) {
@@ -1135,10 +1137,85 @@ fn roles_of(quote: &[&str], new: &[&str], context: &[(usize, usize)]) -> Vec<Rol
                     roles[new_index + offset] = Role::Paired(old_index + offset);
                 }
             }
-            DiffOp::Delete { .. } | DiffOp::Insert { .. } | DiffOp::Replace { .. } => {}
+            DiffOp::Replace { old_index, old_len, new_index, new_len } => {
+                let (old, added) = (old_index..old_index + old_len, new_index..new_index + new_len);
+                let lines = (&quote[old.clone()], &new[added.clone()]);
+                let pairs = rewritten_pairs(&quote_keys[old], &new_keys[added], lines, deadline);
+                rewritten.extend(pairs.into_iter().map(|(i, j)| (old_index + i, new_index + j)));
+            }
+            DiffOp::Delete { .. } | DiffOp::Insert { .. } => {}
         }
     }
-    roles
+    (roles, rewritten)
+}
+
+/// The most lines a stretch of replaced lines may hold, old times new, for
+/// [`rewritten_pairs`] to pair them.
+const REWRITTEN_PAIRS_MAX: usize = 400;
+
+/// How alike (the share of characters in common) a line and the line that rewrites
+/// it are, at least, for [`rewritten_pairs`].
+const REWRITTEN_ALIKE: f32 = 0.6;
+
+/// In a stretch the diff replaced by a stretch of another length (`old` quote lines
+/// and `new` lines, indentation trimmed; as sent in `old_lines` and `new_lines`), the
+/// lines that rewrite one another: an old line rewritten into a new one at the same
+/// indentation that starts with the same word (or character) and keeps most of its
+/// characters (`except X:` into `except (X, Y):` and a comment under it), paired in
+/// order, the most pairs there can be. Blank lines pair with nothing.
+///
+/// Such a line is no line the quote stands for (it is new, and a run of added lines
+/// with the lines around it), but it is evidence: it lands on its old line's
+/// indentation only under the reading that shifts the new text like the quote. A
+/// line rewritten at another indentation is no pair: the commit may have moved it by
+/// as much as the shift (an argument taken out of a call), and it would then be
+/// evidence of the other reading, and wrong.
+fn rewritten_pairs(
+    old: &[String],
+    new: &[String],
+    (old_lines, new_lines): (&[&str], &[&str]),
+    deadline: Instant,
+) -> Vec<(usize, usize)> {
+    if old.len() * new.len() > REWRITTEN_PAIRS_MAX {
+        return Vec::new();
+    }
+    // The first word of a line (`except`, `return`), or its first character.
+    fn kind(line: &str) -> &str {
+        let word = line.len() - line.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_').len();
+        &line[..word.max(line.chars().next().map_or(0, char::len_utf8))]
+    }
+    let alike = |i: usize, j: usize| {
+        !old[i].is_empty()
+            && !new[j].is_empty()
+            && leading_blanks(old_lines[i]) == leading_blanks(new_lines[j])
+            && kind(&old[i]) == kind(&new[j])
+            && TextDiff::configure().deadline(deadline).diff_chars(&old[i], &new[j]).ratio() >= REWRITTEN_ALIKE
+    };
+    // most[i][j]: the most pairs among old[i..] and new[j..] (a longest common
+    // subsequence, "alike" for "equal").
+    let (n, m) = (old.len(), new.len());
+    let mut most = vec![vec![0usize; m + 1]; n + 1];
+    let mut pairs_here = vec![vec![false; m]; n];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            pairs_here[i][j] = alike(i, j);
+            let paired = if pairs_here[i][j] { 1 + most[i + 1][j + 1] } else { 0 };
+            most[i][j] = paired.max(most[i + 1][j]).max(most[i][j + 1]);
+        }
+    }
+    let mut pairs = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < n && j < m {
+        if pairs_here[i][j] && most[i][j] == 1 + most[i + 1][j + 1] {
+            pairs.push((i, j));
+            (i, j) = (i + 1, j + 1);
+        } else if most[i][j] == most[i + 1][j] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    pairs
 }
 
 /// For each new line, the document's indentation it is written at when the shift
@@ -1221,7 +1298,7 @@ pub fn decide_reading(
     let first_line_at_start = !anchored && surroundings.at_line_start;
     let counts = |index: usize, line: &str| (index > 0 || anchored) && !line.chars().all(is_blank);
     let quote = &quote[..quote.len().min(span.len())];
-    let roles = roles_of(quote, new, surroundings.context);
+    let (roles, rewritten) = roles_of(quote, new, surroundings.context);
     // A match that starts a line with a first line that did not shift like the
     // others (it has no indentation in quote and document alike): the new line that
     // stands for it is written where it is, so it must have none either.
@@ -1293,34 +1370,32 @@ pub fn decide_reading(
         let kept = written(Reading::Kept, j);
         kept.is_some() && kept == written(Reading::Reindented, j)
     });
-    let unit = indent_unit(span, surroundings);
-    // The document's line before (and after) a run of new lines in the result: lines
-    // taken from the quote are the document's own.
-    let neighbour = |j: usize, step: isize| -> Option<&str> {
-        let mut at = j as isize + step;
-        while at >= 0 && (at as usize) < new.len() {
-            let k = at as usize;
-            match roles[k] {
-                Role::Paired(i) | Role::Context(i) if !span[i].chars().all(is_blank) => {
-                    // A first line that starts a line is the document's own, shifted or not.
-                    return (counts(i, span[i]) || (i == 0 && first_line_at_start)).then_some(span[i]);
-                }
-                Role::Inserted | Role::Moved if !new[k].chars().all(is_blank) => return None,
-                _ => {}
-            }
-            at += step;
-        }
-        if step < 0 { surroundings.before } else { surroundings.after }
+    // Rewritten lines that land on their old line's indentation under a reading
+    // weigh as pairs do.
+    let lands = |i: usize, j: usize| {
+        [Reading::Kept, Reading::Reindented]
+            .into_iter()
+            .any(|reading| written(reading, j).as_deref() == Some(leading_blanks(span[i])))
     };
+    let weighed: Vec<(usize, usize)> =
+        paired
+            .iter()
+            .copied()
+            .chain(rewritten.into_iter().filter(|&(i, j)| {
+                counts(i, quote[i]) && counts(j, new[j]) && roles[j] == Role::Inserted && lands(i, j)
+            }))
+            .collect();
+    let unit = indent_unit(span, surroundings);
+    let neighbours = Neighbours { new, span, roles: &roles, anchored, surroundings };
     let weighing = Weighing {
         new,
         span,
-        evidence: evidence_of(&paired, quote, new, &roles),
+        evidence: evidence_of(&weighed, quote, new, &roles),
         paired: &paired,
         moved: &moved,
         runs: runs_of(&inserted, &roles),
         written: &written,
-        neighbour: &neighbour,
+        neighbours: &neighbours,
         unit: unit.as_deref(),
         openers: surroundings.openers,
         hunk: !surroundings.context.is_empty(),
@@ -1537,6 +1612,58 @@ fn evidence_of(paired: &[(usize, usize)], quote: &[&str], new: &[&str], roles: &
     }
 }
 
+/// The document's lines around the new lines in the result: lines taken from the
+/// quote are the document's own.
+struct Neighbours<'n> {
+    new: &'n [&'n str],
+    span: &'n [&'n str],
+    roles: &'n [Role],
+    /// Whether the quote's first line starts a line of the document (see
+    /// [`decide_reading`]).
+    anchored: bool,
+    surroundings: Surroundings<'n>,
+}
+
+impl<'n> Neighbours<'n> {
+    /// Where the document's line before (`step` -1) or after (1) new line `j` is: a
+    /// line of the match (`Some(i)`), or the line around the match (`None`); nothing
+    /// where a new line comes first, or no line is there.
+    fn at(&self, j: usize, step: isize) -> Option<Option<usize>> {
+        let first_line_at_start = !self.anchored && self.surroundings.at_line_start;
+        let mut at = j as isize + step;
+        while at >= 0 && (at as usize) < self.new.len() {
+            let k = at as usize;
+            match self.roles[k] {
+                Role::Paired(i) | Role::Context(i) if !self.span[i].chars().all(is_blank) => {
+                    // A first line that starts a line is the document's own, shifted or not.
+                    return (i > 0 || self.anchored || first_line_at_start).then_some(Some(i));
+                }
+                Role::Inserted | Role::Moved if !self.new[k].chars().all(is_blank) => return None,
+                _ => {}
+            }
+            at += step;
+        }
+        let around = if step < 0 { self.surroundings.before } else { self.surroundings.after };
+        around.map(|_| None)
+    }
+
+    /// The document's line before (`step` -1) or after (1) new line `j` in the result.
+    fn line(&self, j: usize, step: isize) -> Option<&'n str> {
+        match self.at(j, step)? {
+            Some(i) => Some(self.span[i]),
+            None if step < 0 => self.surroundings.before,
+            None => self.surroundings.after,
+        }
+    }
+
+    /// The document's own line after the line before new line `j`, before the edit:
+    /// how deep the document goes after that line.
+    fn followed(&self, j: usize) -> Option<&'n str> {
+        let from = self.at(j, -1)?.map_or(0, |i| i + 1);
+        self.span[from..].iter().find(|line| !line.chars().all(is_blank)).copied().or(self.surroundings.after)
+    }
+}
+
 /// What [`decide_reading`] weighs, once every new line has its role: how each
 /// reading writes a line, and the document's lines around each run of inserted ones.
 struct Weighing<'w> {
@@ -1544,15 +1671,15 @@ struct Weighing<'w> {
     span: &'w [&'w str],
     /// Paired lines `(quote line, new line)` that are no lines the edit moves.
     paired: &'w [(usize, usize)],
-    /// The paired lines that count as evidence (see [`evidence_of`]).
+    /// The paired and rewritten lines that count as evidence (see [`evidence_of`]).
     evidence: Vec<(usize, usize)>,
     /// New lines the edit moves (see [`Role::Moved`]).
     moved: &'w [usize],
     runs: Vec<Vec<usize>>,
     /// How a reading writes new line `j`'s indentation, if it may.
     written: &'w dyn Fn(Reading, usize) -> Option<String>,
-    /// The document's line before (`-1`) or after (`1`) new line `j` in the result.
-    neighbour: &'w dyn Fn(usize, isize) -> Option<&'w str>,
+    /// The document's lines around the new lines.
+    neighbours: &'w Neighbours<'w>,
     unit: Option<&'w str>,
     openers: Option<&'w DocumentOpeners<'w>>,
     /// A patch hunk, its context lines marked.
@@ -1575,24 +1702,51 @@ impl Weighing<'_> {
     }
 
     /// Each run, by its shallowest line, is well-formed beside the lines around it
-    /// (see [`run_fits`]); `strict` leaves out the block that closes.
+    /// (see [`run_fits`]); `strict` leaves out the block that closes, and the lines
+    /// that rewrite a quote line and land on its indentation (placed by that).
     fn runs_fit(&self, reading: Reading, strict: bool) -> bool {
+        let placed = |j: usize| {
+            strict
+                && self.evidence.iter().any(|&(i, k)| {
+                    k == j && (self.written)(reading, j).as_deref() == Some(leading_blanks(self.span[i]))
+                })
+        };
         self.runs.iter().all(|run| {
-            let Some(indents) = run.iter().map(|&j| (self.written)(reading, j)).collect::<Option<Vec<String>>>() else {
+            let weighed = run.iter().filter(|&&j| !placed(j));
+            let Some(indents) = weighed.map(|&j| (self.written)(reading, j)).collect::<Option<Vec<String>>>() else {
                 return false;
             };
-            let Some(shallowest) = indents.iter().min_by_key(|indent| indent.chars().count()) else { return false };
-            let after = (self.neighbour)(run[run.len() - 1], 1);
+            let Some(shallowest) = indents.iter().min_by_key(|indent| indent.chars().count()) else {
+                // Every line of it is placed.
+                return true;
+            };
             // With no line before it, it tells neither reading apart.
-            let Some(before) = (self.neighbour)(run[0], -1) else { return true };
-            let opens = may_open_in(before, self.openers);
-            run_fits(shallowest, before, opens, after, self.unit, strict)
+            let Some(before) = self.neighbours.line(run[0], -1) else { return true };
+            let level = leading_blanks(before);
+            let around = Around {
+                before,
+                opens: may_open_in(before, self.openers),
+                opened: self
+                    .neighbours
+                    .followed(run[0])
+                    .map(leading_blanks)
+                    .filter(|depth| depth.len() > level.len() && depth.starts_with(level)),
+                // Only a document in tabs tells a continuation (spaces after the tabs)
+                // from a level; in spaces, what follows an ending is as likely a block.
+                continued: self
+                    .openers
+                    .filter(|_| self.unit == Some("\t"))
+                    .and_then(|openers| openers.continued_after(before)),
+                after: self.neighbours.line(run[run.len() - 1], 1),
+            };
+            run_fits(shallowest, &around, self.unit, strict)
         })
     }
 
-    /// Paired lines decide where there are any, and the runs must agree.
+    /// Paired lines (and rewritten ones) decide where there are any, and the runs
+    /// must agree.
     fn fits(&self, reading: Reading) -> bool {
-        (self.paired.is_empty() || self.paired_fit(reading))
+        ((self.paired.is_empty() && self.evidence.is_empty()) || self.paired_fit(reading))
             && self.runs_fit(reading, false)
             && self.moved.iter().all(|&j| (self.written)(reading, j).is_some())
     }
@@ -1610,13 +1764,19 @@ impl Weighing<'_> {
     fn malformed(&self, reading: Reading) -> bool {
         self.runs.iter().any(|run| {
             let (first, last) = (self.new[run[0]], self.new[run[run.len() - 1]]);
-            let opens_flat = (self.neighbour)(run[0], -1)
+            let opens_flat = self
+                .neighbours
+                .line(run[0], -1)
                 .zip((self.written)(reading, run[0]))
                 .is_some_and(|(before, indent)| opens_flat(before, first, &indent));
-            let closes_deeper = (self.neighbour)(run[run.len() - 1], 1)
+            let closes_deeper = self
+                .neighbours
+                .line(run[run.len() - 1], 1)
                 .zip((self.written)(reading, run[run.len() - 1]))
                 .is_some_and(|(after, indent)| closes_deeper(last, &indent, after));
-            let left_open = (self.neighbour)(run[run.len() - 1], 1)
+            let left_open = self
+                .neighbours
+                .line(run[run.len() - 1], 1)
                 .zip((self.written)(reading, run[0]))
                 .is_some_and(|(after, indent)| leaves_open(run.iter().map(|&j| self.new[j]), &indent, after));
             opens_flat || closes_deeper || left_open
@@ -1734,27 +1894,40 @@ fn levels_opened(
     levels
 }
 
+/// The document's lines around a run of new lines in the result.
+struct Around<'a> {
+    before: &'a str,
+    /// Whether `before` may open a block (see [`may_open_in`]).
+    opens: bool,
+    /// The indentation of the document's line after `before`, before the edit, where
+    /// it is deeper: the depth the document writes under it (two levels for Python's
+    /// hanging indents, say), whatever its unit elsewhere.
+    opened: Option<&'a str>,
+    /// The spaces the document always continues a line ending as `before` does with,
+    /// in a document in tabs (see [`DocumentOpeners::continued_after`]).
+    continued: Option<&'a str>,
+    after: Option<&'a str>,
+}
+
 /// Whether a run of new lines whose shallowest line is written at `shallowest` is
-/// well-formed between the line `before` it and the line `after` it: at the level of
-/// the line before (unless that line opens a block, which wants a deeper one), one
-/// `unit` deeper than a line before that may open a block (`before_opens`), at the
+/// well-formed between the line before it and the line after it: at the level of the
+/// line before (unless that line opens a block, which wants a deeper one), one `unit`
+/// deeper than a line before that may open a block (or as deep as the document's own
+/// line after it, where that is deeper: see [`Around::opened`]), that line's
+/// indentation and the spaces a document in tabs always continues its ending with (a
+/// continuation), at the
 /// level of the line after (a sibling of it), or, unless `strict`, shallower than the
 /// line before (a block closes).
-fn run_fits(
-    shallowest: &str,
-    before: &str,
-    before_opens: bool,
-    after: Option<&str>,
-    unit: Option<&str>,
-    strict: bool,
-) -> bool {
-    let level = leading_blanks(before);
+fn run_fits(shallowest: &str, around: &Around<'_>, unit: Option<&str>, strict: bool) -> bool {
+    let level = leading_blanks(around.before);
     let closes = level.starts_with(shallowest) && level != shallowest;
-    let opens = before.trim_end().ends_with(['{', '(', '[', ':']);
+    let opens = around.before.trim_end().ends_with(['{', '(', '[', ':']);
+    let deeper_by = |step: &str| shallowest.strip_prefix(level) == Some(step);
     (level == shallowest && !(strict && opens))
         || (!strict && closes)
-        || (before_opens && unit.is_some_and(|unit| shallowest == format!("{level}{unit}")))
-        || after.is_some_and(|after| leading_blanks(after) == shallowest)
+        || (around.opens && around.opened.map_or(unit.is_some_and(deeper_by), |depth| depth == shallowest))
+        || around.continued.is_some_and(deeper_by)
+        || around.after.is_some_and(|after| leading_blanks(after) == shallowest)
 }
 
 /// The inserted lines (indexes of new lines, ascending) in runs of consecutive

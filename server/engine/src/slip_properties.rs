@@ -226,6 +226,12 @@ enum Change {
     /// One or two lines wrapped in a new block, so one level deeper: lines the edit
     /// moves, which say nothing of the reading.
     Wrap,
+    /// One line rewritten (most of it kept), and a line added after it when `added`,
+    /// the rewritten line moved by `moved` levels: deeper only into the block that the
+    /// line before it ends, shallower only out of the block it ends (the shape of issue
+    /// 43's replay where a line rewritten among added ones, a stretch of another length,
+    /// weighs as a pair, and of a commit that takes a branch's last statement out of it).
+    Expand { moved: isize, added: bool },
 }
 
 impl Change {
@@ -234,8 +240,9 @@ impl Change {
     }
 }
 
-/// The block after the change, in the file's levels.
-fn changed(block: &[(usize, String)], change: Change, at: usize) -> Vec<EditLine> {
+/// The block after the change, in the file's levels (`next_level`: the level of the
+/// file's line after the block).
+fn changed(block: &[(usize, String)], change: Change, at: usize, next_level: Option<usize>) -> Vec<EditLine> {
     let mut out: Vec<EditLine> = block.iter().map(|(level, content)| (*level, content.clone(), false)).collect();
     let at = at % out.len();
     match change {
@@ -256,6 +263,23 @@ fn changed(block: &[(usize, String)], change: Change, at: usize) -> Vec<EditLine
             }
             out.insert(end, (level, "} // wrapped".into(), true));
             out.insert(at, (level, "if wrapped {".into(), true));
+        }
+        Change::Expand { moved, added } => {
+            // Deeper only into the block the line before it ends, shallower only out of
+            // the block it ends (a line moved otherwise leaves the lines around it at
+            // depths no one writes).
+            let joins = at > 0 && out[at - 1].0 > out[at].0;
+            let leaves = out.get(at + 1).map(|next| next.0).or(next_level).is_none_or(|next| next < out[at].0);
+            let moved = match moved {
+                1 if joins => 1,
+                -1 if leaves => -1,
+                _ => 0,
+            };
+            let level = out[at].0.saturating_add_signed(moved);
+            out[at] = (level, format!("{} // 2", out[at].1), true);
+            if added {
+                out.insert(at + 1, (level, "added();".into(), true));
+            }
         }
     }
     out
@@ -317,7 +341,7 @@ fn try_every_dialect(file: &File, from: usize, len: usize, change: Change, at: u
     let from = from % file.lines.len();
     let len = len.min(file.lines.len() - from);
     let block = &file.lines[from..from + len];
-    let after = changed(block, change, at);
+    let after = changed(block, change, at, file.lines.get(from + len).map(|(level, _)| *level));
     let text = file.text();
     let rope = Rope::from_str(&text);
     let mut intended_lines = file.lines.clone();
@@ -424,6 +448,50 @@ proptest! {
         slip in slip(),
     ) {
         for tried in try_every_dialect(&file, from, len, Change::Wrap, at, slip) {
+            outcome(tried.dialect, tried.result, &tried.intended, tried.literal.as_deref(), slip)?;
+        }
+    }
+
+    /// The same with one line rewritten, and another added after it or not: a line
+    /// rewritten among added ones (a stretch of another length) weighs as a pair.
+    #[test]
+    fn a_slipped_edit_that_rewrites_a_line_writes_the_intended_file_or_nothing(
+        file in file(),
+        from in 0usize..12,
+        len in 2usize..5,
+        at in 0usize..4,
+        added in proptest::bool::ANY,
+        slip in slip(),
+    ) {
+        for tried in try_every_dialect(&file, from, len, Change::Expand { moved: 0, added }, at, slip) {
+            outcome(tried.dialect, tried.result, &tried.intended, tried.literal.as_deref(), slip)?;
+        }
+    }
+}
+
+proptest! {
+    // Enough cases to meet the hazard (a few hundred do not).
+    #![proptest_config(ProptestConfig { cases: 20000, ..ProptestConfig::default() })]
+
+    /// A hazard found in the fourth session and still open: a line the edit rewrites
+    /// and moves by a level across the edge of a block (a branch's last statement taken
+    /// out of it, a statement taken into the branch before it), in a quote shifted by
+    /// as much. The pair it makes lands on its old line under the other reading, and
+    /// both readings read well, so the pair's word is taken and the file is wrong. No
+    /// rule tried so far refuses it without refusing far more slips that are right
+    /// (BENCHMARKS.md, "What is still open"). Run by hand with `--ignored`.
+    #[test]
+    #[ignore = "known hazard, open: a line moved across a block edge by as much as the slip (BENCHMARKS.md)"]
+    fn a_slipped_edit_that_moves_a_line_across_a_block_edge_writes_the_intended_file_or_nothing(
+        file in file(),
+        from in 0usize..12,
+        len in 2usize..5,
+        at in 0usize..4,
+        moved in prop_oneof![Just(-1isize), Just(1isize)],
+        added in proptest::bool::ANY,
+        slip in slip(),
+    ) {
+        for tried in try_every_dialect(&file, from, len, Change::Expand { moved, added }, at, slip) {
             outcome(tried.dialect, tried.result, &tried.intended, tried.literal.as_deref(), slip)?;
         }
     }
