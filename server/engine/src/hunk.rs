@@ -619,6 +619,25 @@ mod tests {
         check(c, &[condition], true, Err(&["UndecidedIndentation { quote: OldLines, range: 14..63 }"]));
     }
 
+    /// Issue 43, the rewrite property test (fourth session): under a line the document
+    /// follows two levels deeper (Python's hanging indent), one level deeper is no
+    /// place of its own. The arguments rewritten, context and removed line one level
+    /// too deep: as sent they sit where the document's argument does, shifted back they
+    /// sit one level under `def f(` and beside `pass`; both read well, refused (it was
+    /// written one level under `def f(`).
+    #[test]
+    fn issue_43_a_run_under_a_hanging_indent_sits_at_the_documents_depth() {
+        let before = "def f(\n        a):\n    pass\n";
+        let hanging = marked(&[
+            (' ', "    def f("),
+            ('-', "            a):"),
+            ('+', "        a,"),
+            ('+', "        b):"),
+            (' ', "        pass"),
+        ]);
+        check(before, &[hanging], true, Err(&["UndecidedIndentation { quote: OldLines, range: 0..28 }"]));
+    }
+
     /// Issue 43's replay (fd, express): lines that are alike in words but not rewrites
     /// of one another in place are no evidence. An argument taken out of a call, one
     /// level shallower, is not paired with it (a first version that paired lines at

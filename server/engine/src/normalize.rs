@@ -1377,14 +1377,11 @@ pub fn decide_reading(
             .into_iter()
             .any(|reading| written(reading, j).as_deref() == Some(leading_blanks(span[i])))
     };
-    let weighed: Vec<(usize, usize)> =
-        paired
-            .iter()
-            .copied()
-            .chain(rewritten.into_iter().filter(|&(i, j)| {
-                counts(i, quote[i]) && counts(j, new[j]) && roles[j] == Role::Inserted && lands(i, j)
-            }))
-            .collect();
+    let weighed: Vec<(usize, usize)> = paired
+        .iter()
+        .copied()
+        .chain(rewritten.into_iter().filter(|&(i, j)| counts(i, quote[i]) && counts(j, new[j]) && lands(i, j)))
+        .collect();
     let unit = indent_unit(span, surroundings);
     let neighbours = Neighbours { new, span, roles: &roles, anchored, surroundings };
     let weighing = Weighing {
@@ -1692,25 +1689,23 @@ impl Weighing<'_> {
     /// neither was set apart as moved. A reading fits the pairs when some pair lands
     /// under it, none lands under the other reading alone, and every one is written.
     fn paired_fit(&self, reading: Reading) -> bool {
-        let lands = |reading: Reading, i: usize, j: usize| {
-            (self.written)(reading, j).as_deref() == Some(leading_blanks(self.span[i]))
-        };
         let other = reading.other();
         self.paired.iter().all(|&(_, j)| (self.written)(reading, j).is_some())
-            && self.evidence.iter().all(|&(i, j)| lands(reading, i, j) || !lands(other, i, j))
-            && self.evidence.iter().any(|&(i, j)| lands(reading, i, j))
+            && self.evidence.iter().all(|&(i, j)| self.lands(reading, i, j) || !self.lands(other, i, j))
+            && self.evidence.iter().any(|&(i, j)| self.lands(reading, i, j))
+    }
+
+    /// Whether `reading` writes new line `j` at quote line `i`'s indentation in the
+    /// document.
+    fn lands(&self, reading: Reading, i: usize, j: usize) -> bool {
+        (self.written)(reading, j).as_deref() == Some(leading_blanks(self.span[i]))
     }
 
     /// Each run, by its shallowest line, is well-formed beside the lines around it
     /// (see [`run_fits`]); `strict` leaves out the block that closes, and the lines
     /// that rewrite a quote line and land on its indentation (placed by that).
     fn runs_fit(&self, reading: Reading, strict: bool) -> bool {
-        let placed = |j: usize| {
-            strict
-                && self.evidence.iter().any(|&(i, k)| {
-                    k == j && (self.written)(reading, j).as_deref() == Some(leading_blanks(self.span[i]))
-                })
-        };
+        let placed = |j: usize| strict && self.evidence.iter().any(|&(i, k)| k == j && self.lands(reading, i, j));
         self.runs.iter().all(|run| {
             let weighed = run.iter().filter(|&&j| !placed(j));
             let Some(indents) = weighed.map(|&j| (self.written)(reading, j)).collect::<Option<Vec<String>>>() else {
@@ -1730,7 +1725,7 @@ impl Weighing<'_> {
                     .neighbours
                     .followed(run[0])
                     .map(leading_blanks)
-                    .filter(|depth| depth.len() > level.len() && depth.starts_with(level)),
+                    .filter(|depth| *depth != level && !level.starts_with(depth)),
                 // Only a document in tabs tells a continuation (spaces after the tabs)
                 // from a level; in spaces, what follows an ending is as likely a block.
                 continued: self
@@ -1900,8 +1895,9 @@ struct Around<'a> {
     /// Whether `before` may open a block (see [`may_open_in`]).
     opens: bool,
     /// The indentation of the document's line after `before`, before the edit, where
-    /// it is deeper: the depth the document writes under it (two levels for Python's
-    /// hanging indents, say), whatever its unit elsewhere.
+    /// it is neither the same nor shallower: the depth the document writes under it
+    /// (two levels for Python's hanging indents; two tabs under a condition continued
+    /// with spaces, `\t    b) {`), whatever its unit elsewhere.
     opened: Option<&'a str>,
     /// The spaces the document always continues a line ending as `before` does with,
     /// in a document in tabs (see [`DocumentOpeners::continued_after`]).
