@@ -94,20 +94,47 @@ installed_version() {
   sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$manifest" | head -1
 }
 
+# npm's exit status and the end of its log, with the free space where it writes: a
+# failed install says why. A download cut by the network is tried again (up to 3 times,
+# 10 s apart, the folder cleared first); a full disk or any other error is not, since
+# trying again cannot help.
+npm_install() {
+  local attempt
+  for attempt in 1 2 3; do
+    rm -rf "$prefix/node_modules"
+    mkdir -p "$prefix"
+    if npm install --prefix "$prefix" --no-audit --no-fund --no-save --loglevel=error \
+        --fetch-retries=4 --fetch-retry-mintimeout=5000 --fetch-retry-maxtimeout=60000 \
+        "${npm_extra[@]}" "$package@$version" >"$log" 2>&1; then
+      return 0
+    fi
+    echo "npm install of $package@$version failed (attempt $attempt of 3); the end of its log:" >&2
+    tail -30 "$log" >&2
+    df -h "$prefix" "$(npm config get cache)" >&2 || true
+    if grep -q -E 'ENOSPC|no space left' "$log"; then
+      echo "the disk is full: free some space (the folder above) and run the tests again" >&2
+      return 1
+    fi
+    if ! grep -q -E 'ECONNRESET|ETIMEDOUT|EAI_AGAIN|ECONNREFUSED|ENOTFOUND|EPIPE|socket hang up|network|integrity checksum failed|TAR_BAD_ARCHIVE|zlib|unexpected end|E5[0-9][0-9]|E429' "$log"; then
+      return 1
+    fi
+    [ "$attempt" -lt 3 ] && sleep 10
+  done
+  return 1
+}
+
 for agent in "${wanted[@]}"; do
   describe "$agent"
   if [ "$(installed_version || true)" != "$version" ]; then
     echo "installing $package@$version into $prefix (npm)" >&2
+    log="$agents/$agent-npm-install.log"
     mkdir -p "$prefix"
-    log="$prefix/npm-install.log"
-    if ! npm install --prefix "$prefix" --no-audit --no-fund --no-save --loglevel=error \
-        "${npm_extra[@]}" "$package@$version" >"$log" 2>&1; then
-      cat "$log" >&2
-      echo "npm install of $package@$version failed" >&2
+    if ! npm_install; then
+      echo "npm install of $package@$version into $prefix failed: see its log above (kept in $log)" >&2
       exit 1
     fi
     if [ "$(installed_version || true)" != "$version" ]; then
-      cat "$log" >&2
+      tail -30 "$log" >&2
       echo "npm installed no runnable $agent at $bin (is this linux-x64 with glibc?)" >&2
       exit 1
     fi

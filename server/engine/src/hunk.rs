@@ -82,9 +82,12 @@ pub fn plan_hunks(text: &Rope, hunks: &[Hunk], rules: HunkRules) -> Vec<Result<P
     results
 }
 
-/// Identical hunks (the same change made to each of several copies of some lines):
-/// `k` of them, each ambiguous among the same `k` places, give the same file
-/// whichever goes where, so each place gets one. Any other count stays ambiguous.
+/// Hunks that make the same change to each of several copies of some lines: `k` of
+/// them, each ambiguous among the same `k` places, and each writing the same text
+/// at every one of those places as the others do, give the same file whichever goes
+/// where, so each place gets one. They are identical hunks, or the same hunk sent
+/// once with a slip and once without (one shifted, one not). Any other count, or a
+/// copy that would write a place otherwise, stays ambiguous.
 fn plan_identical_copies(
     text: &Rope,
     hunks: &[Hunk],
@@ -92,30 +95,33 @@ fn plan_identical_copies(
     openers: &DocumentOpeners<'_>,
     results: &mut [Result<Planned, PlanError>],
 ) {
-    let same_change = |a: &Hunk, b: &Hunk| {
-        (&a.contexts, &a.old_lines, &a.new_lines, a.end_of_file, &a.context)
-            == (&b.contexts, &b.old_lines, &b.new_lines, b.end_of_file, &b.context)
-    };
     for index in 0..hunks.len() {
         let Err(PlanError::Ambiguous { ranges, .. }) = &results[index] else { continue };
         let copies: Vec<usize> = (0..hunks.len())
-            .filter(|&other| {
-                same_change(&hunks[other], &hunks[index])
-                    && matches!(&results[other], Err(PlanError::Ambiguous { ranges: theirs, .. }) if theirs == ranges)
-            })
+            .filter(|&other| matches!(&results[other], Err(PlanError::Ambiguous { ranges: theirs, .. }) if theirs == ranges))
             .collect();
         let mut places = ranges.clone();
         places.sort_by_key(|range| range.start);
         if copies.len() != places.len() || places.windows(2).any(|pair| pair[0].end > pair[1].start) {
             continue;
         }
-        let planned: Option<Vec<Planned>> = places
+        // Each copy planned at each place, in the order of `places`.
+        let planned: Option<Vec<Vec<Planned>>> = copies
             .iter()
-            .map(|place| plan_hunk(text, &hunks[index], place.clone(), rules.exact, openers).ok())
+            .map(|&copy| {
+                places
+                    .iter()
+                    .map(|place| plan_hunk(text, &hunks[copy], place.clone(), rules.exact, openers).ok())
+                    .collect()
+            })
             .collect();
-        if let Some(planned) = planned {
-            for (copy, planned) in copies.into_iter().zip(planned) {
-                results[copy] = Ok(planned);
+        let Some(mut planned) = planned else { continue };
+        let alike = planned
+            .iter()
+            .all(|row| row.iter().zip(&planned[0]).all(|(theirs, first)| theirs.replacements == first.replacements));
+        if alike {
+            for (at, copy) in copies.into_iter().enumerate() {
+                results[copy] = Ok(std::mem::take(&mut planned[at][at]));
             }
         }
     }
@@ -507,6 +513,29 @@ mod tests {
         }
     }
 
+    /// Issue 43's replay (tmux): the same change to two copies of some lines, sent as
+    /// two SEARCH/REPLACE blocks, one of them shifted by a tab as a whole. Each writes
+    /// the same text at either place, so each place gets one; a block that would write
+    /// a place otherwise keeps both ambiguous.
+    #[test]
+    fn copies_of_one_change_with_a_slip_go_one_to_each_place() {
+        let text =
+            "void a(void)\n{\n\tva_end(ap);\n\tset(c, msg);\n}\n\nvoid b(void)\n{\n\tva_end(ap);\n\tset(c, msg);\n}\n";
+        let block = |indent: &str, new: &str| {
+            let old = [format!("{indent}va_end(ap);"), format!("{indent}set(c, msg);")];
+            let new = [format!("{indent}va_end(ap);"), format!("{indent}{new}")];
+            Hunk { line: 1, old_lines: old.to_vec(), new_lines: new.to_vec(), ..Hunk::default() }
+        };
+        let both = "void a(void)\n{\n\tva_end(ap);\n\tset(c, \"%s\", msg);\n}\n\nvoid b(void)\n{\n\tva_end(ap);\n\tset(c, \"%s\", msg);\n}\n";
+        check(text, &[block("\t\t", "set(c, \"%s\", msg);"), block("\t", "set(c, \"%s\", msg);")], false, Ok(both));
+        check(
+            text,
+            &[block("\t\t", "set(c, \"%s\", msg);"), block("\t", "set(c, \"%d\", msg);")],
+            false,
+            Err(&["ambiguous oldLines [15..42, 60..87]", "ambiguous oldLines [15..42, 60..87]"]),
+        );
+    }
+
     const GO: &str = "func f() {\n\tif ok {\n\t\tx := 1\n\t\ty := 2\n\t}\n}\n";
 
     #[test]
@@ -682,6 +711,128 @@ mod tests {
             Ok(
                 "it('a', function(done){\n  request(app)\n  .get('/')\n  .expect('Set-Cookie', 'name=tobi; Path=/')\n  .expect(200, done)\n})\n",
             ),
+        );
+    }
+
+    /// Issue 43's open hazard, closed in the fifth session: a hunk whose only evidence
+    /// is a line at a block's edge reads the same whether it was shifted as a whole and
+    /// rewrites that line in place, or shifted in its context only and moves the line
+    /// across the edge. Both are well-formed Python here, so it is refused (requests:
+    /// the `if` after an `else:` branch, shifted as a whole, may as well be taken into
+    /// the block before; a method's last statement, its context shifted, may as well be
+    /// taken out to the class).
+    #[test]
+    fn issue_43_a_lines_move_across_a_block_edge_is_no_slip_to_guess() {
+        let before = "class C:
+    def url(self):
+        if a:
+            u = 1
+        else:
+            u = 2
+
+        if self.get('x'):
+            u = q(u)
+
+        return u
+";
+        let into_the_else = marked(&[
+            (' ', "            else:"),
+            (' ', "                u = 2"),
+            (' ', ""),
+            ('-', "            if self.get('x'):"),
+            ('+', "            if self.get('x', True):"),
+            (' ', "                u = q(u)"),
+        ]);
+        check(before, &[into_the_else], true, Err(&["UndecidedIndentation { quote: OldLines, range: 60..140 }"]));
+        let before = "class T:
+    def test_a(self):
+        r = get(url)
+        # reset
+        AUTH = []
+
+    def test_b(self):
+        pass
+";
+        let out_of_the_method = marked(&[
+            (' ', "            r = get(url)"),
+            (' ', "            # reset"),
+            ('-', "            AUTH = []"),
+            ('+', "        AUTH.empty()"),
+            (' ', ""),
+            (' ', "        def test_b(self):"),
+        ]);
+        check(before, &[out_of_the_method], true, Err(&["UndecidedIndentation { quote: OldLines, range: 31..109 }"]));
+    }
+
+    /// The same edits where the move would be malformed stay recovered: a block's last
+    /// statement before its closing `}` (no statement stands there a level shallower),
+    /// an `except` line (it cannot be taken into the `try` body), the only line of a
+    /// block (taken out, the block would be empty).
+    #[test]
+    fn issue_43_a_line_that_cannot_move_across_its_block_edge_is_recovered() {
+        let before = "fn f() {
+    if a {
+        b();
+        c();
+    }
+}
+";
+        let closed = marked(&[(' ', "    b();"), ('-', "    c();"), ('+', "        c(1);"), (' ', "}")]);
+        check(
+            before,
+            &[closed],
+            true,
+            Ok("fn f() {
+    if a {
+        b();
+        c(1);
+    }
+}
+"),
+        );
+        let before = "def f():
+    try:
+        n = o.fileno()
+    except io.Unsupported:
+        pass
+";
+        let except = marked(&[
+            (' ', "            n = o.fileno()"),
+            ('-', "        except io.Unsupported:"),
+            ('+', "        except (io.Unsupported, OSError):"),
+            (' ', "            pass"),
+        ]);
+        check(
+            before,
+            &[except],
+            true,
+            Ok("def f():
+    try:
+        n = o.fileno()
+    except (io.Unsupported, OSError):
+        pass
+"),
+        );
+        let before = "def f():
+    if a:
+        b()
+    c()
+";
+        let only = marked(&[
+            (' ', "        if a:"),
+            ('-', "            b()"),
+            ('+', "            b(1)"),
+            (' ', "        c()"),
+        ]);
+        check(
+            before,
+            &[only],
+            true,
+            Ok("def f():
+    if a:
+        b(1)
+    c()
+"),
         );
     }
 

@@ -1045,6 +1045,9 @@ pub struct Surroundings<'a> {
     /// this document, whatever it would in another language. `None` or empty: not
     /// known, every ending that may open does.
     pub openers: Option<&'a DocumentOpeners<'a>>,
+    /// The document's lines before the match that open the blocks it is in, nearest
+    /// first (see [`enclosing_lines`]); read only when the match shifts indentation.
+    pub enclosing: &'a [String],
 }
 
 /// The line diff of a quote (`old` lines) and a new text (`new` lines): between
@@ -1769,19 +1772,107 @@ impl Weighing<'_> {
                 .line(run[run.len() - 1], 1)
                 .zip((self.written)(reading, run[run.len() - 1]))
                 .is_some_and(|(after, indent)| closes_deeper(last, &indent, after));
+            // The block the run opens is opened by its shallowest line.
+            let shallowest = run.iter().filter_map(|&j| (self.written)(reading, j)).min_by_key(String::len);
             let left_open = self
                 .neighbours
                 .line(run[run.len() - 1], 1)
-                .zip((self.written)(reading, run[0]))
+                .zip(shallowest)
                 .is_some_and(|(after, indent)| leaves_open(run.iter().map(|&j| self.new[j]), &indent, after));
             opens_flat || closes_deeper || left_open
         })
     }
 
+    /// Whether the lines that decide for `reading` (evidence that lands under it
+    /// alone) are all at the edge of a block, where the other reading would have the
+    /// edit move each across that edge by as much as the quote is shifted (see
+    /// [`Weighing::across_an_edge`]), and that reading is otherwise as well formed.
+    /// Such a hunk reads the same whether it was shifted as a whole and rewrites its
+    /// lines in place, or shifted in its quote only and moves them: the lines of one
+    /// edit cannot tell which.
+    fn moves_at_edges(&self, reading: Reading) -> bool {
+        let other = reading.other();
+        let deciding: Vec<(usize, usize)> = self
+            .evidence
+            .iter()
+            .copied()
+            .filter(|&(i, j)| self.lands(reading, i, j) && !self.lands(other, i, j))
+            .collect();
+        !deciding.is_empty()
+            && deciding.iter().all(|&(i, j)| self.across_an_edge(other, i, j))
+            && self.paired.iter().all(|&(_, j)| (self.written)(other, j).is_some())
+            && self.runs_fit(other, false)
+            && !self.malformed(other)
+    }
+
+    /// Whether `other` writes new line `j` across the edge of a block from quote line
+    /// `i`'s place: one level out of the block it ends, to the depth of the line that
+    /// opened that block (no deeper than the document's line after it), or one level
+    /// into the block that the document's line before it ends, to that block's depth
+    /// (its opener at quote line `i`'s depth). The line after a block left, or the last
+    /// line of a block joined, is no line that closes or continues it (`}`, `else:`),
+    /// nor is the line moved (nor does it close a bracket), which would make the move
+    /// malformed; and a line of the block stands between its opener and the line moved
+    /// (with the new lines right after it, a line taken out).
+    fn across_an_edge(&self, other: Reading, i: usize, j: usize) -> bool {
+        let Some(moved) = (self.written)(other, j) else { return false };
+        let own = leading_blanks(self.span[i]);
+        let no_deeper = |line: &str, than: &str| leading_blanks(line).starts_with(than) && !continues_a_block(line);
+        if continues_a_block(self.new[j]) || bracket_balance(self.new[j]) < 0 {
+            false
+        } else if moved.len() > own.len() && moved.starts_with(own) {
+            self.neighbours.line(j, -1).is_some_and(|before| no_deeper(before, &moved))
+                && self.opener_before(i, &moved).is_some_and(|(at, opener)| {
+                    leading_blanks(opener) == own && self.may_open_a_block(opener) && at + 1 < i as isize
+                })
+        } else if own.len() > moved.len() && own.starts_with(moved.as_str()) {
+            // New lines right after it go with it; with no line after them (the end of
+            // the document), the block ends with them.
+            let roles = self.neighbours.roles;
+            let last = (j + 1..self.new.len())
+                .take_while(|&k| matches!(roles[k], Role::Inserted | Role::Moved) || self.new[k].chars().all(is_blank))
+                .last()
+                .unwrap_or(j);
+            self.neighbours
+                .line(last, 1)
+                .is_none_or(|after| no_deeper(&moved, leading_blanks(after)) && !continues_a_block(after))
+                && self.opener_before(i, own).is_some_and(|(at, opener)| {
+                    leading_blanks(opener) == moved && self.may_open_a_block(opener) && at + 1 < i as isize
+                })
+        } else {
+            false
+        }
+    }
+
+    /// Whether `line` opens a block of statements (see [`opens_a_block`]) or may be the
+    /// first line of one that does on a later line (`if (a &&` then `    b) {`). A
+    /// string continued with `\` opens nothing.
+    fn may_open_a_block(&self, line: &str) -> bool {
+        opens_a_block(line) || (may_open_in(line, self.openers) && !code_of(line).trim_end().ends_with('\\'))
+    }
+
+    /// The nearest line before quote line `i` shallower than `depth`, among the quote's
+    /// lines, the document's line before them and the lines that open the blocks they
+    /// are in, with its index (-1 for the line before them, -2 for those).
+    fn opener_before(&self, i: usize, depth: &str) -> Option<(isize, &str)> {
+        let shallower = |line: &str| {
+            let indent = leading_blanks(line);
+            !line.chars().all(is_blank) && indent.len() < depth.len() && depth.starts_with(indent)
+        };
+        let surroundings = &self.neighbours.surroundings;
+        (0..i)
+            .rev()
+            .map(|k| (k as isize, self.span[k]))
+            .chain(surroundings.before.map(|line| (-1, line)))
+            .chain(surroundings.enclosing.iter().map(|line| (-2, line.as_str())))
+            .find(|&(_, line)| shallower(line))
+    }
+
     /// Exactly one reading that fits and is taken; both writing every line alike
     /// (`same`) leave nothing to decide; anything else is undecided.
     fn verdict(&self, same: bool) -> Result<Option<Reading>, UndecidedIndentation> {
-        let taken = |reading: Reading| !self.malformed(reading) && !self.contradicted(reading);
+        let taken =
+            |reading: Reading| !self.malformed(reading) && !self.contradicted(reading) && !self.moves_at_edges(reading);
         match (self.fits(Reading::Kept), self.fits(Reading::Reindented)) {
             (true, false) if taken(Reading::Kept) => Ok(Some(Reading::Kept)),
             (false, true) if taken(Reading::Reindented) => Ok(Some(Reading::Reindented)),
@@ -1926,6 +2017,58 @@ fn run_fits(shallowest: &str, around: &Around<'_>, unit: Option<&str>, strict: b
         || around.after.is_some_and(|after| leading_blanks(after) == shallowest)
 }
 
+/// How far back [`enclosing_lines`] reads: a match deeper in a block longer than
+/// this is taken as having no line that opens it.
+const ENCLOSING_REACH: usize = 4000;
+
+/// The document's non-blank lines before line `first` that are each shallower than
+/// every non-blank line after them up to `first`, nearest first: the lines that open
+/// the blocks line `first` is in, up to one at the margin.
+pub fn enclosing_lines(text: &Rope, first: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut shallowest: Option<usize> = None;
+    for index in (first.saturating_sub(ENCLOSING_REACH)..first).rev() {
+        let line: String = text.line(index).chars().filter(|c| *c != '\n' && *c != '\r').collect();
+        if line.chars().all(is_blank) {
+            continue;
+        }
+        let depth = leading_blanks(&line).len();
+        if shallowest.is_none_or(|shallowest| depth < shallowest) {
+            shallowest = Some(depth);
+            lines.push(line);
+            if depth == 0 {
+                break;
+            }
+        }
+    }
+    lines
+}
+
+/// Whether the code of `line` ends by opening a block of statements (`{`, `:`, `do`,
+/// `then`, `else`, `begin`), not a continuation (`(`, `,`, `=`, `\`).
+fn opens_a_block(line: &str) -> bool {
+    let code = code_of(line).trim_end();
+    !is_comment(line)
+        && (code.ends_with('{')
+            || (code.ends_with(':') && !code.ends_with("::"))
+            || ["do", "then", "else", "begin"]
+                .iter()
+                .any(|word| code.strip_suffix(word).is_some_and(|rest| rest.is_empty() || rest.ends_with([' ', '\t']))))
+}
+
+/// Whether `line` closes a block or goes on with it (`}`, `end`, `else:`,
+/// `except E:`): no statement can stand right before it one level shallower than the
+/// block, nor right after it one level deeper.
+fn continues_a_block(line: &str) -> bool {
+    const WORDS: [&str; 14] = [
+        "end", "fi", "done", "esac", "else", "elif", "elsif", "except", "finally", "catch", "rescue", "ensure", "case",
+        "default",
+    ];
+    let code = line.trim_start_matches([' ', '\t']);
+    let word: &str = code.split(|c: char| !c.is_alphanumeric() && c != '_').next().unwrap_or("");
+    code.starts_with(['}', ')', ']']) || code.starts_with("</") || WORDS.contains(&word)
+}
+
 /// The inserted lines (indexes of new lines, ascending) in runs of consecutive
 /// ones: lines between them that are neither inserted nor counted (blank) do not
 /// break a run.
@@ -1950,7 +2093,7 @@ fn opens_flat(before: &str, first: &str, indent: &str) -> bool {
         && !first.trim_start_matches([' ', '\t']).starts_with(['}', ')', ']'])
 }
 
-/// A run whose lines open more brackets than they close, its first line written
+/// A run whose lines open more brackets than they close, its shallowest line written
 /// at `indent`, followed by a line `after` that is no deeper and closes nothing:
 /// the block the run opens would hold a line at the level of its opener.
 fn leaves_open<'l>(run: impl Iterator<Item = &'l str>, indent: &str, after: &str) -> bool {
