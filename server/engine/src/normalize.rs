@@ -47,6 +47,7 @@
 //! puts it there) and noted ([`Reading`]: "new text kept as written" or
 //! "re-indented by the quote's shift"); both or neither is refused, never picked.
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
@@ -1626,9 +1627,10 @@ struct Neighbours<'n> {
 
 impl<'n> Neighbours<'n> {
     /// Where the document's line before (`step` -1) or after (1) new line `j` is: a
-    /// line of the match (`Some(i)`), or the line around the match (`None`); nothing
-    /// where a new line comes first, or no line is there.
-    fn at(&self, j: usize, step: isize) -> Option<Option<usize>> {
+    /// line of the match (`Some((i, k))`: quote line `i`, new line `k`), or the line
+    /// around the match (`None`); nothing where a new line comes first, or no line is
+    /// there.
+    fn at(&self, j: usize, step: isize) -> Option<Option<(usize, usize)>> {
         let first_line_at_start = !self.anchored && self.surroundings.at_line_start;
         let mut at = j as isize + step;
         while at >= 0 && (at as usize) < self.new.len() {
@@ -1636,7 +1638,7 @@ impl<'n> Neighbours<'n> {
             match self.roles[k] {
                 Role::Paired(i) | Role::Context(i) if !self.span[i].chars().all(is_blank) => {
                     // A first line that starts a line is the document's own, shifted or not.
-                    return (i > 0 || self.anchored || first_line_at_start).then_some(Some(i));
+                    return (i > 0 || self.anchored || first_line_at_start).then_some(Some((i, k)));
                 }
                 Role::Inserted | Role::Moved if !self.new[k].chars().all(is_blank) => return None,
                 _ => {}
@@ -1650,7 +1652,7 @@ impl<'n> Neighbours<'n> {
     /// The document's line before (`step` -1) or after (1) new line `j` in the result.
     fn line(&self, j: usize, step: isize) -> Option<&'n str> {
         match self.at(j, step)? {
-            Some(i) => Some(self.span[i]),
+            Some((i, _)) => Some(self.span[i]),
             None if step < 0 => self.surroundings.before,
             None => self.surroundings.after,
         }
@@ -1659,7 +1661,7 @@ impl<'n> Neighbours<'n> {
     /// The document's own line after the line before new line `j`, before the edit:
     /// how deep the document goes after that line.
     fn followed(&self, j: usize) -> Option<&'n str> {
-        let from = self.at(j, -1)?.map_or(0, |i| i + 1);
+        let from = self.at(j, -1)?.map_or(0, |(i, _)| i + 1);
         self.span[from..].iter().find(|line| !line.chars().all(is_blank)).copied().or(self.surroundings.after)
     }
 }
@@ -1757,26 +1759,43 @@ impl Weighing<'_> {
     }
 
     /// A reading that writes code no one writes may stop a reading from being taken,
+    /// The line before (`step` -1) or after (1) new line `j` in the result under
+    /// `reading`: the document's line, or a pair's line where the reading writes it
+    /// (a pair that is no evidence may land elsewhere than its quote line).
+    fn around(&self, reading: Reading, j: usize, step: isize) -> Option<Cow<'_, str>> {
+        match self.neighbours.at(j, step)? {
+            Some((i, k)) if matches!(self.neighbours.roles[k], Role::Paired(_)) => {
+                let line = self.span[i];
+                Some(match (self.written)(reading, k) {
+                    Some(indent) if indent != leading_blanks(line) => {
+                        Cow::Owned(format!("{indent}{}", line.trim_start_matches([' ', '\t'])))
+                    }
+                    _ => Cow::Borrowed(line),
+                })
+            }
+            _ => self.neighbours.line(j, step).map(Cow::Borrowed),
+        }
+    }
+
     /// never make one taken: a run that opens flat, closes deeper, or leaves a bracket
     /// open.
     fn malformed(&self, reading: Reading) -> bool {
         self.runs.iter().any(|run| {
             let (first, last) = (self.new[run[0]], self.new[run[run.len() - 1]]);
-            let opens_flat = self
-                .neighbours
-                .line(run[0], -1)
+            let before = self.around(reading, run[0], -1);
+            let after = self.around(reading, run[run.len() - 1], 1);
+            let opens_flat = before
+                .as_deref()
                 .zip((self.written)(reading, run[0]))
                 .is_some_and(|(before, indent)| opens_flat(before, first, &indent));
-            let closes_deeper = self
-                .neighbours
-                .line(run[run.len() - 1], 1)
+            let closes_deeper = after
+                .as_deref()
                 .zip((self.written)(reading, run[run.len() - 1]))
                 .is_some_and(|(after, indent)| closes_deeper(last, &indent, after));
             // The block the run opens is opened by its shallowest line.
             let shallowest = run.iter().filter_map(|&j| (self.written)(reading, j)).min_by_key(String::len);
-            let left_open = self
-                .neighbours
-                .line(run[run.len() - 1], 1)
+            let left_open = after
+                .as_deref()
                 .zip(shallowest)
                 .is_some_and(|(after, indent)| leaves_open(run.iter().map(|&j| self.new[j]), &indent, after));
             opens_flat || closes_deeper || left_open

@@ -1276,14 +1276,19 @@ mod tests {
             &["indentation", "newTextReindented"],
         )]);
         // Only the quote deeper: `er(...)`, moved one tab deeper by the edit, is where a
-        // copy of the quote's line would be, while the other lines are the file's: the
-        // evidence disagrees, refused.
+        // copy of the quote's line would be, but it sits in the block the new text opens:
+        // no evidence. The other lines are the file's, and the new block is well formed
+        // with `er(...)` where the new text puts it (it was refused while the lines
+        // around a run were read where the document had them, not where the reading
+        // writes them: the block looked left open).
         check_table(&[(
             go,
             "\t\tps := g()\n\t\tif len(ps) == 0 {\n\t\t\ter(\"unset\")\n\t\t}\n\t\th(ps)",
             "\tps := g()\n\tif len(ps) == 0 {\n\t\tps = k()\n\t\tif len(ps) == 0 {\n\t\t\ter(\"unset\")\n\t\t}\n\t}\n\th(ps)",
-            Err("undecidedIndentation oldStr"),
-            &[],
+            Ok(
+                "func f() {\n\tps := g()\n\tif len(ps) == 0 {\n\t\tps = k()\n\t\tif len(ps) == 0 {\n\t\t\ter(\"unset\")\n\t\t}\n\t}\n\th(ps)\n}\n",
+            ),
+            &["indentation", "newTextKept"],
         )]);
         // Lines inside a block the new text opens may have been moved into it by as
         // much as the quote's shift, and look like copies of the quote: no evidence.
