@@ -1047,8 +1047,8 @@ pub struct Surroundings<'a> {
     /// known, every ending that may open does.
     pub openers: Option<&'a DocumentOpeners<'a>>,
     /// The document's lines before the match that open the blocks it is in, nearest
-    /// first (see [`enclosing_lines`]); read only when the match shifts indentation.
-    pub enclosing: &'a [String],
+    /// first, read when first needed (see [`EnclosingLines`]).
+    pub enclosing: Option<&'a EnclosingLines<'a>>,
 }
 
 /// The line diff of a quote (`old` lines) and a new text (`new` lines): between
@@ -1883,7 +1883,14 @@ impl Weighing<'_> {
             .rev()
             .map(|k| (k as isize, self.span[k]))
             .chain(surroundings.before.map(|line| (-1, line)))
-            .chain(surroundings.enclosing.iter().map(|line| (-2, line.as_str())))
+            .chain(
+                surroundings
+                    .enclosing
+                    .map(EnclosingLines::get)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|line| (-2, line.as_str())),
+            )
             .find(|&(_, line)| shallower(line))
     }
 
@@ -2036,31 +2043,47 @@ fn run_fits(shallowest: &str, around: &Around<'_>, unit: Option<&str>, strict: b
         || around.after.is_some_and(|after| leading_blanks(after) == shallowest)
 }
 
-/// How far back [`enclosing_lines`] reads: a match deeper in a block longer than
+/// How far back [`EnclosingLines`] reads: a match deeper in a block longer than
 /// this is taken as having no line that opens it.
 const ENCLOSING_REACH: usize = 4000;
 
 /// The document's non-blank lines before line `first` that are each shallower than
 /// every non-blank line after them up to `first`, nearest first: the lines that open
-/// the blocks line `first` is in, up to one at the margin.
-pub fn enclosing_lines(text: &Rope, first: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut shallowest: Option<usize> = None;
-    for index in (first.saturating_sub(ENCLOSING_REACH)..first).rev() {
-        let line: String = text.line(index).chars().filter(|c| *c != '\n' && *c != '\r').collect();
-        if line.chars().all(is_blank) {
-            continue;
-        }
-        let depth = leading_blanks(&line).len();
-        if shallowest.is_none_or(|shallowest| depth < shallowest) {
-            shallowest = Some(depth);
-            lines.push(line);
-            if depth == 0 {
-                break;
-            }
-        }
+/// the blocks line `first` is in, up to one at the margin. Read once, and only when
+/// a reading asks where a block opens beyond the lines it sees (most never do).
+#[derive(Debug)]
+pub struct EnclosingLines<'a> {
+    text: &'a Rope,
+    first: usize,
+    lines: OnceCell<Vec<String>>,
+}
+
+impl<'a> EnclosingLines<'a> {
+    pub fn new(text: &'a Rope, first: usize) -> Self {
+        Self { text, first, lines: OnceCell::new() }
     }
-    lines
+
+    fn get(&self) -> &[String] {
+        self.lines.get_or_init(|| {
+            let mut lines = Vec::new();
+            let mut shallowest: Option<usize> = None;
+            for index in (self.first.saturating_sub(ENCLOSING_REACH)..self.first).rev() {
+                let line = self.text.line(index);
+                let depth = line.chars().take_while(|c| *c == ' ' || *c == '\t').count();
+                if line.chars().skip(depth).all(|c| c == '\n' || c == '\r') {
+                    continue;
+                }
+                if shallowest.is_none_or(|shallowest| depth < shallowest) {
+                    shallowest = Some(depth);
+                    lines.push(line.chars().filter(|c| *c != '\n' && *c != '\r').collect());
+                    if depth == 0 {
+                        break;
+                    }
+                }
+            }
+            lines
+        })
+    }
 }
 
 /// Whether the code of `line` ends by opening a block of statements (`{`, `:`, `do`,

@@ -18,7 +18,7 @@ use std::ops::Range;
 
 use ropey::Rope;
 
-use crate::normalize::{self, Found, IndentShift, Match, Normalization, Reading};
+use crate::normalize::{self, EnclosingLines, Found, IndentShift, Match, Normalization, Reading};
 
 /// Which field of a request a quote came from; errors name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,7 +254,7 @@ impl<'a> Lookup<'a> {
         let span = self.text.byte_slice(found_match.range.clone()).to_string();
         let (before, after) = neighbour_lines(self.text, &found_match.range);
         let file_indents = self.indentations(&found_match.shift);
-        let enclosing = enclosing_lines(self.text, &found_match.range, &found_match.shift);
+        let enclosing = EnclosingLines::new(self.text, self.text.byte_to_line(found_match.range.start));
         let surroundings = normalize::Surroundings {
             before: before.as_deref(),
             after: after.as_deref(),
@@ -262,7 +262,7 @@ impl<'a> Lookup<'a> {
             context: context.unwrap_or_default(),
             file_indents: &file_indents,
             openers: Some(self.openers),
-            enclosing: &enclosing,
+            enclosing: Some(&enclosing),
         };
         let placement = normalize::placement(self.text, &found_match.range);
         let adapted = normalize::adapt(found, found_match, &span, replacement, placement, surroundings)
@@ -437,7 +437,7 @@ fn plan_replace_range(text: &Rope, request: &ReplaceRange) -> Result<Planned, Pl
     let prefixes = from_found.prefixes.or(to_found.prefixes);
     let (before, after) = neighbour_lines(text, &range);
     let file_indents = lookup.indentations(&shift);
-    let enclosing = enclosing_lines(text, &range, &shift);
+    let enclosing = EnclosingLines::new(text, text.byte_to_line(range.start));
     let surroundings = normalize::Surroundings {
         before: before.as_deref(),
         after: after.as_deref(),
@@ -445,7 +445,7 @@ fn plan_replace_range(text: &Rope, request: &ReplaceRange) -> Result<Planned, Pl
         context: &[],
         file_indents: &file_indents,
         openers: Some(&openers),
-        enclosing: &enclosing,
+        enclosing: Some(&enclosing),
     };
     let adapted = normalize::adapt_whole(
         &request.new_str,
@@ -478,16 +478,6 @@ fn neighbour_lines(text: &Rope, range: &Range<usize>) -> (Option<String>, Option
     let before = (first.saturating_sub(NEIGHBOUR_REACH)..first).rev().find_map(content);
     let after = (last + 1..text.len_lines().min(last + 1 + NEIGHBOUR_REACH)).find_map(content);
     (before, after)
-}
-
-/// The lines that open the blocks a match is in (see [`normalize::enclosing_lines`]),
-/// read only for a match that shifts indentation (the only reading that weighs them).
-fn enclosing_lines(text: &Rope, range: &Range<usize>, shift: &IndentShift) -> Vec<String> {
-    if *shift == IndentShift::Same {
-        Vec::new()
-    } else {
-        normalize::enclosing_lines(text, text.byte_to_line(range.start))
-    }
 }
 
 fn non_empty(quote: &str, field: QuoteField) -> Result<(), PlanError> {
