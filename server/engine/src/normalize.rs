@@ -1651,7 +1651,12 @@ impl<'n> Neighbours<'n> {
 
     /// The document's line before (`step` -1) or after (1) new line `j` in the result.
     fn line(&self, j: usize, step: isize) -> Option<&'n str> {
-        match self.at(j, step)? {
+        self.line_at(self.at(j, step)?, step)
+    }
+
+    /// The line that [`Neighbours::at`] found in direction `step`.
+    fn line_at(&self, at: Option<(usize, usize)>, step: isize) -> Option<&'n str> {
+        match at {
             Some((i, _)) => Some(self.span[i]),
             None if step < 0 => self.surroundings.before,
             None => self.surroundings.after,
@@ -1763,18 +1768,17 @@ impl Weighing<'_> {
     /// `reading`: the document's line, or a pair's line where the reading writes it
     /// (a pair that is no evidence may land elsewhere than its quote line).
     fn around(&self, reading: Reading, j: usize, step: isize) -> Option<Cow<'_, str>> {
-        match self.neighbours.at(j, step)? {
-            Some((i, k)) if matches!(self.neighbours.roles[k], Role::Paired(_)) => {
-                let line = self.span[i];
-                Some(match (self.written)(reading, k) {
-                    Some(indent) if indent != leading_blanks(line) => {
-                        Cow::Owned(format!("{indent}{}", line.trim_start_matches([' ', '\t'])))
-                    }
-                    _ => Cow::Borrowed(line),
-                })
-            }
-            _ => self.neighbours.line(j, step).map(Cow::Borrowed),
-        }
+        let at = self.neighbours.at(j, step)?;
+        let line = self.neighbours.line_at(at, step)?;
+        Some(match at {
+            Some((_, k)) if matches!(self.neighbours.roles[k], Role::Paired(_)) => match (self.written)(reading, k) {
+                Some(indent) if indent != leading_blanks(line) => {
+                    Cow::Owned(format!("{indent}{}", line.trim_start_matches([' ', '\t'])))
+                }
+                _ => Cow::Borrowed(line),
+            },
+            _ => Cow::Borrowed(line),
+        })
     }
 
     /// never make one taken: a run that opens flat, closes deeper, or leaves a bracket
@@ -1836,14 +1840,13 @@ impl Weighing<'_> {
     fn across_an_edge(&self, other: Reading, i: usize, j: usize) -> bool {
         let Some(moved) = (self.written)(other, j) else { return false };
         let own = leading_blanks(self.span[i]);
-        let no_deeper = |line: &str, than: &str| leading_blanks(line).starts_with(than) && !continues_a_block(line);
         if continues_a_block(self.new[j]) || bracket_balance(self.new[j]) < 0 {
             false
         } else if moved.len() > own.len() && moved.starts_with(own) {
-            self.neighbours.line(j, -1).is_some_and(|before| no_deeper(before, &moved))
-                && self.opener_before(i, &moved).is_some_and(|(at, opener)| {
-                    leading_blanks(opener) == own && self.may_open_a_block(opener) && at + 1 < i as isize
-                })
+            self.neighbours
+                .line(j, -1)
+                .is_some_and(|before| leading_blanks(before).starts_with(&moved) && !continues_a_block(before))
+                && self.block_opened(i, &moved, own)
         } else if own.len() > moved.len() && own.starts_with(moved.as_str()) {
             // New lines right after it go with it; with no line after them (the end of
             // the document), the block ends with them.
@@ -1854,13 +1857,20 @@ impl Weighing<'_> {
                 .unwrap_or(j);
             self.neighbours
                 .line(last, 1)
-                .is_none_or(|after| no_deeper(&moved, leading_blanks(after)) && !continues_a_block(after))
-                && self.opener_before(i, own).is_some_and(|(at, opener)| {
-                    leading_blanks(opener) == moved && self.may_open_a_block(opener) && at + 1 < i as isize
-                })
+                .is_none_or(|after| moved.starts_with(leading_blanks(after)) && !continues_a_block(after))
+                && self.block_opened(i, own, &moved)
         } else {
             false
         }
+    }
+
+    /// Whether the block of lines at `body` depth that quote line `i` sits in (or, one
+    /// level deeper, would join) was opened by a line at `opener` depth that opens a
+    /// block, with a line of the block between that line and quote line `i`.
+    fn block_opened(&self, i: usize, body: &str, opener: &str) -> bool {
+        self.opener_before(i, body).is_some_and(|(at, line)| {
+            leading_blanks(line) == opener && self.may_open_a_block(line) && at + 1 < i as isize
+        })
     }
 
     /// Whether `line` opens a block of statements (see [`opens_a_block`]) or may be the

@@ -308,7 +308,7 @@ fn changed(
                 -1 if leaves => -1,
                 _ => 0,
             };
-            let level = out[at].0.saturating_add_signed(moved);
+            let level = level.saturating_add_signed(moved);
             out[at] = (level, format!("{} // 2", out[at].1), true);
             if added {
                 out.insert(at + 1, (level, "added();".into(), true));
